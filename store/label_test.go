@@ -1,0 +1,276 @@
+package store
+
+import (
+	"errors"
+	"reflect"
+	"slices"
+	"testing"
+	"time"
+
+	"github.com/auditor-dev/auditor/model"
+)
+
+func label(key string, violation bool, who string, at time.Time) model.Label {
+	return model.Label{Key: key, Violation: violation, Labeller: who, Note: "", At: at}
+}
+
+func sameLabels(a, b []model.Label) bool {
+	return slices.EqualFunc(a, b, func(x, y model.Label) bool {
+		return x.Key == y.Key && x.Violation == y.Violation && x.Labeller == y.Labeller &&
+			x.Note == y.Note && x.At.Equal(y.At)
+	})
+}
+
+func TestStore_PutLabel_History(t *testing.T) {
+	t.Parallel()
+	s, _ := mustOpen(t)
+	k := testKey(1)
+	// "ab" is a prefix of "abc": their histories must not mix.
+	steps := []model.Label{
+		label(k, true, "ana", testAt),
+		label("ab", false, "ana", testAt),
+		label(k, false, "ben", testAt.Add(time.Minute)),
+		label("abc", true, "ana", testAt),
+		label(k, true, "ana", testAt.Add(2*time.Minute)),
+		label(k, true, "ana", testAt.Add(2*time.Minute)), // identical: no new history entry
+	}
+	steps[4].Note = "the Q3 date is invented"
+	steps[5].Note = steps[4].Note
+	for _, l := range steps {
+		if err := s.PutLabel(l); err != nil {
+			t.Fatalf("PutLabel(%+v): %v", l, err)
+		}
+	}
+	s = reopen(t, s)
+
+	tests := []struct {
+		key  string
+		want []model.Label
+	}{
+		{k, []model.Label{steps[0], steps[2], steps[4]}},
+		{"ab", []model.Label{steps[1]}},
+		{"abc", []model.Label{steps[3]}},
+		{"a", nil},
+	}
+	for _, tc := range tests {
+		got, err := s.LabelHistory(tc.key)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if !sameLabels(got, tc.want) {
+			t.Errorf("LabelHistory(%.8s) = %+v, want %+v", tc.key, got, tc.want)
+		}
+		cur, err := s.Label(tc.key)
+		if len(tc.want) == 0 {
+			if !errors.Is(err, ErrNotFound) {
+				t.Errorf("Label(%.8s): err = %v, want ErrNotFound", tc.key, err)
+			}
+			continue
+		}
+		if err != nil || !sameLabels([]model.Label{cur}, tc.want[len(tc.want)-1:]) {
+			t.Errorf("Label(%.8s) = %+v, %v; want the last of its history", tc.key, cur, err)
+		}
+	}
+	all, err := s.Labels()
+	if err != nil {
+		t.Fatal(err)
+	}
+	if len(all) != 3 || !all[k].Violation || all["ab"].Violation || all[k].Note != steps[4].Note {
+		t.Errorf("Labels = %+v", all)
+	}
+}
+
+func TestStore_PutLabel_ZeroTime(t *testing.T) {
+	t.Parallel()
+	s, _ := mustOpen(t)
+	before := time.Now()
+	if err := s.PutLabel(model.Label{Key: testKey(1), Violation: true, Labeller: "ana"}); err != nil {
+		t.Fatal(err)
+	}
+	l, err := s.Label(testKey(1))
+	if err != nil {
+		t.Fatal(err)
+	}
+	if l.At.Before(before.Add(-time.Second)) {
+		t.Errorf("At = %v, want the time of PutLabel (after %v)", l.At, before)
+	}
+	if err := s.PutLabel(model.Label{Labeller: "ana"}); err == nil {
+		t.Error("PutLabel without a key succeeded")
+	}
+}
+
+func TestStore_ImportLabels(t *testing.T) {
+	t.Parallel()
+	k1, k2, k3 := testKey(1), testKey(2), testKey(3)
+	existing := []model.Label{
+		label(k1, true, "ana", testAt),
+		label(k2, false, "ana", testAt),
+	}
+	tests := []struct {
+		name       string
+		in         []model.Label
+		overwrite  bool
+		added      int
+		unchanged  int
+		conflicts  []string // keys
+		overwrote  []string // keys
+		wantLabels map[string]bool
+		historyK2  int
+	}{
+		{
+			name:       "new and identical",
+			in:         []model.Label{label(k3, true, "ben", testAt), label(k1, true, "ana", testAt)},
+			added:      1,
+			unchanged:  1,
+			wantLabels: map[string]bool{k1: true, k2: false, k3: true},
+			historyK2:  1,
+		},
+		{
+			name:       "identical to the second (RFC 3339 export drops fractions)",
+			in:         []model.Label{label(k1, true, "ana", testAt.Truncate(time.Second))},
+			unchanged:  1,
+			wantLabels: map[string]bool{k1: true, k2: false},
+			historyK2:  1,
+		},
+		{
+			name:       "zero time compares the rest",
+			in:         []model.Label{label(k1, true, "ana", time.Time{})},
+			unchanged:  1,
+			wantLabels: map[string]bool{k1: true, k2: false},
+			historyK2:  1,
+		},
+		{
+			name:       "conflict is skipped, others merged",
+			in:         []model.Label{label(k2, true, "ben", testAt.Add(time.Hour)), label(k3, false, "ben", testAt)},
+			added:      1,
+			conflicts:  []string{k2},
+			wantLabels: map[string]bool{k1: true, k2: false, k3: false},
+			historyK2:  1,
+		},
+		{
+			name:       "same verdict by someone else is still a different label",
+			in:         []model.Label{label(k2, false, "ben", testAt)},
+			conflicts:  []string{k2},
+			wantLabels: map[string]bool{k1: true, k2: false},
+			historyK2:  1,
+		},
+		{
+			name:       "overwrite applies and keeps history",
+			in:         []model.Label{label(k2, true, "ben", testAt.Add(time.Hour))},
+			overwrite:  true,
+			overwrote:  []string{k2},
+			wantLabels: map[string]bool{k1: true, k2: true},
+			historyK2:  2,
+		},
+		{
+			name:       "duplicates within one import",
+			in:         []model.Label{label(k3, true, "ben", testAt), label(k3, true, "ben", testAt), label(k3, false, "cy", testAt)},
+			added:      1,
+			unchanged:  1,
+			conflicts:  []string{k3},
+			wantLabels: map[string]bool{k1: true, k2: false, k3: true},
+			historyK2:  1,
+		},
+	}
+	for _, tc := range tests {
+		t.Run(tc.name, func(t *testing.T) {
+			t.Parallel()
+			s, _ := mustOpen(t)
+			for _, l := range existing {
+				if err := s.PutLabel(l); err != nil {
+					t.Fatal(err)
+				}
+			}
+			res, err := s.ImportLabels(tc.in, tc.overwrite)
+			if err != nil {
+				t.Fatal(err)
+			}
+			keys := func(cs []LabelConflict) []string {
+				var ks []string
+				for _, c := range cs {
+					ks = append(ks, c.Key)
+				}
+				return ks
+			}
+			if res.Added != tc.added || res.Unchanged != tc.unchanged ||
+				!slices.Equal(keys(res.Conflicts), tc.conflicts) || !slices.Equal(keys(res.Overwritten), tc.overwrote) {
+				t.Errorf("result = %+v; want added %d, unchanged %d, conflicts %v, overwritten %v",
+					res, tc.added, tc.unchanged, tc.conflicts, tc.overwrote)
+			}
+			for _, c := range append(res.Conflicts, res.Overwritten...) {
+				if c.Current.Key != c.Key || c.Incoming.Key != c.Key || c.Current == c.Incoming {
+					t.Errorf("conflict %+v does not show both labels", c)
+				}
+			}
+			got, err := s.Labels()
+			if err != nil {
+				t.Fatal(err)
+			}
+			if len(got) != len(tc.wantLabels) {
+				t.Errorf("Labels = %+v, want %v", got, tc.wantLabels)
+			}
+			for k, v := range tc.wantLabels {
+				if l, ok := got[k]; !ok || l.Violation != v {
+					t.Errorf("label of %.8s = %+v, want violation %v", k, l, v)
+				}
+			}
+			h, err := s.LabelHistory(k2)
+			if err != nil {
+				t.Fatal(err)
+			}
+			if len(h) != tc.historyK2 {
+				t.Errorf("history of k2 has %d entries, want %d", len(h), tc.historyK2)
+			}
+		})
+	}
+}
+
+func TestStore_ImportLabels_InvalidKey(t *testing.T) {
+	t.Parallel()
+	s, _ := mustOpen(t)
+	_, err := s.ImportLabels([]model.Label{label(testKey(1), true, "ana", testAt), label("", true, "ana", testAt)}, false)
+	if err == nil {
+		t.Fatal("import with an empty key succeeded")
+	}
+	if got, _ := s.Labels(); len(got) != 0 {
+		t.Errorf("a refused import stored %d labels", len(got))
+	}
+}
+
+func TestStore_LabelSets(t *testing.T) {
+	t.Parallel()
+	s, _ := mustOpen(t)
+	keys := []string{testKey(3), testKey(1), testKey(2)}
+	sets := []struct {
+		name string
+		keys []string
+		meta map[string]string
+	}{
+		{"rule-22", keys, map[string]string{"seed": "42", "n": "3"}},
+		{"control", nil, nil},
+	}
+	for _, set := range sets {
+		if err := s.PutLabelSet(set.name, set.keys, set.meta); err != nil {
+			t.Fatal(err)
+		}
+	}
+	s = reopen(t, s)
+	names, err := s.LabelSets()
+	if err != nil || !slices.Equal(names, []string{"control", "rule-22"}) {
+		t.Errorf("LabelSets = %v, %v", names, err)
+	}
+	gotKeys, meta, err := s.LabelSet("rule-22")
+	if err != nil || !slices.Equal(gotKeys, keys) || !reflect.DeepEqual(meta, sets[0].meta) {
+		t.Errorf("LabelSet(rule-22) = %v, %v, %v", gotKeys, meta, err)
+	}
+	gotKeys, meta, err = s.LabelSet("control")
+	if err != nil || len(gotKeys) != 0 || meta == nil {
+		t.Errorf("LabelSet(control) = %v, %v, %v; want no keys and an empty map", gotKeys, meta, err)
+	}
+	if _, _, err := s.LabelSet("missing"); !errors.Is(err, ErrNotFound) {
+		t.Errorf("missing set: err = %v, want ErrNotFound", err)
+	}
+	if err := s.PutLabelSet("", keys, nil); err == nil {
+		t.Error("PutLabelSet with no name succeeded")
+	}
+}

@@ -1,0 +1,553 @@
+package store
+
+import (
+	"bytes"
+	"crypto/sha256"
+	"encoding/hex"
+	"errors"
+	"fmt"
+	"math/rand/v2"
+	"os"
+	"path/filepath"
+	"strings"
+	"testing"
+	"time"
+
+	bolt "go.etcd.io/bbolt"
+
+	"github.com/auditor-dev/auditor/model"
+)
+
+// mustOpen opens a fresh store in a temporary directory and closes it when
+// the test ends.
+func mustOpen(t testing.TB) (*Store, string) {
+	t.Helper()
+	path := filepath.Join(t.TempDir(), "auditor.db")
+	s, err := Open(path)
+	if err != nil {
+		t.Fatalf("Open(%s): %v", path, err)
+	}
+	t.Cleanup(func() {
+		if err := s.Close(); err != nil {
+			t.Errorf("Close: %v", err)
+		}
+	})
+	return s, path
+}
+
+// reopen closes s and opens its file again, for checks that data reached
+// the disk. The new store is closed when the test ends.
+func reopen(t *testing.T, s *Store) *Store {
+	t.Helper()
+	if err := s.Close(); err != nil {
+		t.Fatalf("Close: %v", err)
+	}
+	s2, err := Open(s.Path())
+	if err != nil {
+		t.Fatalf("reopen: %v", err)
+	}
+	t.Cleanup(func() { _ = s2.Close() })
+	return s2
+}
+
+func testKey(i int) string {
+	sum := sha256.Sum256(fmt.Appendf(nil, "call-%d", i))
+	return hex.EncodeToString(sum[:])
+}
+
+var testAt = time.Date(2026, 3, 14, 15, 9, 26, 535897932, time.UTC)
+
+// testResponse builds the response of call i; ok selects an answer or a
+// transport error.
+func testResponse(i int, ok bool) model.Response {
+	r := model.Response{
+		Key:              testKey(i),
+		Model:            "claude-opus-4-8",
+		Text:             fmt.Sprintf("answer %d: we don't share roadmap dates.", i),
+		FinishReason:     "stop",
+		PromptTokens:     1200 + i,
+		CachedTokens:     1024,
+		CompletionTokens: 40 + i%7,
+		LatencyMS:        int64(800 + i),
+		Attempts:         1,
+		At:               testAt.Add(time.Duration(i) * time.Second),
+	}
+	if !ok {
+		r.Text, r.FinishReason, r.CompletionTokens = "", "", 0
+		r.Error, r.ErrorKind, r.Attempts = "connection reset by peer", model.ErrTransport, 5
+	}
+	return r
+}
+
+// putAll writes responses through a writer and flushes.
+func putAll(t testing.TB, s *Store, rs ...model.Response) {
+	t.Helper()
+	w := s.NewWriter(WriterOptions{})
+	for _, r := range rs {
+		if err := w.Put(r, nil); err != nil {
+			t.Fatalf("Put %s: %v", r.Key, err)
+		}
+	}
+	if err := w.Close(); err != nil {
+		t.Fatalf("writer Close: %v", err)
+	}
+}
+
+// sameResponse compares responses, times by instant (JSON keeps the offset,
+// not the location).
+func sameResponse(a, b model.Response) bool {
+	if !a.At.Equal(b.At) {
+		return false
+	}
+	a.At, b.At = time.Time{}, time.Time{}
+	return a == b
+}
+
+func TestOpen_FileMode0600(t *testing.T) {
+	t.Parallel()
+	_, path := mustOpen(t)
+	fi, err := os.Stat(path)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if got := fi.Mode().Perm(); got != 0o600 {
+		t.Errorf("mode = %v, want 0600", got)
+	}
+}
+
+func TestOpen_SecondOpen_Locked(t *testing.T) {
+	t.Parallel()
+	_, path := mustOpen(t)
+	for _, tc := range []struct {
+		name string
+		open func(string) (*Store, error)
+	}{
+		{"read-write", Open},
+		{"read-only", OpenReadOnly},
+	} {
+		s2, err := tc.open(path)
+		if err == nil {
+			_ = s2.Close()
+			t.Fatalf("%s: second open succeeded, want ErrLocked", tc.name)
+		}
+		if !errors.Is(err, ErrLocked) {
+			t.Fatalf("%s: err = %v, want ErrLocked", tc.name, err)
+		}
+		if want := "store: " + path + " is in use by another auditor process"; err.Error() != want {
+			t.Errorf("%s: message = %q, want %q", tc.name, err.Error(), want)
+		}
+	}
+}
+
+func TestOpenReadOnly(t *testing.T) {
+	t.Parallel()
+	s, path := mustOpen(t)
+	putAll(t, s, testResponse(1, true))
+	if err := s.SetMeta("rule.22", "Do not speculate."); err != nil {
+		t.Fatal(err)
+	}
+	if err := s.Close(); err != nil {
+		t.Fatal(err)
+	}
+
+	r1, err := OpenReadOnly(path)
+	if err != nil {
+		t.Fatalf("OpenReadOnly: %v", err)
+	}
+	defer r1.Close()
+	r2, err := OpenReadOnly(path) // shared lock: readers do not exclude each other
+	if err != nil {
+		t.Fatalf("second OpenReadOnly: %v", err)
+	}
+	defer r2.Close()
+
+	if _, err := r2.Response(testKey(1)); err != nil {
+		t.Errorf("Response: %v", err)
+	}
+	if v, ok, err := r1.Meta("rule.22"); err != nil || !ok || v != "Do not speculate." {
+		t.Errorf("Meta = %q, %v, %v", v, ok, err)
+	}
+	writes := map[string]func() error{
+		"PutLabel":  func() error { return r1.PutLabel(model.Label{Key: testKey(1), Labeller: "ana"}) },
+		"SetMeta":   func() error { return r1.SetMeta("x", "y") },
+		"PutGrades": func() error { return r1.PutGrades(map[string][]model.Grade{testKey(1): {{Grader: "p", Version: "v"}}}) },
+		"Writer":    func() error { return r1.NewWriter(WriterOptions{}).Put(testResponse(2, true), nil) },
+	}
+	for name, write := range writes {
+		if err := write(); !errors.Is(err, ErrReadOnly) {
+			t.Errorf("%s on read-only store: err = %v, want ErrReadOnly", name, err)
+		}
+	}
+}
+
+func TestOpenReadOnly_Missing(t *testing.T) {
+	t.Parallel()
+	path := filepath.Join(t.TempDir(), "nope.db")
+	if _, err := OpenReadOnly(path); err == nil || !strings.Contains(err.Error(), path) {
+		t.Fatalf("err = %v, want an error naming %s", err, path)
+	}
+	if _, err := os.Stat(path); !errors.Is(err, os.ErrNotExist) {
+		t.Errorf("OpenReadOnly created the file (stat err %v)", err)
+	}
+}
+
+// writeBolt prepares a raw bbolt file, bypassing the store.
+func writeBolt(t *testing.T, path string, fn func(*bolt.Tx) error) {
+	t.Helper()
+	db, err := bolt.Open(path, 0o600, &bolt.Options{Timeout: time.Second})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := db.Update(fn); err != nil {
+		t.Fatal(err)
+	}
+	if err := db.Close(); err != nil {
+		t.Fatal(err)
+	}
+}
+
+func TestOpen_SchemaVersion(t *testing.T) {
+	t.Parallel()
+	setVersion := func(v string) func(*bolt.Tx) error {
+		return func(tx *bolt.Tx) error {
+			b, err := tx.CreateBucketIfNotExists(bucketMeta)
+			if err != nil {
+				return err
+			}
+			return b.Put(schemaKey, []byte(v))
+		}
+	}
+	tests := []struct {
+		name    string
+		prepare func(*bolt.Tx) error
+		want    error // nil: opens
+	}{
+		{"current", setVersion(fmt.Sprint(SchemaVersion)), nil},
+		{"newer", setVersion(fmt.Sprint(SchemaVersion + 1)), ErrSchema},
+		{"zero", setVersion("0"), ErrSchema},
+		{"garbled", setVersion("one"), ErrCorrupt},
+		{"foreign bbolt file", func(tx *bolt.Tx) error {
+			_, err := tx.CreateBucket([]byte("widgets"))
+			return err
+		}, ErrSchema},
+	}
+	for _, tc := range tests {
+		t.Run(tc.name, func(t *testing.T) {
+			t.Parallel()
+			path := filepath.Join(t.TempDir(), "auditor.db")
+			writeBolt(t, path, tc.prepare)
+			before, err := os.ReadFile(path)
+			if err != nil {
+				t.Fatal(err)
+			}
+			s, err := Open(path)
+			if tc.want == nil {
+				if err != nil {
+					t.Fatalf("Open: %v", err)
+				}
+				_ = s.Close()
+				return
+			}
+			if err == nil {
+				_ = s.Close()
+				t.Fatalf("Open succeeded, want %v", tc.want)
+			}
+			if !errors.Is(err, tc.want) || !strings.Contains(err.Error(), path) {
+				t.Errorf("err = %v, want %v naming %s", err, tc.want, path)
+			}
+			// A refused file is not modified.
+			after, err := os.ReadFile(path)
+			if err != nil {
+				t.Fatal(err)
+			}
+			if !bytes.Equal(before, after) {
+				t.Errorf("refused file was modified")
+			}
+		})
+	}
+}
+
+func TestOpen_Corrupt(t *testing.T) {
+	t.Parallel()
+	// A real store with some data, to damage in different ways.
+	valid := func(t *testing.T) []byte {
+		s, path := mustOpen(t)
+		rs := make([]model.Response, 300)
+		for i := range rs {
+			rs[i] = testResponse(i, true)
+		}
+		putAll(t, s, rs...)
+		if err := s.Close(); err != nil {
+			t.Fatal(err)
+		}
+		b, err := os.ReadFile(path)
+		if err != nil {
+			t.Fatal(err)
+		}
+		return b
+	}
+	random := func(n int) []byte {
+		b := make([]byte, n)
+		r := rand.New(rand.NewPCG(1, 2))
+		for i := range b {
+			b[i] = byte(r.Uint32())
+		}
+		return b
+	}
+	tests := []struct {
+		name    string
+		content func(t *testing.T) []byte
+	}{
+		{"text", func(*testing.T) []byte { return []byte("this is not a database\n") }},
+		{"random 64 KiB", func(*testing.T) []byte { return random(64 << 10) }},
+		{"zeros 16 KiB", func(*testing.T) []byte { return make([]byte, 16<<10) }},
+		{"truncated", func(t *testing.T) []byte { return valid(t)[:5000] }},
+		{"meta pages wiped", func(t *testing.T) []byte {
+			b := valid(t)
+			copy(b[:2*4096], random(2*4096))
+			return b
+		}},
+		{"middle pages scrambled", func(t *testing.T) []byte {
+			b := valid(t)
+			mid := len(b) / 4096 / 2 * 4096
+			copy(b[mid-8*4096:mid+8*4096], random(16*4096))
+			return b
+		}},
+		{"data pages wiped", func(t *testing.T) []byte {
+			b := valid(t)
+			for i := 2 * 4096; i < len(b); i++ {
+				b[i] = 0xff
+			}
+			return b
+		}},
+	}
+	for _, tc := range tests {
+		t.Run(tc.name, func(t *testing.T) {
+			t.Parallel()
+			path := filepath.Join(t.TempDir(), "auditor.db")
+			if err := os.WriteFile(path, tc.content(t), 0o600); err != nil {
+				t.Fatal(err)
+			}
+			s, err := Open(path)
+			if err == nil {
+				// Damage bbolt does not see at open must surface on read.
+				_, err = s.Status()
+				if err == nil {
+					err = s.ForEachResponse(func(model.Response) error { return nil })
+				}
+				_ = s.Close()
+			}
+			if err == nil {
+				t.Fatal("no error from a damaged file")
+			}
+			t.Logf("error: %v", err)
+			if !errors.Is(err, ErrCorrupt) || !strings.Contains(err.Error(), path) {
+				t.Errorf("err = %v, want ErrCorrupt naming %s", err, path)
+			}
+		})
+	}
+}
+
+func TestStore_Close_Twice(t *testing.T) {
+	t.Parallel()
+	s, _ := mustOpen(t)
+	if err := s.Close(); err != nil {
+		t.Fatal(err)
+	}
+	if err := s.Close(); err != nil {
+		t.Errorf("second Close: %v", err)
+	}
+	if _, err := s.Status(); !errors.Is(err, ErrClosed) {
+		t.Errorf("Status after Close: err = %v, want ErrClosed", err)
+	}
+	if err := s.NewWriter(WriterOptions{}).Put(testResponse(1, true), nil); !errors.Is(err, ErrClosed) {
+		t.Errorf("Put on writer of closed store: err = %v, want ErrClosed", err)
+	}
+}
+
+func TestStore_Response_RoundTrip(t *testing.T) {
+	t.Parallel()
+	s, _ := mustOpen(t)
+	tests := []struct {
+		name string
+		r    model.Response
+	}{
+		{"answer", testResponse(1, true)},
+		{"error", testResponse(2, false)},
+		{"unicode and control bytes", func() model.Response {
+			r := testResponse(3, true)
+			r.Text = "Q3 \x1b[31mlaunch\x1b[0m — “soon” \u2028 \x00 end"
+			return r
+		}()},
+		{"local time zone", func() model.Response {
+			r := testResponse(4, true)
+			r.At = r.At.In(time.FixedZone("CET", 3600))
+			return r
+		}()},
+	}
+	for _, tc := range tests {
+		putAll(t, s, tc.r)
+	}
+	s = reopen(t, s)
+	for _, tc := range tests {
+		got, err := s.Response(tc.r.Key)
+		if err != nil {
+			t.Errorf("%s: Response: %v", tc.name, err)
+			continue
+		}
+		if !sameResponse(got, tc.r) {
+			t.Errorf("%s: got %+v, want %+v", tc.name, got, tc.r)
+		}
+	}
+	if _, err := s.Response(testKey(99)); !errors.Is(err, ErrNotFound) {
+		t.Errorf("missing response: err = %v, want ErrNotFound", err)
+	}
+	for _, tc := range []struct {
+		key  string
+		want bool
+	}{{testKey(1), true}, {testKey(2), true}, {testKey(99), false}} {
+		if got, err := s.HasResponse(tc.key); err != nil || got != tc.want {
+			t.Errorf("HasResponse(%s) = %v, %v, want %v", tc.key[:8], got, err, tc.want)
+		}
+	}
+}
+
+// The store keeps error messages exactly as given: scrubbing secrets is the
+// caller's job, and the store has no notion of an API key to scrub.
+func TestStore_Response_ErrorStoredAsGiven(t *testing.T) {
+	t.Parallel()
+	s, _ := mustOpen(t)
+	r := testResponse(1, false)
+	r.Error = `POST "https://api.example.com/v1/chat/completions": 401 Unauthorized: invalid x-api-key`
+	r.ErrorKind = model.ErrRequest
+	putAll(t, s, r)
+	got, err := s.Response(r.Key)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if got.Error != r.Error || got.ErrorKind != r.ErrorKind {
+		t.Errorf("error = %q (%s), want %q (%s)", got.Error, got.ErrorKind, r.Error, r.ErrorKind)
+	}
+}
+
+func TestStore_Status(t *testing.T) {
+	t.Parallel()
+	s, _ := mustOpen(t)
+	if m, err := s.Status(); err != nil || len(m) != 0 {
+		t.Fatalf("empty store: Status = %v, %v", m, err)
+	}
+	var rs []model.Response
+	want := map[string]bool{}
+	for i := range 50 {
+		ok := i%5 != 0
+		rs = append(rs, testResponse(i, ok))
+		want[testKey(i)] = ok
+	}
+	putAll(t, s, rs...)
+	got, err := s.Status()
+	if err != nil {
+		t.Fatal(err)
+	}
+	if len(got) != len(want) {
+		t.Fatalf("len = %d, want %d", len(got), len(want))
+	}
+	for k, ok := range want {
+		if v, present := got[k]; !present || v != ok {
+			t.Errorf("Status[%s] = %v, %v; want %v", k[:8], v, present, ok)
+		}
+	}
+}
+
+func TestStore_ForEachResponse(t *testing.T) {
+	t.Parallel()
+	s, _ := mustOpen(t)
+	n := 2*forEachChunk + 17 // crosses chunk boundaries
+	var rs []model.Response
+	for i := range n {
+		rs = append(rs, testResponse(i, i%3 != 0))
+	}
+	putAll(t, s, rs...)
+
+	seen := map[string]int{}
+	prev := ""
+	err := s.ForEachResponse(func(r model.Response) error {
+		seen[r.Key]++
+		if r.Key <= prev {
+			t.Errorf("order: %s after %s", r.Key[:8], prev[:8])
+		}
+		prev = r.Key
+		// fn runs outside the read transaction, so it may write.
+		if len(seen) == forEachChunk {
+			return s.SetMeta("visited", "half")
+		}
+		return nil
+	})
+	if err != nil {
+		t.Fatalf("ForEachResponse: %v", err)
+	}
+	if len(seen) != n {
+		t.Errorf("visited %d responses, want %d", len(seen), n)
+	}
+	for k, c := range seen {
+		if c != 1 {
+			t.Errorf("%s visited %d times", k[:8], c)
+		}
+	}
+
+	stop := errors.New("stop here")
+	calls := 0
+	err = s.ForEachResponse(func(model.Response) error {
+		calls++
+		if calls == 3 {
+			return stop
+		}
+		return nil
+	})
+	if !errors.Is(err, stop) || calls != 3 {
+		t.Errorf("stop: err = %v after %d calls, want %v after 3", err, calls, stop)
+	}
+}
+
+func TestStore_Meta(t *testing.T) {
+	t.Parallel()
+	s, _ := mustOpen(t)
+	if _, ok, err := s.Meta("rule.22.text"); ok || err != nil {
+		t.Errorf("missing: ok=%v err=%v", ok, err)
+	}
+	for _, v := range []string{"Do not speculate about unreleased products.", "changed", ""} {
+		if err := s.SetMeta("rule.22.text", v); err != nil {
+			t.Fatal(err)
+		}
+		if got, ok, err := s.Meta("rule.22.text"); got != v || !ok || err != nil {
+			t.Errorf("Meta = %q, %v, %v; want %q", got, ok, err, v)
+		}
+	}
+	for _, bad := range []string{"", "store.schema_version", "store.anything"} {
+		if err := s.SetMeta(bad, "x"); err == nil {
+			t.Errorf("SetMeta(%q) succeeded", bad)
+		}
+	}
+	if v, ok, _ := s.Meta("store.schema_version"); !ok || v != fmt.Sprint(SchemaVersion) {
+		t.Errorf("schema version record = %q, %v", v, ok)
+	}
+}
+
+func TestValidateKey(t *testing.T) {
+	t.Parallel()
+	tests := []struct {
+		key string
+		ok  bool
+	}{
+		{testKey(1), true},
+		{"k", true},
+		{"", false},
+		{"a\x00b", false},
+		{strings.Repeat("a", maxKeyLen), true},
+		{strings.Repeat("a", maxKeyLen+1), false},
+	}
+	for _, tc := range tests {
+		if err := validateKey(tc.key); (err == nil) != tc.ok {
+			t.Errorf("validateKey(%.10q) = %v, want ok=%v", tc.key, err, tc.ok)
+		}
+	}
+}
