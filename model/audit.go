@@ -1,0 +1,939 @@
+package model
+
+import (
+	"errors"
+	"fmt"
+	"math"
+	"net/url"
+	"regexp"
+	"sort"
+	"strconv"
+	"strings"
+	"time"
+	"unicode/utf8"
+
+	"github.com/BurntSushi/toml"
+)
+
+// AuditFile is a parsed audit file (audit.toml): one prompt, the rules to
+// audit in it, the models to run and the judges that grade. Paths are as
+// written, relative to the audit file; resolving them is the caller's job.
+type AuditFile struct {
+	Name        string
+	Prompt      string        // path of the prompt file, as written
+	Samples     int           // samples per case and variant; default 30, at least 1
+	Concurrency int           // calls in flight; default 8, at least 1
+	Delta       float64       // largest accepted rise in failure rate; default 0.05, in (0, 1)
+	Models      []ModelConfig // from [model] or [[model]]; at least one
+	Rules       []RuleConfig  // from [[rule]]; at least one
+	Judges      []JudgeConfig // from [[judge]]; may be empty
+}
+
+// The defaults ParseAudit fills in for settings the file leaves out (and
+// DefaultDelta, declared with the verdict rule that uses it).
+const (
+	DefaultSamples        = 30
+	DefaultConcurrency    = 8
+	DefaultProvider       = "openai"
+	DefaultAPIKeyEnv      = "OPENAI_API_KEY"
+	DefaultTemperature    = 1.0
+	DefaultMaxTokens      = 400
+	DefaultTimeoutSeconds = 120.0
+)
+
+// Providers lists the model providers an audit file may name: "openai" is any
+// OpenAI-compatible endpoint, "sim" the built-in simulated model.
+var Providers = []string{"openai", "sim"}
+
+// ModelConfig is one model under test.
+type ModelConfig struct {
+	Name        string  // model id sent to the API
+	Provider    string  // "openai" (default) or "sim"
+	BaseURL     string  // empty: the runner's default ($OPENAI_BASE_URL, else OpenAI)
+	APIKeyEnv   string  // environment variable holding the key; default OPENAI_API_KEY
+	Temperature float64 // default 1.0; 0..2
+	MaxTokens   int     // default 400
+	// Prices in dollars per million tokens; zero when not given.
+	PriceInputPerMTok       float64
+	PriceCachedInputPerMTok float64
+	PriceOutputPerMTok      float64
+	TimeoutSeconds          float64 // per-call timeout; default 120
+	Line                    int     // line of the [model] header in the audit file
+}
+
+// RuleConfig is one prompt line to audit. The line is given by number
+// (Line), by exact text (Text), or by both, which means "line Line, whose
+// text must be Text".
+type RuleConfig struct {
+	Line      int    // 1-based prompt line; 0 when the rule is given by text only
+	Text      string // exact line text as written; empty when given by number only
+	Cases     string // path of the case file, as written
+	Predicate string // path of the predicate file, as written
+	DefLine   int    // line of the [[rule]] header in the audit file
+}
+
+// JudgeConfig is one LLM judge. Provider, BaseURL and APIKeyEnv are inherited
+// from the first model when the file leaves them out.
+type JudgeConfig struct {
+	Name      string // model id of the judge
+	Rubric    string // path of the rubric template, as written
+	Provider  string
+	BaseURL   string
+	APIKeyEnv string
+	DefLine   int // line of the [[judge]] header in the audit file
+}
+
+var (
+	auditKeys = []string{"name", "prompt", "samples", "concurrency", "delta", "model", "rule", "judge"}
+	modelKeys = []string{"name", "provider", "base_url", "api_key_env", "temperature", "max_tokens",
+		"price_input_per_mtok", "price_cached_input_per_mtok", "price_output_per_mtok", "timeout_seconds"}
+	ruleKeys  = []string{"line", "text", "cases", "predicate"}
+	judgeKeys = []string{"name", "rubric", "provider", "base_url", "api_key_env"}
+)
+
+// misplacedAuditKeys explains keys that belong at the top of the audit file
+// when they turn up inside a table: TOML reads every key after a [header]
+// as part of that table, which surprises people.
+var misplacedAuditKeys = map[string]string{
+	"prompt":      "prompt is a top-level setting: " + moveUp,
+	"samples":     "samples is a top-level setting: " + moveUp,
+	"concurrency": "concurrency is a top-level setting: " + moveUp,
+	"delta":       "delta is a top-level setting: " + moveUp,
+	"rule":        "a rule is a table of its own: start it with a [[rule]] line",
+	"judge":       "a judge is a table of its own: start it with a [[judge]] line",
+	"model":       "a model is a table of its own: start it with a [model] or [[model]] line",
+}
+
+const moveUp = "move it above the first [table] header (TOML reads every key after a header as part of that table)"
+
+// envVarName matches the name of an environment variable.
+var envVarName = regexp.MustCompile(`^[A-Za-z_][A-Za-z0-9_]*$`)
+
+// ParseAudit reads an audit file (TOML). Settings left out get their
+// defaults (DefaultSamples and friends). Every error is an *InputError
+// naming the file, the line and the key: TOML syntax errors (with column),
+// unknown keys (a typo must not pass silently), missing or empty required
+// settings, values of the wrong type or out of range, two rules for the same
+// line, and an API key written into the file (keys belong in the
+// environment; the file names the variable with api_key_env).
+func ParseAudit(file string, data []byte) (*AuditFile, error) {
+	doc, err := decodeTOML(file, data)
+	if err != nil {
+		return nil, err
+	}
+	root := doc.rootTable()
+	if err := root.checkKeys(auditKeys, nil); err != nil {
+		return nil, err
+	}
+	a := &AuditFile{Samples: DefaultSamples, Concurrency: DefaultConcurrency, Delta: DefaultDelta}
+	if a.Name, err = root.requiredString("name", `a name for the audit, like name = "support prompt sweep"`); err != nil {
+		return nil, err
+	}
+	if a.Prompt, err = root.requiredString("prompt", `the path of the prompt file, like prompt = "prompts/support.md"`); err != nil {
+		return nil, err
+	}
+	if err := root.intIn("samples", 1, 100_000, &a.Samples); err != nil {
+		return nil, err
+	}
+	if err := root.intIn("concurrency", 1, 1_000, &a.Concurrency); err != nil {
+		return nil, err
+	}
+	if v, ok, err := root.number("delta"); err != nil {
+		return nil, err
+	} else if ok {
+		if v <= 0 || v >= 1 {
+			return nil, root.errf("delta", "must be between 0 and 1 (exclusive), the largest rise in failure rate you accept, like 0.05; got %v", v)
+		}
+		a.Delta = v
+	}
+
+	if a.Models, err = parseModels(root); err != nil {
+		return nil, err
+	}
+	if a.Rules, err = parseRules(root); err != nil {
+		return nil, err
+	}
+	if a.Judges, err = parseJudges(root, a.Models[0]); err != nil {
+		return nil, err
+	}
+	return a, nil
+}
+
+func parseModels(root tomlTable) ([]ModelConfig, error) {
+	tables, ok, err := root.tables("model")
+	if err != nil {
+		return nil, err
+	}
+	if !ok || len(tables) == 0 {
+		return nil, root.errf("model", "missing: add a [model] table naming the model under test, with name = \"...\"")
+	}
+	models := make([]ModelConfig, 0, len(tables))
+	for _, t := range tables {
+		if err := t.checkKeys(modelKeys, misplacedAuditKeys); err != nil {
+			return nil, err
+		}
+		m := ModelConfig{
+			Provider:       DefaultProvider,
+			APIKeyEnv:      DefaultAPIKeyEnv,
+			Temperature:    DefaultTemperature,
+			MaxTokens:      DefaultMaxTokens,
+			TimeoutSeconds: DefaultTimeoutSeconds,
+			Line:           t.line,
+		}
+		if m.Name, err = t.requiredString("name", `the model id to call, like name = "gpt-4o"`); err != nil {
+			return nil, err
+		}
+		if err := t.apiSettings(&m.Provider, &m.BaseURL, &m.APIKeyEnv); err != nil {
+			return nil, err
+		}
+		if v, ok, err := t.number("temperature"); err != nil {
+			return nil, err
+		} else if ok {
+			if v < 0 || v > 2 {
+				return nil, t.errf("temperature", "must be between 0 and 2; got %v", v)
+			}
+			m.Temperature = v
+		}
+		if err := t.intIn("max_tokens", 1, 1_000_000, &m.MaxTokens); err != nil {
+			return nil, err
+		}
+		for _, p := range []struct {
+			key string
+			dst *float64
+		}{
+			{"price_input_per_mtok", &m.PriceInputPerMTok},
+			{"price_cached_input_per_mtok", &m.PriceCachedInputPerMTok},
+			{"price_output_per_mtok", &m.PriceOutputPerMTok},
+		} {
+			if v, ok, err := t.number(p.key); err != nil {
+				return nil, err
+			} else if ok {
+				if v < 0 {
+					return nil, t.errf(p.key, "must not be negative (dollars per million tokens); got %v", v)
+				}
+				*p.dst = v
+			}
+		}
+		if v, ok, err := t.number("timeout_seconds"); err != nil {
+			return nil, err
+		} else if ok {
+			if v <= 0 || v > 24*3600 {
+				return nil, t.errf("timeout_seconds", "must be more than 0 and at most a day (86400); got %v", v)
+			}
+			m.TimeoutSeconds = v
+		}
+		models = append(models, m)
+	}
+	return models, nil
+}
+
+func parseRules(root tomlTable) ([]RuleConfig, error) {
+	tables, ok, err := root.tables("rule")
+	if err != nil {
+		return nil, err
+	}
+	if !ok || len(tables) == 0 {
+		return nil, root.errf("rule", "missing: add a [[rule]] table with line (or text), cases and predicate")
+	}
+	rules := make([]RuleConfig, 0, len(tables))
+	byLine := map[int]RuleConfig{}
+	byText := map[string]RuleConfig{}
+	for _, t := range tables {
+		if err := t.checkKeys(ruleKeys, misplacedAuditKeys); err != nil {
+			return nil, err
+		}
+		r := RuleConfig{DefLine: t.line}
+		if err := t.intIn("line", 1, math.MaxInt32, &r.Line); err != nil {
+			return nil, err
+		}
+		if s, ok, err := t.str("text"); err != nil {
+			return nil, err
+		} else if ok {
+			if strings.TrimSpace(s) == "" {
+				return nil, t.errf("text", "is empty: give the exact text of the prompt line, or use line = N")
+			}
+			r.Text = s
+		}
+		if r.Line == 0 && r.Text == "" {
+			return nil, t.errf("", "names no prompt line: add line = N (the line number) or text = \"...\" (the exact line text)")
+		}
+		if r.Cases, err = t.requiredString("cases", `the path of the case file, like cases = "roadmap.jsonl"`); err != nil {
+			return nil, err
+		}
+		if r.Predicate, err = t.requiredString("predicate", `the path of the predicate file, like predicate = "roadmap.predicate.toml"`); err != nil {
+			return nil, err
+		}
+		if r.Line > 0 {
+			if prev, dup := byLine[r.Line]; dup {
+				return nil, t.errf("line", "line %d is already audited by the rule at line %d; audit each line once", r.Line, prev.DefLine)
+			}
+			byLine[r.Line] = r
+		}
+		if r.Text != "" {
+			key := strings.TrimRight(r.Text, " \t")
+			if prev, dup := byText[key]; dup {
+				return nil, t.errf("text", "this text is already audited by the rule at line %d; audit each line once", prev.DefLine)
+			}
+			byText[key] = r
+		}
+		rules = append(rules, r)
+	}
+	return rules, nil
+}
+
+func parseJudges(root tomlTable, first ModelConfig) ([]JudgeConfig, error) {
+	tables, _, err := root.tables("judge")
+	if err != nil {
+		return nil, err
+	}
+	var judges []JudgeConfig
+	seen := map[string]int{}
+	for _, t := range tables {
+		if err := t.checkKeys(judgeKeys, misplacedAuditKeys); err != nil {
+			return nil, err
+		}
+		j := JudgeConfig{DefLine: t.line}
+		if j.Name, err = t.requiredString("name", `the judge's model id, like name = "gpt-4o"`); err != nil {
+			return nil, err
+		}
+		if j.Rubric, err = t.requiredString("rubric", `the path of the rubric template, like rubric = "roadmap_judge.md"`); err != nil {
+			return nil, err
+		}
+		if err := t.apiSettings(&j.Provider, &j.BaseURL, &j.APIKeyEnv); err != nil {
+			return nil, err
+		}
+		if !t.has("provider") {
+			j.Provider = first.Provider
+		}
+		if !t.has("base_url") {
+			j.BaseURL = first.BaseURL
+		}
+		if !t.has("api_key_env") {
+			j.APIKeyEnv = first.APIKeyEnv
+		}
+		if prev, dup := seen[j.Name]; dup {
+			return nil, t.errf("name", "judge %q is already defined at line %d; its grades would be indistinguishable", j.Name, prev)
+		}
+		seen[j.Name] = t.line
+		judges = append(judges, j)
+	}
+	return judges, nil
+}
+
+// apiSettings reads provider, base_url and api_key_env, leaving the
+// destinations untouched when a key is absent.
+func (t tomlTable) apiSettings(provider, baseURL, keyEnv *string) error {
+	if s, ok, err := t.str("provider"); err != nil {
+		return err
+	} else if ok {
+		valid := false
+		for _, p := range Providers {
+			valid = valid || s == p
+		}
+		if !valid {
+			return t.errf("provider", "unknown provider %q: use %s%s", s, strings.Join(Providers, " or "), didYouMean(s, Providers))
+		}
+		*provider = s
+	}
+	if s, ok, err := t.str("base_url"); err != nil {
+		return err
+	} else if ok {
+		u, perr := url.Parse(s)
+		if perr != nil || (u.Scheme != "http" && u.Scheme != "https") || u.Host == "" {
+			return t.errf("base_url", "must be an http(s) URL, like \"https://api.openai.com/v1/\"; got %q", s)
+		}
+		*baseURL = s
+	}
+	if s, ok, err := t.str("api_key_env"); err != nil {
+		return err
+	} else if ok {
+		// The value is not quoted back: if someone pasted a key here, the
+		// error message must not spread it into logs.
+		if !envVarName.MatchString(s) {
+			return t.errf("api_key_env", "must be the name of an environment variable (letters, digits and _), like \"OPENAI_API_KEY\", not the key itself")
+		}
+		*keyEnv = s
+	}
+	return nil
+}
+
+// tomlDoc is a decoded TOML file together with the line of each table header
+// and key, so that errors can point at what the user wrote. BurntSushi/toml
+// records key positions while parsing but does not export them (only
+// ParseError carries a position), so the lines come from tomlKeyLines, a scan
+// of the source that knows enough TOML to skip strings, arrays and comments.
+type tomlDoc struct {
+	file  string
+	root  map[string]any
+	lines map[string]int // user-facing key path ("rule[2].line") -> 1-based line
+	src   []string       // the source's lines, for locating text within a line
+}
+
+// decodeTOML parses data as TOML into generic values. Typed decoding is left
+// to the callers so that every type error can name the key and its line.
+func decodeTOML(file string, data []byte) (doc *tomlDoc, err error) {
+	defer func() {
+		// The library recovers its own parse panics; this guards against
+		// anything else, because bad input must never crash the tool.
+		if r := recover(); r != nil {
+			doc, err = nil, &InputError{File: file, Msg: fmt.Sprintf("cannot be read as TOML: %v", r)}
+		}
+	}()
+	src := string(data)
+	var root map[string]any
+	if _, err := toml.Decode(src, &root); err != nil {
+		var pe toml.ParseError
+		if errors.As(err, &pe) {
+			line, col := tomlErrPos(src, pe.Position)
+			return nil, &InputError{File: file, Line: line, Col: col, Msg: "TOML syntax error: " + pe.Message}
+		}
+		return nil, &InputError{File: file, Msg: "cannot be read as TOML: " + strings.TrimPrefix(err.Error(), "toml: ")}
+	}
+	if root == nil {
+		root = map[string]any{}
+	}
+	lines := strings.Split(strings.TrimPrefix(src, "\ufeff"), "\n")
+	for i, l := range lines {
+		lines[i] = strings.TrimSuffix(l, "\r")
+	}
+	return &tomlDoc{file: file, root: root, lines: tomlKeyLines(src), src: lines}, nil
+}
+
+// tomlErrPos returns the line and character column of a parse error. The
+// library's byte offset (Start) is exact, but its line and column are off by
+// one at line ends (an error at a newline is put on the next line), so both
+// are derived from the offset; when the offset disagrees with the library's
+// line by more than that, the library's line and column are kept.
+func tomlErrPos(src string, pos toml.Position) (line, col int) {
+	src = strings.TrimPrefix(src, "\ufeff") // offsets count from after the BOM
+	if pos.Start < 0 || pos.Start > len(src) || (pos.Start == 0 && pos.Line > 1) {
+		return pos.Line, pos.Col
+	}
+	before := src[:pos.Start]
+	line = strings.Count(before, "\n") + 1
+	if d := line - pos.Line; d < -1 || d > 1 {
+		return pos.Line, pos.Col
+	}
+	lineStart := strings.LastIndexByte(before, '\n') + 1
+	return line, utf8.RuneCountInString(before[lineStart:]) + 1
+}
+
+func (d *tomlDoc) rootTable() tomlTable { return tomlTable{doc: d, m: d.root} }
+
+// lineOf returns the line of a key path, falling back to the line of the
+// nearest enclosing table or key (an inline table, or a table written with
+// dotted keys, has no header of its own), and 0 when nothing is known.
+func (d *tomlDoc) lineOf(path string) int {
+	for path != "" {
+		if l, ok := d.lines[path]; ok {
+			return l
+		}
+		if l, ok := d.lines[path+"[1]"]; ok { // [[x]] where [x] was expected
+			return l
+		}
+		if strings.HasSuffix(path, "]") {
+			if i := strings.LastIndexByte(path, '['); i >= 0 {
+				path = path[:i]
+				continue
+			}
+		}
+		i := strings.LastIndexByte(path, '.')
+		if i < 0 {
+			return 0
+		}
+		path = path[:i]
+	}
+	return 0
+}
+
+// tomlTable is one table of a tomlDoc with typed, position-aware accessors.
+type tomlTable struct {
+	doc  *tomlDoc
+	path string // "" for the root, "model", "rule[2]"
+	line int    // line of the header; 0 for the root
+	m    map[string]any
+}
+
+// field returns the user-facing path of key k in t.
+func (t tomlTable) field(k string) string {
+	switch {
+	case k == "":
+		return t.path
+	case t.path == "":
+		return k
+	}
+	return t.path + "." + k
+}
+
+// errf builds an InputError about key k of t (or about t itself when k is
+// empty), located at the key's line.
+func (t tomlTable) errf(k, format string, args ...any) *InputError {
+	f := t.field(k)
+	line := t.doc.lineOf(f)
+	if line == 0 {
+		line = t.line
+	}
+	return &InputError{File: t.doc.file, Line: line, Field: f, Msg: fmt.Sprintf(format, args...)}
+}
+
+func (t tomlTable) has(k string) bool { _, ok := t.m[k]; return ok }
+
+// checkKeys refuses keys of t that are not in allowed. Of several unknown
+// keys the one written first is reported. misplaced holds messages for keys
+// that belong elsewhere and may turn up in t by mistake.
+func (t tomlTable) checkKeys(allowed []string, misplaced map[string]string) error {
+	var unknown []string
+	for k := range t.m {
+		if k == "api_key" {
+			return t.errf(k, "never write an API key into the audit file: remove api_key and set api_key_env to the name of the environment variable that holds the key (default %s)", DefaultAPIKeyEnv)
+		}
+		known := false
+		for _, a := range allowed {
+			known = known || k == a
+		}
+		if !known {
+			unknown = append(unknown, k)
+		}
+	}
+	if len(unknown) == 0 {
+		return nil
+	}
+	sort.Slice(unknown, func(i, j int) bool {
+		li, lj := t.doc.lineOf(t.field(unknown[i])), t.doc.lineOf(t.field(unknown[j]))
+		if li != lj {
+			return li < lj
+		}
+		return unknown[i] < unknown[j]
+	})
+	k := unknown[0]
+	where := "at the top level"
+	if t.path != "" {
+		where = "in [" + strings.TrimRight(strings.SplitN(t.path, "[", 2)[0], "]") + "]"
+	}
+	if m, ok := misplaced[k]; ok {
+		return t.errf(k, "%s", m)
+	}
+	return t.errf(k, "unknown key%s; allowed %s: %s", didYouMean(k, allowed), where, strings.Join(allowed, ", "))
+}
+
+// tomlTypeName names the TOML type of a decoded value for error messages.
+func tomlTypeName(v any) string {
+	switch v.(type) {
+	case string:
+		return "a string"
+	case int64:
+		return "an integer"
+	case float64:
+		return "a number"
+	case bool:
+		return "true/false"
+	case time.Time:
+		return "a date"
+	case []any:
+		return "an array"
+	case map[string]any:
+		return "a table"
+	case []map[string]any:
+		return "an array of tables"
+	}
+	return fmt.Sprintf("a %T", v)
+}
+
+// str returns the string at k; ok is false when k is absent.
+func (t tomlTable) str(k string) (s string, ok bool, err error) {
+	v, ok := t.m[k]
+	if !ok {
+		return "", false, nil
+	}
+	s, isStr := v.(string)
+	if !isStr {
+		return "", true, t.errf(k, "must be a string (in quotes), not %s", tomlTypeName(v))
+	}
+	return s, true, nil
+}
+
+// requiredString returns the string at k, which must be present and not
+// blank; what describes the expected value for the error message.
+func (t tomlTable) requiredString(k, what string) (string, error) {
+	s, ok, err := t.str(k)
+	switch {
+	case err != nil:
+		return "", err
+	case !ok:
+		return "", t.errf(k, "missing: add %s", what)
+	case strings.TrimSpace(s) == "":
+		return "", t.errf(k, "is empty: give %s", what)
+	}
+	return s, nil
+}
+
+// intIn stores the integer at k in dst when k is present, refusing values
+// outside [lo, hi].
+func (t tomlTable) intIn(k string, lo, hi int64, dst *int) error {
+	v, ok := t.m[k]
+	if !ok {
+		return nil
+	}
+	var n int64
+	switch x := v.(type) {
+	case int64:
+		n = x
+	case float64:
+		f := strconv.FormatFloat(x, 'g', -1, 64)
+		if !strings.ContainsAny(f, ".eEnN") {
+			f += ".0" // 22.0 would print as 22, which reads like a whole number
+		}
+		return t.errf(k, "must be a whole number, not %s", f)
+	default:
+		return t.errf(k, "must be a whole number, not %s", tomlTypeName(v))
+	}
+	if n < lo || n > hi {
+		if hi >= math.MaxInt32 {
+			return t.errf(k, "must be at least %d; got %d", lo, n)
+		}
+		return t.errf(k, "must be between %d and %d; got %d", lo, hi, n)
+	}
+	*dst = int(n)
+	return nil
+}
+
+// number returns the number (integer or float) at k. NaN and infinities are
+// refused: they have no meaning in any setting here.
+func (t tomlTable) number(k string) (float64, bool, error) {
+	v, ok := t.m[k]
+	if !ok {
+		return 0, false, nil
+	}
+	var f float64
+	switch x := v.(type) {
+	case int64:
+		f = float64(x)
+	case float64:
+		f = x
+	default:
+		return 0, true, t.errf(k, "must be a number, not %s", tomlTypeName(v))
+	}
+	if math.IsNaN(f) || math.IsInf(f, 0) {
+		return 0, true, t.errf(k, "must be a finite number, not %v", f)
+	}
+	return f, true, nil
+}
+
+// boolean returns the true/false value at k.
+func (t tomlTable) boolean(k string) (bool, bool, error) {
+	v, ok := t.m[k]
+	if !ok {
+		return false, false, nil
+	}
+	b, isBool := v.(bool)
+	if !isBool {
+		return false, true, t.errf(k, "must be true or false (without quotes), not %s", tomlTypeName(v))
+	}
+	return b, true, nil
+}
+
+// strings returns the array of strings at k.
+func (t tomlTable) strings(k string) ([]string, bool, error) {
+	v, ok := t.m[k]
+	if !ok {
+		return nil, false, nil
+	}
+	arr, isArr := v.([]any)
+	if !isArr {
+		return nil, true, t.errf(k, `must be an array of strings, like ["a", "b"], not %s`, tomlTypeName(v))
+	}
+	out := make([]string, 0, len(arr))
+	for i, e := range arr {
+		s, isStr := e.(string)
+		if !isStr {
+			return nil, true, t.errf(k, "element %d must be a string, not %s", i+1, tomlTypeName(e))
+		}
+		out = append(out, s)
+	}
+	return out, true, nil
+}
+
+// tables returns the tables at k, written either as one [k] table or as an
+// array of [[k]] tables (or inline). Paths are "k" for a single table and
+// "k[1]", "k[2]"... for an array.
+func (t tomlTable) tables(k string) ([]tomlTable, bool, error) {
+	v, ok := t.m[k]
+	if !ok {
+		return nil, false, nil
+	}
+	base := t.field(k)
+	switch x := v.(type) {
+	case map[string]any:
+		return []tomlTable{{doc: t.doc, path: base, line: t.doc.lineOf(base), m: x}}, true, nil
+	case []map[string]any:
+		out := make([]tomlTable, len(x))
+		for i, m := range x {
+			p := fmt.Sprintf("%s[%d]", base, i+1)
+			out[i] = tomlTable{doc: t.doc, path: p, line: t.doc.lineOf(p), m: m}
+		}
+		return out, true, nil
+	case []any:
+		out := make([]tomlTable, len(x))
+		for i, e := range x {
+			m, isMap := e.(map[string]any)
+			p := fmt.Sprintf("%s[%d]", base, i+1)
+			if !isMap {
+				return nil, true, t.errf(k, "element %d must be a table, not %s; write [[%s]] sections", i+1, tomlTypeName(e), k)
+			}
+			out[i] = tomlTable{doc: t.doc, path: p, line: t.doc.lineOf(p), m: m}
+		}
+		return out, true, nil
+	}
+	return nil, true, t.errf(k, "must be a table, written [[%s]] on its own line followed by its keys, not %s", k, tomlTypeName(v))
+}
+
+// table returns the single table at k ([k]).
+func (t tomlTable) table(k string) (tomlTable, bool, error) {
+	v, ok := t.m[k]
+	if !ok {
+		return tomlTable{}, false, nil
+	}
+	m, isMap := v.(map[string]any)
+	if !isMap {
+		return tomlTable{}, true, t.errf(k, "must be a single table, written [%s] on its own line followed by its keys, not %s", k, tomlTypeName(v))
+	}
+	p := t.field(k)
+	return tomlTable{doc: t.doc, path: p, line: t.doc.lineOf(p), m: m}, true, nil
+}
+
+// tomlKeyLines scans TOML source for the line of every table header and key
+// and returns them by user-facing path: "name", "model", "model.name",
+// "rule[2]" (the second [[rule]] header), "rule[2].cases". It understands
+// comments, all four string forms (multi-line ones may contain lines that
+// look like keys), and arrays and inline tables spanning lines (keys inside
+// inline tables are not recorded; lineOf falls back to the enclosing key).
+// For a key written twice the first line wins; the TOML parser has already
+// refused duplicates. It never fails: on text it does not understand it
+// skips to the next line.
+func tomlKeyLines(src string) map[string]int {
+	s := strings.TrimPrefix(src, "\ufeff")
+	lines := map[string]int{}
+	record := func(path string, line int) {
+		if _, ok := lines[path]; !ok {
+			lines[path] = line
+		}
+	}
+	arrays := map[string]int{} // [[path]] headers seen so far, by resolved path
+	table := ""
+	line := 1
+	for i := 0; i < len(s); {
+		for i < len(s) && (s[i] == ' ' || s[i] == '\t' || s[i] == '\r') {
+			i++
+		}
+		if i >= len(s) {
+			break
+		}
+		switch s[i] {
+		case '\n':
+			line++
+			i++
+		case '#':
+			i = tomlSkipToEOL(s, i)
+		case '[':
+			isArray := i+1 < len(s) && s[i+1] == '['
+			j := i + 1
+			if isArray {
+				j++
+			}
+			parts, end, ok := tomlScanKey(s, j)
+			if ok {
+				table = tomlResolveHeader(parts, isArray, arrays)
+				record(table, line)
+			}
+			i = tomlSkipToEOL(s, max(end, i+1))
+		default:
+			parts, end, ok := tomlScanKey(s, i)
+			if ok {
+				p := table
+				for _, part := range parts {
+					p = tomlJoin(p, part)
+					record(p, line)
+				}
+			}
+			i, line = tomlSkipValue(s, max(end, i+1), line)
+		}
+	}
+	return lines
+}
+
+func tomlJoin(path, part string) string {
+	if path == "" {
+		return part
+	}
+	return path + "." + part
+}
+
+// tomlResolveHeader turns the key parts of a table header into a path,
+// indexing every part that names an array of tables by its latest element,
+// and counting a new element when the header is itself [[...]].
+func tomlResolveHeader(parts []string, isArray bool, arrays map[string]int) string {
+	p := ""
+	for i, part := range parts {
+		p = tomlJoin(p, part)
+		if i == len(parts)-1 && isArray {
+			arrays[p]++
+			p = p + "[" + strconv.Itoa(arrays[p]) + "]"
+		} else if n := arrays[p]; n > 0 {
+			p = p + "[" + strconv.Itoa(n) + "]"
+		}
+	}
+	return p
+}
+
+// tomlSkipToEOL returns the index of the next newline at or after i, or
+// len(s).
+func tomlSkipToEOL(s string, i int) int {
+	if i >= len(s) {
+		return len(s)
+	}
+	if j := strings.IndexByte(s[i:], '\n'); j >= 0 {
+		return i + j
+	}
+	return len(s)
+}
+
+// tomlScanKey reads a possibly dotted, possibly quoted key starting at i and
+// returns its parts and the index just after it (at "=" or "]").
+func tomlScanKey(s string, i int) (parts []string, end int, ok bool) {
+	skipBlank := func() {
+		for i < len(s) && (s[i] == ' ' || s[i] == '\t') {
+			i++
+		}
+	}
+	for {
+		skipBlank()
+		if i >= len(s) {
+			return parts, i, false
+		}
+		switch c := s[i]; {
+		case c == '"':
+			j := i + 1
+			for j < len(s) && s[j] != '"' && s[j] != '\n' {
+				if s[j] == '\\' && j+1 < len(s) && s[j+1] != '\n' {
+					j++
+				}
+				j++
+			}
+			if j >= len(s) || s[j] != '"' {
+				return parts, j, false
+			}
+			part, err := strconv.Unquote(s[i : j+1])
+			if err != nil {
+				part = s[i+1 : j]
+			}
+			parts = append(parts, part)
+			i = j + 1
+		case c == '\'':
+			j := i + 1
+			for j < len(s) && s[j] != '\'' && s[j] != '\n' {
+				j++
+			}
+			if j >= len(s) || s[j] != '\'' {
+				return parts, j, false
+			}
+			parts = append(parts, s[i+1:j])
+			i = j + 1
+		case c == '_' || c == '-' || c >= 0x80 || (c >= '0' && c <= '9') || (c >= 'a' && c <= 'z') || (c >= 'A' && c <= 'Z'):
+			j := i
+			for j < len(s) {
+				c := s[j]
+				if c == '_' || c == '-' || c >= 0x80 || (c >= '0' && c <= '9') || (c >= 'a' && c <= 'z') || (c >= 'A' && c <= 'Z') {
+					j++
+					continue
+				}
+				break
+			}
+			parts = append(parts, s[i:j])
+			i = j
+		default:
+			return parts, i, false
+		}
+		skipBlank()
+		if i < len(s) && s[i] == '.' {
+			i++
+			continue
+		}
+		return parts, i, len(parts) > 0
+	}
+}
+
+// tomlSkipValue skips from i (after a key) over "=" and the value, which
+// may span lines, and returns the index of the newline that ends it (or
+// len(s)) and the line number there.
+func tomlSkipValue(s string, i, line int) (int, int) {
+	depth := 0
+	for i < len(s) {
+		switch c := s[i]; c {
+		case '\n':
+			if depth == 0 {
+				return i, line
+			}
+			line++
+			i++
+		case '#':
+			i = tomlSkipToEOL(s, i)
+		case '"', '\'':
+			i, line = tomlSkipString(s, i, line)
+		case '[', '{':
+			depth++
+			i++
+		case ']', '}':
+			if depth > 0 {
+				depth--
+			}
+			i++
+		default:
+			i++
+		}
+	}
+	return len(s), line
+}
+
+// tomlSkipString skips the string starting at s[i] (any of the four forms)
+// and returns the index after it and the line number there. An unterminated
+// single-line string ends at the newline.
+func tomlSkipString(s string, i, line int) (int, int) {
+	q := s[i]
+	if strings.HasPrefix(s[i:], strings.Repeat(string(q), 3)) {
+		i += 3
+		for i < len(s) {
+			switch {
+			case q == '"' && s[i] == '\\':
+				if i+1 < len(s) && s[i+1] == '\n' {
+					line++
+				}
+				i += 2
+			case strings.HasPrefix(s[i:], strings.Repeat(string(q), 3)):
+				i += 3
+				// Up to two more quotes belong to the content: """a""""
+				for k := 0; k < 2 && i < len(s) && s[i] == q; k++ {
+					i++
+				}
+				return i, line
+			case s[i] == '\n':
+				line++
+				i++
+			default:
+				i++
+			}
+		}
+		return len(s), line
+	}
+	i++
+	for i < len(s) && s[i] != '\n' {
+		switch {
+		case q == '"' && s[i] == '\\' && i+1 < len(s) && s[i+1] != '\n':
+			i += 2
+		case s[i] == q:
+			return i + 1, line
+		default:
+			i++
+		}
+	}
+	return i, line
+}

@@ -1,0 +1,455 @@
+// Package execgrade runs a predicate's [exec] command: one long-lived child
+// process that grades responses over JSON lines.
+//
+// Protocol. For each response the grader writes one line to the child's
+// standard input:
+//
+//	{"id": "p1", "kind": "provoke", "msg": "...", "kb": ["..."], "response": "..."}
+//
+// and reads one line from its standard output:
+//
+//	{"pass": true, "reason": "..."}
+//
+// "pass" is required; "reason" is optional. An answer may echo the request's
+// "id", which is then checked; other fields are ignored. Requests are
+// answered one at a time and in order; a line nobody asked for is a protocol
+// error, because it would pair later answers with the wrong responses. The child's standard
+// error is kept (its last 2 KB) and quoted in errors; it is the place for the
+// child's own logging, since anything else on standard output breaks the
+// protocol.
+//
+// Failure. When a request times out, the child exits, or an answer is not a
+// protocol line, the child is killed: after such a failure the pairing of
+// requests and answers can no longer be trusted. The next Grade starts a
+// fresh child, so one bad response does not end a run.
+package execgrade
+
+import (
+	"bufio"
+	"bytes"
+	"context"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"io"
+	"os/exec"
+	"strings"
+	"sync"
+	"time"
+
+	"github.com/auditor-dev/auditor/model"
+)
+
+// DefaultTimeout bounds one request (write and answer) when Options.Timeout
+// is zero.
+const DefaultTimeout = 30 * time.Second
+
+// ErrClosed is returned by Grade after Close.
+var ErrClosed = errors.New("execgrade: grader is closed")
+
+const (
+	stderrKeep  = 2 << 10 // bytes of the child's stderr kept for errors
+	quoteLimit  = 200     // bytes of a bad answer quoted in errors
+	maxLineSize = 1 << 20 // longest answer line accepted
+	closeGrace  = 5 * time.Second
+)
+
+// Options configures a Grader.
+type Options struct {
+	Argv    []string      // program and arguments; Argv[0] is looked up in PATH
+	Dir     string        // working directory; "" for the current one
+	Timeout time.Duration // per request; 0 means DefaultTimeout
+}
+
+// Grader is a running exec predicate. It is safe for concurrent use: requests
+// are serialised, because the child answers one line at a time.
+type Grader struct {
+	ctx  context.Context
+	opts Options
+
+	mu     sync.Mutex
+	proc   *process // nil when no child is running
+	closed bool
+}
+
+// Start starts the child and returns a Grader that talks to it, with the
+// default per-request timeout. See StartOptions.
+func Start(ctx context.Context, argv []string, dir string) (*Grader, error) {
+	return StartOptions(ctx, Options{Argv: argv, Dir: dir})
+}
+
+// StartOptions starts the child described by opts. Cancelling ctx kills the
+// child and makes later Grade calls fail; Close should still be called. The
+// error says when the program cannot be started (not found, not executable).
+func StartOptions(ctx context.Context, opts Options) (*Grader, error) {
+	if len(opts.Argv) == 0 || opts.Argv[0] == "" {
+		return nil, errors.New("execgrade: no command given")
+	}
+	if opts.Timeout <= 0 {
+		opts.Timeout = DefaultTimeout
+	}
+	g := &Grader{ctx: ctx, opts: opts}
+	p, err := g.start()
+	if err != nil {
+		return nil, err
+	}
+	g.proc = p
+	return g, nil
+}
+
+// request is one line written to the child.
+type request struct {
+	ID       string   `json:"id"`
+	Kind     string   `json:"kind"`
+	Msg      string   `json:"msg"`
+	KB       []string `json:"kb"`
+	Response string   `json:"response"`
+}
+
+// answer is one line read from the child.
+type answer struct {
+	ID     *string `json:"id"`
+	Pass   *bool   `json:"pass"`
+	Reason string  `json:"reason"`
+}
+
+// Grade sends one response to the child and returns its judgement. An error
+// means there is no judgement (the caller records the grade as unparseable,
+// never as a pass or a failure): the request timed out, the child died, or it
+// answered something other than a protocol line; the error quotes the answer
+// and the child's recent stderr. Grade blocks while another Grade is in
+// flight.
+func (g *Grader) Grade(c model.Case, text string) (pass bool, reason string, err error) {
+	g.mu.Lock()
+	defer g.mu.Unlock()
+	if g.closed {
+		return false, "", ErrClosed
+	}
+	if err := g.ctx.Err(); err != nil {
+		g.stop()
+		return false, "", fmt.Errorf("execgrade: %w", err)
+	}
+	if g.proc != nil && g.proc.exited() {
+		// It exited since the last answer (some graders handle one
+		// request and quit); reap it and start a fresh one.
+		g.stop()
+	}
+	if g.proc == nil {
+		p, err := g.start()
+		if err != nil {
+			return false, "", err
+		}
+		g.proc = p
+	}
+	kb := c.KB
+	if kb == nil {
+		kb = []string{}
+	}
+	// Encode keeps <, > and & as they are (Marshal would escape them), so
+	// that a child matching on raw text sees what the model wrote. The
+	// encoder ends the line with "\n".
+	var buf bytes.Buffer
+	enc := json.NewEncoder(&buf)
+	enc.SetEscapeHTML(false)
+	if err := enc.Encode(request{ID: c.ID, Kind: string(c.Kind), Msg: c.Msg, KB: kb, Response: text}); err != nil {
+		return false, "", fmt.Errorf("execgrade: encode request for case %s: %w", c.ID, err)
+	}
+	line := buf.Bytes()
+
+	p := g.proc
+	a, err := p.roundTrip(c.ID, line, g.opts.Timeout)
+	if err != nil {
+		g.stop()
+		if cerr := g.ctx.Err(); cerr != nil {
+			return false, "", fmt.Errorf("execgrade: %s: case %s: %w", g.name(), c.ID, cerr)
+		}
+		return false, "", fmt.Errorf("execgrade: %s: case %s: %w%s", g.name(), c.ID, err, p.stderrSuffix())
+	}
+	return *a.Pass, a.Reason, nil
+}
+
+// Close closes the child's standard input and waits for it to exit, killing
+// it if it has not exited after a grace period. It returns an error when the
+// child exited with a failure status. Close is idempotent; Grade fails with
+// ErrClosed afterwards.
+func (g *Grader) Close() error {
+	g.mu.Lock()
+	defer g.mu.Unlock()
+	if g.closed {
+		return nil
+	}
+	g.closed = true
+	p := g.proc
+	g.proc = nil
+	if p == nil {
+		return nil
+	}
+	_ = p.stdin.Close()
+	p.discard()
+	select {
+	case <-p.done:
+	case <-time.After(closeGrace):
+		p.kill()
+		<-p.done
+		return fmt.Errorf("execgrade: %s did not exit after its input was closed; killed it%s", g.name(), p.stderrSuffix())
+	}
+	if p.waitErr != nil {
+		return fmt.Errorf("execgrade: %s: %w%s", g.name(), p.waitErr, p.stderrSuffix())
+	}
+	return nil
+}
+
+// name is the command for error messages.
+func (g *Grader) name() string { return g.opts.Argv[0] }
+
+// stop kills the current child, if any, and waits for it, so that the next
+// Grade starts afresh. The caller holds g.mu.
+func (g *Grader) stop() {
+	if g.proc == nil {
+		return
+	}
+	g.proc.kill()
+	<-g.proc.done
+	g.proc = nil
+}
+
+// start launches a child. The caller holds g.mu (or owns g exclusively).
+func (g *Grader) start() (*process, error) {
+	if err := g.ctx.Err(); err != nil {
+		return nil, fmt.Errorf("execgrade: %w", err)
+	}
+	cmd := exec.CommandContext(g.ctx, g.opts.Argv[0], g.opts.Argv[1:]...)
+	cmd.Dir = g.opts.Dir
+	// Bound the wait for output pipes after the child exits, in case a
+	// grandchild it started keeps them open.
+	cmd.WaitDelay = time.Second
+	p := &process{cmd: cmd, stderr: &tail{max: stderrKeep}, lines: make(chan lineResult),
+		done: make(chan struct{}), stopping: make(chan struct{})}
+	cmd.Stderr = p.stderr
+	var err error
+	if p.stdin, err = cmd.StdinPipe(); err != nil {
+		return nil, fmt.Errorf("execgrade: %s: %w", g.name(), err)
+	}
+	if p.stdout, err = cmd.StdoutPipe(); err != nil {
+		return nil, fmt.Errorf("execgrade: %s: %w", g.name(), err)
+	}
+	if err := cmd.Start(); err != nil {
+		return nil, fmt.Errorf("execgrade: start %s: %w", strings.Join(g.opts.Argv, " "), err)
+	}
+	go p.readLoop()
+	return p, nil
+}
+
+// process is one running child.
+type process struct {
+	cmd    *exec.Cmd
+	stdin  io.WriteCloser
+	stdout io.ReadCloser
+	stderr *tail
+	lines  chan lineResult // answer lines, read by readLoop
+	done   chan struct{}   // closed once the child has been waited for
+
+	stopping chan struct{} // closed when nobody will read lines any more
+	stopOnce sync.Once
+
+	waitErr error // the child's exit status; valid after done is closed
+}
+
+type lineResult struct {
+	line []byte
+	err  error
+}
+
+// readLoop delivers stdout lines until the pipe ends, then reaps the child.
+// Wait is called only after all reads are done, as os/exec requires.
+func (p *process) readLoop() {
+	r := bufio.NewReaderSize(p.stdout, 64<<10)
+	for {
+		line, err := readLine(r)
+		if err != nil {
+			p.waitErr = p.cmd.Wait()
+			close(p.done)
+			// Unblock a roundTrip waiting for an answer; nobody may be
+			// listening, so do not block on it.
+			select {
+			case p.lines <- lineResult{err: err}:
+			default:
+			}
+			close(p.lines)
+			return
+		}
+		select {
+		case p.lines <- lineResult{line: line}:
+		case <-p.stopping:
+			// Nobody will read it; keep draining until the pipe ends.
+		}
+	}
+}
+
+// readLine reads one line without its ending, refusing lines longer than
+// maxLineSize (the rest of such a line is discarded).
+func readLine(r *bufio.Reader) ([]byte, error) {
+	var buf []byte
+	for {
+		chunk, err := r.ReadSlice('\n')
+		if len(buf)+len(chunk) > maxLineSize {
+			return nil, fmt.Errorf("answer line longer than %d bytes", maxLineSize)
+		}
+		buf = append(buf, chunk...)
+		switch {
+		case err == nil:
+			buf = buf[:len(buf)-1]
+			if n := len(buf); n > 0 && buf[n-1] == '\r' {
+				buf = buf[:n-1]
+			}
+			return buf, nil
+		case errors.Is(err, bufio.ErrBufferFull):
+			continue
+		default:
+			return nil, err
+		}
+	}
+}
+
+// roundTrip writes one request line and reads one answer line, within
+// timeout. On any error the caller must kill the process.
+func (p *process) roundTrip(id string, line []byte, timeout time.Duration) (answer, error) {
+	timer := time.NewTimer(timeout)
+	defer timer.Stop()
+
+	// A line waiting before the request is sent answers nothing we asked.
+	select {
+	case r, ok := <-p.lines:
+		if ok && r.err == nil {
+			return answer{}, fmt.Errorf("wrote a line before being asked: %s; write logs to stderr", quote(r.line))
+		}
+		<-p.done
+		return answer{}, fmt.Errorf("exited before the request%s", p.exitNote())
+	default:
+	}
+
+	written := make(chan error, 1)
+	go func() {
+		_, err := p.stdin.Write(line)
+		written <- err
+	}()
+	select {
+	case err := <-written:
+		if err != nil {
+			return answer{}, fmt.Errorf("write request: %w%s", err, p.exitNote())
+		}
+	case <-p.done:
+		return answer{}, fmt.Errorf("exited before reading the request%s", p.exitNote())
+	case <-timer.C:
+		return answer{}, fmt.Errorf("did not read the request within %v; stopped it", timeout)
+	}
+
+	var res lineResult
+	select {
+	case r, ok := <-p.lines:
+		if !ok {
+			return answer{}, fmt.Errorf("exited without answering%s", p.exitNote())
+		}
+		res = r
+	case <-timer.C:
+		return answer{}, fmt.Errorf("did not answer within %v; stopped it", timeout)
+	}
+	if res.err != nil {
+		if errors.Is(res.err, io.EOF) {
+			<-p.done
+			return answer{}, fmt.Errorf("exited without answering%s", p.exitNote())
+		}
+		return answer{}, fmt.Errorf("read answer: %w", res.err)
+	}
+	var a answer
+	if err := json.Unmarshal(res.line, &a); err != nil || a.Pass == nil {
+		return answer{}, fmt.Errorf(`answered %s, want one line {"pass": true|false, "reason": "..."}`, quote(res.line))
+	}
+	if a.ID != nil && *a.ID != id {
+		return answer{}, fmt.Errorf("answered for id %q while grading %q; answers are out of step", *a.ID, id)
+	}
+	return a, nil
+}
+
+// exited reports whether the child has exited and been reaped.
+func (p *process) exited() bool {
+	select {
+	case <-p.done:
+		return true
+	default:
+		return false
+	}
+}
+
+// exitNote describes how the child exited, once it has.
+func (p *process) exitNote() string {
+	select {
+	case <-p.done:
+		if p.waitErr != nil {
+			return " (" + p.waitErr.Error() + ")"
+		}
+		return " (exit status 0)"
+	default:
+		return ""
+	}
+}
+
+// kill stops the child and closes our ends of its pipes, which ends
+// readLoop even if a grandchild still holds the other end.
+func (p *process) kill() {
+	p.discard()
+	if p.cmd.Process != nil {
+		_ = p.cmd.Process.Kill()
+	}
+	_ = p.stdin.Close()
+	_ = p.stdout.Close()
+}
+
+// discard tells readLoop that nobody will read answers any more.
+func (p *process) discard() { p.stopOnce.Do(func() { close(p.stopping) }) }
+
+func (p *process) stderrSuffix() string {
+	s := strings.TrimSpace(p.stderr.String())
+	if s == "" {
+		return ""
+	}
+	return "\nstderr (last 2 KB):\n" + s
+}
+
+// quote renders a bad answer for an error, cut to quoteLimit bytes.
+func quote(b []byte) string {
+	if len(b) == 0 {
+		return "an empty line"
+	}
+	if len(b) > quoteLimit {
+		cut := quoteLimit
+		for cut > 0 && (b[cut]&0xC0) == 0x80 {
+			cut--
+		}
+		return fmt.Sprintf("%q... (%d bytes)", b[:cut], len(b))
+	}
+	return fmt.Sprintf("%q", b)
+}
+
+// tail is an io.Writer keeping the last max bytes written to it.
+type tail struct {
+	mu  sync.Mutex
+	max int
+	buf []byte
+}
+
+func (t *tail) Write(b []byte) (int, error) {
+	t.mu.Lock()
+	defer t.mu.Unlock()
+	t.buf = append(t.buf, b...)
+	if over := len(t.buf) - t.max; over > 0 {
+		t.buf = append(t.buf[:0], t.buf[over:]...)
+	}
+	return len(b), nil
+}
+
+func (t *tail) String() string {
+	t.mu.Lock()
+	defer t.mu.Unlock()
+	return string(t.buf)
+}
