@@ -1,0 +1,116 @@
+package runner
+
+import (
+	"context"
+	"fmt"
+	"time"
+
+	"github.com/auditor-dev/auditor/model"
+)
+
+// Meta is what the runner and providers may know about a call beyond its
+// request. The OpenAI provider ignores it; the simulated provider uses it to
+// decide how to answer. It is not part of the call's key.
+type Meta struct {
+	CaseID   string
+	Kind     model.Kind
+	RuleLine int    // the audited rule's line; 0 for a baseline call
+	Variant  string // "baseline" or "-L<line>", e.g. "-L22"
+	Judge    string // the judge's model for judge calls; empty for answer calls
+}
+
+// Call is one request to make, with who answers it and what it may cost.
+// Calls of several models may go in one run.
+type Call struct {
+	Key      string // the content address; must equal Request.Key() (filled in when empty)
+	Request  model.Request
+	Meta     Meta
+	Provider Provider // who answers this call; a nil Provider makes the call fail for good
+
+	// EstPromptTokens and EstCompletionTokens estimate the call's usage so
+	// the budget can be checked before the call is made.
+	EstPromptTokens, EstCompletionTokens int
+	Price                                Price // this call's model's prices
+}
+
+// Price is what a model's tokens cost, in dollars per million tokens. The
+// zero Price means free (a local model, the simulator).
+type Price struct {
+	InputPerMTok float64
+	// CachedInputPerMTok is the rate for prompt tokens served from the
+	// provider's prompt cache. Zero means no discount is known, and cached
+	// tokens are billed at InputPerMTok: a budget must not assume a saving
+	// nobody configured.
+	CachedInputPerMTok float64
+	OutputPerMTok      float64
+}
+
+// Cost returns the dollars a call with this usage costs: cached prompt tokens
+// at the cached rate, the rest of the prompt at the input rate, completion
+// tokens at the output rate. Cached is clamped to [0, prompt] and negative
+// counts count as zero, so malformed usage never yields a negative cost.
+func (p Price) Cost(prompt, cached, completion int) float64 {
+	prompt, completion = max(prompt, 0), max(completion, 0)
+	cached = min(max(cached, 0), prompt)
+	cachedRate := p.CachedInputPerMTok
+	if cachedRate == 0 {
+		cachedRate = p.InputPerMTok
+	}
+	return (float64(prompt-cached)*p.InputPerMTok +
+		float64(cached)*cachedRate +
+		float64(completion)*p.OutputPerMTok) / 1e6
+}
+
+// Completion is a provider's answer to one attempt.
+type Completion struct {
+	Text                                         string
+	FinishReason                                 string // as the API gave it: "stop", "length", "content_filter", ...
+	PromptTokens, CachedTokens, CompletionTokens int
+}
+
+// Provider answers calls. Complete is called from many goroutines at once and
+// must be safe for concurrent use. It must return promptly once ctx is done
+// (the runner applies the per-attempt timeout and cancellation through ctx).
+// It reports failures as a *CallError so the runner can decide whether to
+// retry; any other error is treated as a retryable transport failure. A
+// successful Completion whose FinishReason is "content_filter" is recorded as
+// a content-filter error by the runner, not as an answer.
+type Provider interface {
+	Complete(ctx context.Context, call Call) (Completion, error)
+}
+
+// CallError is how a provider reports a failed attempt. Its message must not
+// contain secrets (API keys, credentials in URLs): it is stored and shown.
+type CallError struct {
+	Kind       model.ErrorKind
+	Status     int           // HTTP status; 0 when there was no HTTP response
+	RetryAfter time.Duration // the server's minimum wait before retrying; 0 when not given
+	Retryable  bool          // another attempt may succeed
+	Msg        string        // what went wrong, for people
+}
+
+// Error formats the error as "kind (HTTP status): message", leaving out the
+// status when there was none.
+func (e *CallError) Error() string {
+	kind := string(e.Kind)
+	if kind == "" {
+		kind = "error"
+	}
+	msg := e.Msg
+	if msg == "" {
+		msg = "no detail"
+	}
+	if e.Status > 0 {
+		return fmt.Sprintf("%s (HTTP %d): %s", kind, e.Status, msg)
+	}
+	return fmt.Sprintf("%s: %s", kind, msg)
+}
+
+// Sink stores the outcome of calls. Save is called once for each call that
+// ends (answered, or failed for good), never for a call cut off by a stop.
+// Save may be called from several goroutines at once, so a Sink must be safe
+// for concurrent use (a batching store can then commit concurrent saves
+// together). A Save that returns an error stops the run with [SaveFailed].
+type Sink interface {
+	Save(r model.Response) error
+}

@@ -1,0 +1,49 @@
+// Package runner executes calls against models: a worker pool bounded by an
+// adaptive concurrency limit, retries with back-off that honour the server's
+// Retry-After, a dollar budget, and progress reported as events. It also holds
+// the OpenAI-compatible provider (openai-go v3); the simulated provider lives
+// in runner/sim.
+//
+// # Scheduling
+//
+// [Run] keeps at most the current concurrency limit of attempts in flight. A
+// call waiting to retry holds no slot: it is parked on a timer until its wait
+// is over, and other calls proceed meanwhile. Calls whose wait is over go
+// before calls not yet started. Failed attempts are retried on 429, 5xx,
+// timeouts, broken connections and malformed bodies ([CallError.Retryable]),
+// never sooner than the server's Retry-After and otherwise after an
+// exponential back-off with full jitter. The limit starts at
+// [Options.Concurrency], is halved on a 429 (at most once a second, never
+// below 1) and grows by one after as many consecutive successes as the limit
+// (AIMD), up to [Options.Concurrency] again.
+//
+// # Delivery contract
+//
+// Run returns a buffered channel of [Event] values and owns the goroutines
+// that feed it. The consumer must drain the channel until it is closed: a
+// consumer that stops reading stalls the run (it is not dropped), and this
+// holds after ctx is cancelled too. The channel is closed right after the
+// last event, which is always exactly one [Stopped]; by then every goroutine
+// Run started has returned or is about to, and the [Sink] is no longer called.
+//
+// Every call produces exactly one [Finished] unless the run stops first; a
+// call cut off by a stop (never started, waiting to retry, or in flight when
+// ctx was cancelled and so abandoned) produces none, is not saved, and is
+// counted in [Stopped.Remaining]. An answer that arrives despite the
+// cancellation is kept: it finished, and it was paid for. A
+// Finished event is sent only after [Sink.Save] returned nil for its
+// response, so a consumer that sees Finished may rely on the response being
+// stored. For one call the events come in this order: Started (attempt 1),
+// then for each retry Retrying followed by Started (attempt n+1), then
+// Finished. Events of different calls interleave in no promised order;
+// [ConcurrencyChanged] may come at any point before Stopped.
+//
+// # Stopping
+//
+// A run stops dispatching when ctx is cancelled, when the next attempt would
+// take the projected spend over [Options.Budget], when a provider reports an
+// exhausted quota, when a server asks for a wait longer than
+// [Options.MaxWait], or when the sink fails. Attempts already in flight are
+// let finish (and are saved) except on cancellation, where they are cancelled
+// and not saved. The first reason to stop is the one reported.
+package runner

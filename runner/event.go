@@ -1,0 +1,94 @@
+package runner
+
+import (
+	"time"
+
+	"github.com/auditor-dev/auditor/model"
+)
+
+// Event is one step of a run's progress: [Started], [Retrying], [Finished],
+// [ConcurrencyChanged] or [Stopped]. See the package documentation for the
+// delivery contract.
+type Event interface{ isEvent() }
+
+// Started reports that an attempt of a call was sent.
+type Started struct {
+	Index   int    // the call's index in the slice given to Run
+	Key     string // the call's key
+	Attempt int    // 1-based
+}
+
+// Retrying reports that an attempt failed and the call will be tried again
+// after Wait (at Until). The call holds no concurrency slot while it waits.
+type Retrying struct {
+	Index   int
+	Key     string
+	Attempt int             // the attempt that failed; the next is Attempt+1
+	Kind    model.ErrorKind // why it failed
+	Wait    time.Duration
+	Until   time.Time // when the call becomes eligible again (for a countdown)
+	Reason  string    // the failure, for people
+}
+
+// Finished reports a call that ended, answered or failed for good (then
+// Response.Error is set), after its response was saved.
+type Finished struct {
+	Index    int
+	Response model.Response
+	Cost     float64 // dollars this call's attempts cost, by their reported usage
+}
+
+// ConcurrencyChanged reports a new limit on calls in flight: cut after a
+// rate limit, raised after a run of successes.
+type ConcurrencyChanged struct {
+	Limit int
+}
+
+// Stopped is the last event of every run.
+type Stopped struct {
+	Reason    StopReason
+	Detail    string  // why, for people; empty when Completed
+	Done      int     // calls finished (answered or failed for good) and saved
+	Failed    int     // of Done, calls that failed for good
+	Remaining int     // calls not finished: len(calls) - Done
+	Spent     float64 // dollars spent by all attempts, by their reported usage
+}
+
+func (Started) isEvent()            {}
+func (Retrying) isEvent()           {}
+func (Finished) isEvent()           {}
+func (ConcurrencyChanged) isEvent() {}
+func (Stopped) isEvent()            {}
+
+// StopReason says why a run ended.
+type StopReason int
+
+// The reasons a run ends. Only Completed means every call finished; after
+// any other reason, running the same calls again resumes the work.
+const (
+	Completed      StopReason = iota // every call finished
+	Cancelled                        // ctx was cancelled; in-flight attempts were abandoned
+	BudgetReached                    // the next attempt would have taken spend over Options.Budget
+	QuotaExhausted                   // a provider reported an exhausted quota or credit
+	WaitTooLong                      // a server asked for a wait longer than Options.MaxWait
+	SaveFailed                       // the sink could not save a response
+)
+
+// String returns the reason in lower case words, e.g. "budget reached".
+func (s StopReason) String() string {
+	switch s {
+	case Completed:
+		return "completed"
+	case Cancelled:
+		return "cancelled"
+	case BudgetReached:
+		return "budget reached"
+	case QuotaExhausted:
+		return "quota exhausted"
+	case WaitTooLong:
+		return "wait too long"
+	case SaveFailed:
+		return "save failed"
+	}
+	return "unknown"
+}
