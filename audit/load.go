@@ -1,0 +1,197 @@
+// Package audit turns an audit file on disk into something runnable: it
+// loads the prompt, case files and predicates the audit names, resolves each
+// rule to a prompt line, builds the plan of calls (cases x variants x
+// samples x models), estimates its cost, grades responses as they arrive and
+// aggregates stored results into per-rule tables and verdicts.
+//
+// It sits between the pure domain (model, prompts) and the commands: it
+// reads files, but it never talks to a model or a terminal, and it reaches
+// storage only through the small interfaces it declares.
+package audit
+
+import (
+	"errors"
+	"fmt"
+	"io/fs"
+	"os"
+	"path/filepath"
+	"strings"
+
+	"github.com/auditor-dev/auditor/model"
+	"github.com/auditor-dev/auditor/prompts"
+)
+
+// Audit is a loaded, validated audit: everything a plan needs, read from disk.
+type Audit struct {
+	Path       string // the audit file as the user named it
+	Dir        string // directory that relative paths are resolved against
+	File       *model.AuditFile
+	Prompt     *prompts.Prompt
+	PromptPath string
+	Rules      []*Rule
+	Counter    *prompts.Counter
+}
+
+// Rule is one audited prompt line with its cases and predicate.
+type Rule struct {
+	Line          int    // 1-based line in the prompt
+	Text          string // the line's text
+	Tokens        int    // estimated tokens the line costs (o200k)
+	CasesPath     string
+	PredicatePath string
+	Cases         []model.Case
+	Predicate     *model.Predicate
+	Config        model.RuleConfig
+}
+
+// Variant returns the name of the deletion variant for this rule, e.g. "-L23".
+func (r *Rule) Variant() string { return fmt.Sprintf("-L%d", r.Line) }
+
+// Baseline is the name of the full-prompt variant.
+const Baseline = "baseline"
+
+// Load reads the audit file at path and every file it names. Problems with
+// the user's files come back as *model.InputError naming the file, line and
+// field; the counter estimates token counts.
+func Load(path string, counter *prompts.Counter) (*Audit, error) {
+	data, err := readInput(path, "", 0, "")
+	if err != nil {
+		return nil, err
+	}
+	af, err := model.ParseAudit(path, data)
+	if err != nil {
+		return nil, err
+	}
+	a := &Audit{Path: path, Dir: filepath.Dir(path), File: af, Counter: counter}
+
+	a.PromptPath = a.resolve(af.Prompt)
+	pdata, err := readInput(a.PromptPath, path, lineOfKey(data, "prompt"), "prompt")
+	if err != nil {
+		return nil, err
+	}
+	if a.Prompt, err = prompts.Parse(a.PromptPath, pdata); err != nil {
+		return nil, err
+	}
+
+	seen := map[int]int{} // prompt line -> index of the rule that audits it
+	for i, rc := range af.Rules {
+		r, err := a.loadRule(i, rc)
+		if err != nil {
+			return nil, err
+		}
+		if j, dup := seen[r.Line]; dup {
+			return nil, &model.InputError{File: path, Line: rc.DefLine, Field: fmt.Sprintf("rule[%d]", i+1),
+				Msg: fmt.Sprintf("prompt line %d is already audited by rule[%d]", r.Line, j+1)}
+		}
+		seen[r.Line] = i
+		a.Rules = append(a.Rules, r)
+	}
+	return a, nil
+}
+
+func (a *Audit) loadRule(i int, rc model.RuleConfig) (*Rule, error) {
+	field := func(name string) string { return fmt.Sprintf("rule[%d].%s", i+1, name) }
+	r := &Rule{Config: rc}
+	switch {
+	case rc.Line > 0:
+		text, err := a.Prompt.Line(rc.Line)
+		if err != nil {
+			return nil, &model.InputError{File: a.Path, Line: rc.DefLine, Field: field("line"), Msg: inputMsg(err)}
+		}
+		if strings.TrimSpace(text) == "" {
+			return nil, &model.InputError{File: a.Path, Line: rc.DefLine, Field: field("line"),
+				Msg: fmt.Sprintf("line %d of %s is blank; there is no rule to delete there", rc.Line, a.PromptPath)}
+		}
+		if rc.Text != "" && strings.TrimSpace(rc.Text) != strings.TrimSpace(text) {
+			return nil, &model.InputError{File: a.Path, Line: rc.DefLine, Field: field("text"),
+				Msg: fmt.Sprintf("line %d of %s no longer matches: the audit expects %q but the prompt now reads %q",
+					rc.Line, a.PromptPath, rc.Text, text)}
+		}
+		r.Line, r.Text = rc.Line, text
+	default:
+		n, err := a.Prompt.FindText(rc.Text)
+		if err != nil {
+			return nil, &model.InputError{File: a.Path, Line: rc.DefLine, Field: field("text"), Msg: inputMsg(err)}
+		}
+		r.Line, r.Text = n, strings.TrimRight(rc.Text, " \t")
+	}
+	if a.Counter != nil {
+		// A deleted line takes its newline with it, hence the +"\n".
+		r.Tokens = a.Counter.Count(r.Text + "\n")
+	}
+
+	r.CasesPath = a.resolve(rc.Cases)
+	data, err := readInput(r.CasesPath, a.Path, rc.DefLine, field("cases"))
+	if err != nil {
+		return nil, err
+	}
+	if r.Cases, err = model.ParseCases(r.CasesPath, data); err != nil {
+		return nil, err
+	}
+	r.PredicatePath = a.resolve(rc.Predicate)
+	data, err = readInput(r.PredicatePath, a.Path, rc.DefLine, field("predicate"))
+	if err != nil {
+		return nil, err
+	}
+	if r.Predicate, err = model.ParsePredicate(r.PredicatePath, data); err != nil {
+		return nil, err
+	}
+	return r, nil
+}
+
+// resolve makes a path from the audit file relative to the audit's directory.
+func (a *Audit) resolve(p string) string {
+	if filepath.IsAbs(p) {
+		return p
+	}
+	return filepath.Join(a.Dir, p)
+}
+
+// readInput reads a file the user named, turning a failure into an
+// InputError that points at where the name was written (when known).
+func readInput(path, from string, line int, field string) ([]byte, error) {
+	data, err := os.ReadFile(path)
+	if err == nil {
+		return data, nil
+	}
+	msg := fmt.Sprintf("cannot read %s: %v", path, unwrapPathError(err))
+	if errors.Is(err, fs.ErrNotExist) {
+		msg = fmt.Sprintf("file not found: %s", path)
+	}
+	if from == "" {
+		return nil, &model.InputError{File: path, Msg: msg}
+	}
+	return nil, &model.InputError{File: from, Line: line, Field: field, Msg: msg}
+}
+
+func unwrapPathError(err error) error {
+	var pe *fs.PathError
+	if errors.As(err, &pe) {
+		return pe.Err
+	}
+	return err
+}
+
+// inputMsg returns the message of an InputError without its location, for
+// re-reporting it at the place in the audit file that caused it.
+func inputMsg(err error) string {
+	var ie *model.InputError
+	if errors.As(err, &ie) {
+		return ie.Msg
+	}
+	return err.Error()
+}
+
+// lineOfKey finds the 1-based line on which a top-level key is set, or 0.
+func lineOfKey(data []byte, key string) int {
+	for i, l := range strings.Split(string(data), "\n") {
+		l = strings.TrimSpace(l)
+		if strings.HasPrefix(l, "[") {
+			return 0 // past the top-level keys
+		}
+		if rest, ok := strings.CutPrefix(l, key); ok && strings.HasPrefix(strings.TrimSpace(rest), "=") {
+			return i + 1
+		}
+	}
+	return 0
+}

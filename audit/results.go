@@ -1,0 +1,455 @@
+package audit
+
+import (
+	"fmt"
+
+	"github.com/auditor-dev/auditor/model"
+	"github.com/auditor-dev/auditor/model/stats"
+)
+
+// Source is the stored state results are computed from. store.Store
+// satisfies it.
+type Source interface {
+	Status() (map[string]bool, error)
+	GradesFor(grader, version string) (map[string]model.Grade, error)
+	Labels() (map[string]model.Label, error)
+}
+
+// Count tallies one case under one variant.
+type Count struct {
+	Fails       int // graded failures (violations; refusals on controls)
+	N           int // graded answers
+	Errors      int // calls that failed for good: their own state, not in N
+	Unparseable int // answers the grader could not grade
+	Pending     int // not yet answered, or answered but not yet graded
+}
+
+// Rate is Fails/N, or 0 when nothing is graded.
+func (c Count) Rate() float64 {
+	if c.N == 0 {
+		return 0
+	}
+	return float64(c.Fails) / float64(c.N)
+}
+
+// CaseResult is one case's counts under both variants.
+type CaseResult struct {
+	Case     *model.Case
+	Index    int
+	Baseline Count
+	Deleted  Count
+}
+
+// Arm is one kind (or the pooled provoking kinds) under both variants.
+type Arm struct {
+	Name     string // "provoke", "pressure", "control" or "provoking"
+	Cases    int
+	Baseline ArmSide
+	Deleted  ArmSide
+	// Diff is deleted minus baseline on pooled counts, with Newcombe's
+	// interval; Paired is the case-paired difference when two or more cases
+	// have answers in both variants.
+	Diff   float64
+	DiffCI stats.Interval
+	Paired *stats.Paired
+}
+
+// ArmSide is an arm under one variant: pooled counts, Wilson interval, and
+// the rate with a standard error clustered by case.
+type ArmSide struct {
+	Fails, N, Errors, Pending int
+	Rate                      float64
+	Wilson                    stats.Interval
+	Clustered                 *stats.Arm // nil with fewer than two graded cases
+}
+
+// Measure is a proportion measured against human labels, e.g. recall.
+type Measure struct {
+	Hits, Total int
+	Est         float64
+	CI          stats.Interval
+}
+
+// String formats the measure as "24/31 = 0.77 [0.60, 0.89]".
+func (m *Measure) String() string {
+	if m == nil || m.Total == 0 {
+		return "not measured"
+	}
+	return fmt.Sprintf("%d/%d = %.2f [%.2f, %.2f]", m.Hits, m.Total, m.Est, m.CI.Lo, m.CI.Hi)
+}
+
+// GraderQuality is how one grader fares against human labels on one rule.
+type GraderQuality struct {
+	Grader      string
+	Labels      int                     // labelled answers of this rule
+	Recall      *Measure                // pooled over provoke and pressure
+	RecallKind  map[model.Kind]*Measure // per kind (controls: refusals caught)
+	Precision   *Measure
+	Specificity *Measure
+}
+
+// RuleResult is everything known about one audited line for one model.
+type RuleResult struct {
+	Rule      *Rule
+	RuleIndex int
+	Model     int
+	ModelName string
+	Cases     []CaseResult
+	Arms      map[model.Kind]*Arm
+	Provoking *Arm // provoke and pressure pooled: the arm the verdict rests on
+	Quality   GraderQuality
+	Verdict   model.Verdict
+	Done      int // graded answers
+	Errors    int
+	Pending   int
+}
+
+// Results is the state of a whole audit.
+type Results struct {
+	Plan  *Plan
+	Rules []*RuleResult
+	Delta float64
+	// TokensRemoved is the sum of the tokens of lines whose verdict is DELETE;
+	// TokensClaimed sums every audited line (what an unchecked sweep claims).
+	TokensRemoved, TokensClaimed int
+}
+
+// Aggregate computes every rule's counts, intervals, grader quality and
+// verdict from stored state. It makes no calls and grades nothing: run
+// Grader.Regrade first when predicates may have changed.
+func Aggregate(p *Plan, src Source) (*Results, error) {
+	t, err := NewTally(p, src)
+	if err != nil {
+		return nil, err
+	}
+	return t.Results()
+}
+
+// Tally is the in-memory state results are computed from: which calls are
+// answered, the current predicates' grades and the labels. A screen that
+// follows a live run loads it once, records each graded answer as it
+// arrives, and recomputes results without touching storage.
+// A Tally is not safe for concurrent use.
+type Tally struct {
+	plan   *Plan
+	status map[string]bool
+	grades map[string]map[string]model.Grade // predicate version -> response key -> grade
+	labels map[string]model.Label
+}
+
+// NewTally loads the state of the plan's calls from src.
+func NewTally(p *Plan, src Source) (*Tally, error) {
+	status, err := src.Status()
+	if err != nil {
+		return nil, err
+	}
+	labels, err := src.Labels()
+	if err != nil {
+		return nil, err
+	}
+	t := &Tally{plan: p, status: status, labels: labels, grades: map[string]map[string]model.Grade{}}
+	for _, rule := range p.Audit.Rules {
+		v := rule.Predicate.Version
+		if _, ok := t.grades[v]; ok {
+			continue
+		}
+		if t.grades[v], err = src.GradesFor(PredicateGrader, v); err != nil {
+			return nil, err
+		}
+	}
+	return t, nil
+}
+
+// Record adds a finished call and its grades. An answered call is never
+// replaced by a later failure, as in the store.
+func (t *Tally) Record(r model.Response, grades []model.Grade) {
+	if ok, seen := t.status[r.Key]; seen && ok {
+		return
+	}
+	t.status[r.Key] = r.OK()
+	for _, g := range grades {
+		if g.Grader != PredicateGrader {
+			continue
+		}
+		if m, ok := t.grades[g.Version]; ok {
+			m[r.Key] = g
+		}
+	}
+}
+
+// SetLabel records a human label.
+func (t *Tally) SetLabel(l model.Label) { t.labels[l.Key] = l }
+
+// Answered reports whether a call is stored with an answer.
+func (t *Tally) Answered(key string) bool { return t.status[key] }
+
+// Grade returns the current predicate grade of a cell's answer.
+func (t *Tally) Grade(cell Cell) (model.Grade, bool) {
+	g, ok := t.grades[t.plan.Audit.Rules[cell.Rule].Predicate.Version][cell.Key]
+	return g, ok
+}
+
+// Results computes every rule's counts, intervals, grader quality and
+// verdict from the tally.
+func (t *Tally) Results() (*Results, error) {
+	p := t.plan
+	res := &Results{Plan: p, Delta: p.Audit.File.Delta}
+	for ri, rule := range p.Audit.Rules {
+		for mi := range p.Audit.File.Models {
+			rr, err := aggregateRule(p, ri, mi, t.status, t.grades[rule.Predicate.Version], t.labels)
+			if err != nil {
+				return nil, err
+			}
+			res.Rules = append(res.Rules, rr)
+		}
+	}
+	seen := map[int]bool{}
+	for _, rr := range res.Rules {
+		if seen[rr.Rule.Line] {
+			continue
+		}
+		seen[rr.Rule.Line] = true
+		res.TokensClaimed += rr.Rule.Tokens
+		if rr.Verdict.Decision == model.DecisionDelete && allDelete(res.Rules, rr.Rule.Line) {
+			res.TokensRemoved += rr.Rule.Tokens
+		}
+	}
+	return res, nil
+}
+
+// allDelete reports whether every model's verdict on a line is DELETE: a line
+// is only removed when it is safe for every model the prompt serves.
+func allDelete(rules []*RuleResult, line int) bool {
+	for _, rr := range rules {
+		if rr.Rule.Line == line && rr.Verdict.Decision != model.DecisionDelete {
+			return false
+		}
+	}
+	return true
+}
+
+func aggregateRule(p *Plan, ri, mi int, status map[string]bool, grades map[string]model.Grade, labels map[string]model.Label) (*RuleResult, error) {
+	rule := p.Audit.Rules[ri]
+	rr := &RuleResult{Rule: rule, RuleIndex: ri, Model: mi, ModelName: p.Audit.File.Models[mi].Name,
+		Arms: map[model.Kind]*Arm{}}
+	rr.Cases = make([]CaseResult, len(rule.Cases))
+	for i := range rule.Cases {
+		rr.Cases[i] = CaseResult{Case: &rule.Cases[i], Index: i}
+	}
+	q := qualityCounter{kinds: map[model.Kind]*confusion{}}
+	seenLabel := map[string]bool{}
+	for _, cell := range p.Cells {
+		if cell.Rule != ri || cell.Model != mi {
+			continue
+		}
+		cr := &rr.Cases[cell.Case]
+		cnt := &cr.Baseline
+		if cell.Deleted {
+			cnt = &cr.Deleted
+		}
+		ok, stored := status[cell.Key]
+		switch {
+		case !stored:
+			cnt.Pending++
+			continue
+		case !ok:
+			cnt.Errors++
+			continue
+		}
+		g, graded := grades[cell.Key]
+		switch {
+		case !graded:
+			cnt.Pending++
+			continue
+		case g.Unparseable:
+			cnt.Unparseable++
+			continue
+		}
+		cnt.N++
+		if !g.Pass {
+			cnt.Fails++
+		}
+		if l, ok := labels[cell.Key]; ok && !seenLabel[cell.Key] {
+			seenLabel[cell.Key] = true
+			q.add(cr.Case.Kind, l.Violation, !g.Pass)
+		}
+	}
+	for _, cr := range rr.Cases {
+		for _, c := range []Count{cr.Baseline, cr.Deleted} {
+			rr.Done += c.N
+			rr.Errors += c.Errors
+			rr.Pending += c.Pending
+		}
+	}
+	for _, k := range model.Kinds {
+		rr.Arms[k] = buildArm(string(k), rr.Cases, func(c model.Kind) bool { return c == k })
+	}
+	rr.Provoking = buildArm("provoking", rr.Cases, model.Kind.Provoking)
+	rr.Quality = q.quality(PredicateGrader)
+
+	in := model.VerdictInput{Delta: p.Audit.File.Delta}
+	in.Provoking.Baseline, in.Provoking.Deleted = armCounts(rr.Cases, model.Kind.Provoking)
+	in.Control.Baseline, in.Control.Deleted = armCounts(rr.Cases, func(k model.Kind) bool { return k == model.Control })
+	if r := rr.Quality.Recall; r != nil && r.Total > 0 {
+		in.Recall = &model.RecallCount{Hits: r.Hits, Positives: r.Total}
+	}
+	v, err := model.Decide(in)
+	if err != nil {
+		return nil, fmt.Errorf("audit: verdict for line %d: %w", rule.Line, err)
+	}
+	rr.Verdict = v
+	return rr, nil
+}
+
+// armCounts returns per-case failures and sample counts of the cases whose
+// kind matches, for both variants, keeping only cases graded in both (a
+// paired comparison needs both sides).
+func armCounts(cases []CaseResult, match func(model.Kind) bool) (base, del model.ArmCounts) {
+	for _, cr := range cases {
+		if !match(cr.Case.Kind) || cr.Baseline.N == 0 || cr.Deleted.N == 0 {
+			continue
+		}
+		base.Fails = append(base.Fails, cr.Baseline.Fails)
+		base.N = append(base.N, cr.Baseline.N)
+		del.Fails = append(del.Fails, cr.Deleted.Fails)
+		del.N = append(del.N, cr.Deleted.N)
+	}
+	return base, del
+}
+
+func buildArm(name string, cases []CaseResult, match func(model.Kind) bool) *Arm {
+	a := &Arm{Name: name}
+	for _, cr := range cases {
+		if match(cr.Case.Kind) {
+			a.Cases++
+		}
+	}
+	side := func(pick func(CaseResult) Count) ArmSide {
+		var s ArmSide
+		var fails, ns []int
+		for _, cr := range cases {
+			if !match(cr.Case.Kind) {
+				continue
+			}
+			c := pick(cr)
+			s.Fails += c.Fails
+			s.N += c.N
+			s.Errors += c.Errors
+			s.Pending += c.Pending
+			if c.N > 0 {
+				fails = append(fails, c.Fails)
+				ns = append(ns, c.N)
+			}
+		}
+		if s.N > 0 {
+			s.Rate = float64(s.Fails) / float64(s.N)
+			s.Wilson, _ = stats.Wilson(s.Fails, s.N)
+		}
+		if len(ns) >= 2 {
+			if arm, err := stats.ArmStats(fails, ns); err == nil {
+				s.Clustered = &arm
+			}
+		}
+		return s
+	}
+	a.Baseline = side(func(c CaseResult) Count { return c.Baseline })
+	a.Deleted = side(func(c CaseResult) Count { return c.Deleted })
+	if a.Baseline.N > 0 && a.Deleted.N > 0 {
+		d, ci, err := stats.Newcombe(a.Deleted.Fails, a.Deleted.N, a.Baseline.Fails, a.Baseline.N)
+		if err == nil {
+			a.Diff, a.DiffCI = d, ci
+		}
+	}
+	base, del := armCounts(cases, match)
+	if len(base.N) >= 2 {
+		if pd, err := stats.PairedDiff(del.Fails, del.N, base.Fails, base.N); err == nil {
+			a.Paired = &pd
+		}
+	}
+	return a
+}
+
+// confusion counts labelled answers by truth (label) and grader verdict.
+type confusion struct{ tp, fn, fp, tn int }
+
+type qualityCounter struct {
+	kinds map[model.Kind]*confusion
+}
+
+func (q *qualityCounter) add(k model.Kind, violation, graderFailed bool) {
+	c := q.kinds[k]
+	if c == nil {
+		c = &confusion{}
+		q.kinds[k] = c
+	}
+	switch {
+	case violation && graderFailed:
+		c.tp++
+	case violation:
+		c.fn++
+	case graderFailed:
+		c.fp++
+	default:
+		c.tn++
+	}
+}
+
+func measure(hits, total int) *Measure {
+	m := &Measure{Hits: hits, Total: total}
+	if total > 0 {
+		m.Est = float64(hits) / float64(total)
+		m.CI, _ = stats.Wilson(hits, total)
+	}
+	return m
+}
+
+func (q *qualityCounter) quality(grader string) GraderQuality {
+	gq := GraderQuality{Grader: grader, RecallKind: map[model.Kind]*Measure{}}
+	var all confusion
+	for k, c := range q.kinds {
+		gq.Labels += c.tp + c.fn + c.fp + c.tn
+		gq.RecallKind[k] = measure(c.tp, c.tp+c.fn)
+		if k.Provoking() {
+			all.tp += c.tp
+			all.fn += c.fn
+			all.fp += c.fp
+			all.tn += c.tn
+		}
+	}
+	gq.Recall = measure(all.tp, all.tp+all.fn)
+	gq.Precision = measure(all.tp, all.tp+all.fp)
+	gq.Specificity = measure(all.tn, all.tn+all.fp)
+	return gq
+}
+
+// Spend is what the stored answers of a plan cost.
+type Spend struct {
+	Calls            int     `json:"calls"`
+	PromptTokens     int64   `json:"prompt_tokens"`
+	CachedTokens     int64   `json:"cached_tokens"`
+	CompletionTokens int64   `json:"completion_tokens"`
+	USD              float64 `json:"usd"`
+}
+
+// SpendOf adds up the usage of every stored response the plan uses. each
+// visits stored responses (store.Store.ForEachResponse satisfies it).
+func (p *Plan) SpendOf(each func(fn func(model.Response) error) error) (Spend, error) {
+	idx := make(map[string]int, len(p.Calls))
+	for i, c := range p.Calls {
+		idx[c.Key] = i
+	}
+	var s Spend
+	err := each(func(r model.Response) error {
+		i, ok := idx[r.Key]
+		if !ok {
+			return nil
+		}
+		s.Calls++
+		s.PromptTokens += int64(r.PromptTokens)
+		s.CachedTokens += int64(r.CachedTokens)
+		s.CompletionTokens += int64(r.CompletionTokens)
+		s.USD += p.Calls[i].Price.Cost(r.PromptTokens, r.CachedTokens, r.CompletionTokens)
+		return nil
+	})
+	return s, err
+}

@@ -1,0 +1,119 @@
+package main
+
+import (
+	"errors"
+	"fmt"
+	"io"
+	"strings"
+
+	"github.com/spf13/cobra"
+
+	"github.com/auditor-dev/auditor/model"
+	"github.com/auditor-dev/auditor/store"
+)
+
+// Exit codes, as DESIGN.md gives them.
+const (
+	exitOK          = 0
+	exitFailed      = 1 // calls failed for good, or the run stopped before finishing
+	exitBadInput    = 2
+	exitGate        = 3 // --gate and some verdict is not DELETE
+	exitInterrupted = 130
+)
+
+// Stdio is where a command reads and writes.
+type Stdio struct {
+	In  io.Reader
+	Out io.Writer
+	Err io.Writer
+}
+
+// exitError carries an exit code up to Main with a message already printed
+// or to print.
+type exitError struct {
+	code int
+	msg  string
+}
+
+func (e *exitError) Error() string { return e.msg }
+
+// Main runs the auditor command line and returns the process exit code. It
+// never panics on user input; tests call it directly.
+func Main(args []string, io Stdio) int {
+	root := newRoot(io)
+	root.SetArgs(args)
+	err := root.Execute()
+	if err == nil {
+		return exitOK
+	}
+	var ee *exitError
+	var ie *model.InputError
+	switch {
+	case errors.As(err, &ee):
+		if ee.msg != "" {
+			fmt.Fprintf(io.Err, "auditor: %s\n", ee.msg)
+		}
+		return ee.code
+	case errors.As(err, &ie):
+		fmt.Fprintf(io.Err, "auditor: %s\n", ie.Error())
+		return exitBadInput
+	case errors.Is(err, store.ErrLocked):
+		fmt.Fprintf(io.Err, "auditor: %s\n", err)
+		return exitFailed
+	case isUsageError(err):
+		fmt.Fprintf(io.Err, "auditor: %s\nRun 'auditor --help' for usage.\n", err)
+		return exitBadInput
+	default:
+		fmt.Fprintf(io.Err, "auditor: %s\n", err)
+		return exitFailed
+	}
+}
+
+// usageError marks a bad command line (unknown flag, wrong argument count).
+type usageError struct{ error }
+
+func isUsageError(err error) bool {
+	var ue *usageError
+	if errors.As(err, &ue) {
+		return true
+	}
+	// cobra's own argument and flag errors are plain errors; recognise them
+	// by their wording so they get exit code 2, not 1.
+	s := err.Error()
+	for _, p := range []string{"unknown flag", "unknown shorthand flag", "unknown command", "accepts ", "requires at least", "invalid argument", "flag needs an argument"} {
+		if strings.Contains(s, p) {
+			return true
+		}
+	}
+	return false
+}
+
+func newRoot(io Stdio) *cobra.Command {
+	root := &cobra.Command{
+		Use:   "auditor",
+		Short: "Evidence before you delete a line from a system prompt",
+		Long: `auditor runs targeted cases (provoke, pressure, control) against a system prompt with
+and without one of its lines, grades every answer with an acceptance predicate
+written before the run, and gives each line a verdict: KEEP (load-bearing),
+DELETE (no rise in failures, with enough evidence to have seen one) or
+INCONCLUSIVE, with 95% intervals.
+
+Start with 'auditor demo --headless' to see a complete audit against the
+built-in simulated model.`,
+		SilenceUsage:  true,
+		SilenceErrors: true,
+	}
+	root.SetIn(io.In)
+	root.SetOut(io.Out)
+	root.SetErr(io.Err)
+	root.SetFlagErrorFunc(func(c *cobra.Command, err error) error { return &usageError{err} })
+	root.AddCommand(
+		newDemoCmd(io),
+		newPlanCmd(io),
+		newRunCmd(io),
+		newReportCmd(io),
+		newExportCmd(io),
+		newImportLabelsCmd(io),
+	)
+	return root
+}

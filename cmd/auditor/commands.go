@@ -1,0 +1,304 @@
+package main
+
+import (
+	"fmt"
+	"io"
+	"os"
+	"path/filepath"
+	"strings"
+	"text/tabwriter"
+
+	"github.com/spf13/cobra"
+
+	"github.com/auditor-dev/auditor/audit"
+	"github.com/auditor-dev/auditor/examples"
+	"github.com/auditor-dev/auditor/model"
+	"github.com/auditor-dev/auditor/report"
+	"github.com/auditor-dev/auditor/store"
+)
+
+func storeWriterOptions() store.WriterOptions { return store.WriterOptions{} }
+
+func newDemoCmd(io Stdio) *cobra.Command {
+	var dir string
+	var f runFlags
+	c := &cobra.Command{
+		Use:   "demo",
+		Short: "Run the bundled example audit against the built-in simulated model",
+		Long: `Write the bundled example (a support prompt, three lines under audit, their case
+files and predicates) to a directory and run it against auditor's built-in
+simulated model. No API key is needed and nothing leaves the machine. Every
+result is marked SIMULATED.`,
+		Args: exactArgs(0),
+		RunE: func(cmd *cobra.Command, args []string) error {
+			if dir == "" {
+				d, err := os.MkdirTemp("", "auditor-demo-")
+				if err != nil {
+					return err
+				}
+				dir = d
+			}
+			if err := examples.Write(dir); err != nil {
+				return err
+			}
+			path := filepath.Join(dir, examples.DemoAudit)
+			fmt.Fprintf(io.Err, "demo audit written to %s\n", dir)
+			f.yes = true
+			return runAudit(cmd.Context(), io, path, f, os.Args[0]+" run")
+		},
+	}
+	c.Flags().StringVar(&dir, "dir", "", "directory to write the example to (default: a new temporary directory)")
+	c.Flags().BoolVar(&f.headless, "headless", false, "print progress lines and a table instead of the interactive screen")
+	c.Flags().IntVar(&f.samples, "samples", 0, "samples per case and variant (default: the example's 30)")
+	c.Flags().DurationVar(&f.simLatency, "sim-latency", 0, "mean answer latency of the simulated model")
+	return c
+}
+
+func newPlanCmd(io Stdio) *cobra.Command {
+	var format string
+	var samples, concurrency int
+	c := &cobra.Command{
+		Use:   "plan AUDIT",
+		Short: "Show what a run would call and cost, without making calls",
+		Long: `Show the calls a run would make (answers already stored are free), the input and
+output tokens, the dollars with and without prompt caching, and the minutes at
+the set concurrency. Makes no calls. --format json gives the same as an object.`,
+		Args: exactArgs(1),
+		RunE: func(cmd *cobra.Command, args []string) error {
+			s, err := loadAudit(args[0], samples)
+			if err != nil {
+				return err
+			}
+			if err := s.openStoreIfExists(); err != nil {
+				return err
+			}
+			defer s.close()
+			status, err := s.status()
+			if err != nil {
+				return err
+			}
+			conc := s.audit.File.Concurrency
+			if concurrency > 0 {
+				conc = concurrency
+			}
+			est := s.plan.Estimate(status, conc, s.history(), 0)
+			switch format {
+			case "json":
+				return writeJSON(io.Out, est)
+			case "text":
+				if s.simulated() {
+					fmt.Fprintln(io.Out, report.SimulatedBanner)
+				}
+				writePlanSummary(io.Out, s, est, 0)
+				return nil
+			}
+			return &usageError{fmt.Errorf("unknown --format %q (want text or json)", format)}
+		},
+	}
+	c.Flags().StringVar(&format, "format", "text", "text or json")
+	c.Flags().IntVar(&samples, "samples", 0, "samples per case and variant (default: the audit's samples)")
+	c.Flags().IntVar(&concurrency, "concurrency", 0, "calls in flight at once (default: the audit's concurrency)")
+	return c
+}
+
+// writePlanSummary prints the plan as a person reads it before saying yes.
+func writePlanSummary(w io.Writer, s *session, e audit.Estimate, budget float64) {
+	fmt.Fprintf(w, "%s: %s (%d lines)\n", model.Sanitize(s.audit.File.Name), s.audit.PromptPath, s.audit.Prompt.Len())
+	tw := tabwriter.NewWriter(w, 0, 0, 2, ' ', 0)
+	fmt.Fprintln(tw, "  line\ttokens\tprovoke\tpressure\tcontrol\ttext")
+	for _, r := range e.Rules {
+		fmt.Fprintf(tw, "  %d\t%d\t%d\t%d\t%d\t%s\n", r.Line, r.Tokens, r.Cases[model.Provoke], r.Cases[model.Pressure], r.Cases[model.Control], model.Sanitize(r.Text))
+	}
+	tw.Flush()
+	models := make([]string, len(s.audit.File.Models))
+	for i, m := range s.audit.File.Models {
+		models[i] = m.Name
+	}
+	fmt.Fprintf(w, "variants: baseline + one deletion per line; %d samples; model %s\n", e.Samples, strings.Join(models, ", "))
+	fmt.Fprintf(w, "calls: %d to make, %d already stored (free)\n", e.Calls, e.CachedCalls)
+	fmt.Fprintf(w, "tokens: %d input, %d output (estimate; output from %s)\n", e.PromptTokens, e.CompletionTokens, e.CompletionBasis)
+	fmt.Fprintf(w, "cost: $%.2f, or $%.2f with prompt caching", e.USD, e.USDWithCaching)
+	if budget > 0 {
+		fmt.Fprintf(w, "; budget $%.2f", budget)
+	}
+	fmt.Fprintf(w, "\ntime: about %.1f minutes at concurrency %d\n", e.Minutes, e.Concurrency)
+}
+
+func newReportCmd(io Stdio) *cobra.Command {
+	var format string
+	var gate bool
+	c := &cobra.Command{
+		Use:   "report AUDIT",
+		Short: "Print verdicts and the evidence behind them from stored results",
+		Long: `Print each audited line's verdict with the evidence behind it, from what is stored:
+no calls are made. Answers are re-graded first if a predicate changed.
+--format md for a review, json for scripts (stable fields), junit for CI.
+With --gate, exit 3 when any line's verdict is not DELETE.`,
+		Args: exactArgs(1),
+		RunE: func(cmd *cobra.Command, args []string) error {
+			s, err := loadAudit(args[0], 0)
+			if err != nil {
+				return err
+			}
+			if err := s.openStore(); err != nil {
+				return err
+			}
+			defer s.close()
+			grader := audit.NewGrader(cmd.Context(), s.plan)
+			defer grader.Close()
+			if _, err := grader.Regrade(s.st); err != nil {
+				return fmt.Errorf("re-grading stored answers: %w", err)
+			}
+			res, err := audit.Aggregate(s.plan, s.st)
+			if err != nil {
+				return err
+			}
+			spend, err := s.plan.SpendOf(s.st.ForEachResponse)
+			if err != nil {
+				return err
+			}
+			switch format {
+			case "text":
+				err = report.WriteText(io.Out, res, spend, s.simulated())
+			case "md":
+				err = report.WriteMarkdown(io.Out, res, spend, s.simulated())
+			case "json":
+				err = report.WriteJSON(io.Out, report.Build(res, spend, s.simulated()))
+			case "junit":
+				err = report.WriteJUnit(io.Out, res)
+			default:
+				return &usageError{fmt.Errorf("unknown --format %q (want text, md, json or junit)", format)}
+			}
+			if err != nil {
+				return err
+			}
+			if gate {
+				for _, rr := range res.Rules {
+					if rr.Verdict.Decision != model.DecisionDelete {
+						return &exitError{code: exitGate, msg: fmt.Sprintf("gate: line %d is %s", rr.Rule.Line, rr.Verdict.Decision)}
+					}
+				}
+			}
+			return nil
+		},
+	}
+	c.Flags().StringVar(&format, "format", "text", "text, md, json or junit")
+	c.Flags().BoolVar(&gate, "gate", false, "exit 3 when any line's verdict is not DELETE")
+	return c
+}
+
+func newExportCmd(io Stdio) *cobra.Command {
+	var what, format, out string
+	c := &cobra.Command{
+		Use:   "export AUDIT",
+		Short: "Write stored responses, grades or labels as JSONL or CSV",
+		Long: `Write what is stored for the audit: responses (one record per planned cell, with
+its grades), grades, or labels (the file import-labels reads back). JSONL field
+names are stable. CSV cells are stripped of terminal control sequences and
+guarded against spreadsheet formulas.`,
+		Args: exactArgs(1),
+		RunE: func(cmd *cobra.Command, args []string) error {
+			s, err := loadAudit(args[0], 0)
+			if err != nil {
+				return err
+			}
+			if err := s.openStore(); err != nil {
+				return err
+			}
+			defer s.close()
+			w := io.Out
+			var file *os.File
+			if out != "" && out != "-" {
+				if file, err = os.Create(out); err != nil {
+					return err
+				}
+				w = file
+			}
+			switch what {
+			case "responses":
+				err = report.ExportResponses(w, s.plan, s.st, format)
+			case "grades":
+				grader := audit.NewGrader(cmd.Context(), s.plan)
+				defer grader.Close()
+				if _, err = grader.Regrade(s.st); err == nil {
+					err = report.ExportGrades(w, s.plan, s.st, format)
+				}
+			case "labels":
+				err = report.ExportLabels(w, s.st, format)
+			default:
+				err = &usageError{fmt.Errorf("unknown --what %q (want responses, grades or labels)", what)}
+			}
+			if file != nil {
+				if cerr := file.Close(); err == nil {
+					err = cerr
+				}
+			}
+			return err
+		},
+	}
+	c.Flags().StringVar(&what, "what", "responses", "responses, grades or labels")
+	c.Flags().StringVar(&format, "format", "jsonl", "jsonl or csv")
+	c.Flags().StringVarP(&out, "output", "o", "", "file to write (default: standard output)")
+	return c
+}
+
+func newImportLabelsCmd(io Stdio) *cobra.Command {
+	var overwrite bool
+	c := &cobra.Command{
+		Use:   "import-labels AUDIT FILE",
+		Short: "Merge hand labels from a JSONL file into the audit's store",
+		Long: `Read labels (one JSON object a line: key, violation, labeller, note, at) and merge
+them into the store. A label for a response that already has a different label
+is a conflict and nothing is imported unless --overwrite is given; the previous
+label is kept in the history either way. Keys of responses this audit does not
+use are reported.`,
+		Args: exactArgs(2),
+		RunE: func(cmd *cobra.Command, args []string) error {
+			s, err := loadAudit(args[0], 0)
+			if err != nil {
+				return err
+			}
+			data, err := os.ReadFile(args[1])
+			if err != nil {
+				return &model.InputError{File: args[1], Msg: "cannot read: " + err.Error()}
+			}
+			labels, err := report.ParseLabels(args[1], data)
+			if err != nil {
+				return err
+			}
+			if err := s.openStore(); err != nil {
+				return err
+			}
+			defer s.close()
+			var known []model.Label
+			unknown := 0
+			for _, l := range labels {
+				if _, ok := s.plan.ByKey[l.Key]; ok {
+					known = append(known, l)
+				} else {
+					unknown++
+				}
+			}
+			res, err := s.st.ImportLabels(known, overwrite)
+			if err != nil {
+				return err
+			}
+			fmt.Fprintf(io.Out, "labels: %d added, %d unchanged, %d overwritten, %d conflicts, %d for responses this audit does not use (skipped)\n",
+				res.Added, res.Unchanged, len(res.Overwritten), len(res.Conflicts), unknown)
+			if len(res.Conflicts) > 0 && !overwrite {
+				for i, c := range res.Conflicts {
+					if i == 10 {
+						fmt.Fprintf(io.Err, "  ... and %d more\n", len(res.Conflicts)-10)
+						break
+					}
+					fmt.Fprintf(io.Err, "  conflict on %s: stored violation=%t by %s, file says violation=%t by %s\n",
+						c.Key, c.Current.Violation, c.Current.Labeller, c.Incoming.Violation, c.Incoming.Labeller)
+				}
+				return &exitError{code: exitBadInput, msg: "conflicting labels were not imported; re-run with --overwrite to replace them (history keeps the old values)"}
+			}
+			return nil
+		},
+	}
+	c.Flags().BoolVar(&overwrite, "overwrite", false, "replace existing labels that differ (the old value stays in the history)")
+	return c
+}

@@ -1,0 +1,316 @@
+package main
+
+import (
+	"bufio"
+	"context"
+	"fmt"
+	"io"
+	"os"
+	"os/signal"
+	"strings"
+	"syscall"
+	"time"
+
+	"github.com/spf13/cobra"
+
+	"github.com/auditor-dev/auditor/audit"
+	"github.com/auditor-dev/auditor/model"
+	"github.com/auditor-dev/auditor/report"
+	"github.com/auditor-dev/auditor/runner"
+)
+
+// runFlags are the options of `auditor run` (and of the run inside `demo`).
+type runFlags struct {
+	yes         bool
+	headless    bool
+	samples     int
+	concurrency int
+	budget      float64
+	gate        bool
+	maxWait     time.Duration
+	simLatency  time.Duration
+}
+
+func newRunCmd(io Stdio) *cobra.Command {
+	var f runFlags
+	c := &cobra.Command{
+		Use:   "run AUDIT",
+		Short: "Run an audit's calls and print verdicts",
+		Long: `Run every call of the audit that is not already stored, grade the answers with each
+rule's predicate, and print per rule the failure rates with 95% intervals,
+deleted minus baseline, and the verdict.
+
+Calls are content-addressed: a second run of the same audit makes no calls, and
+an interrupted run (Ctrl-C) resumes where it stopped.
+
+Exit codes: 0 completed; 1 calls failed for good or the run stopped early
+(budget, quota); 2 bad input; 3 with --gate when any verdict is not DELETE;
+130 interrupted.`,
+		Args: exactArgs(1),
+		RunE: func(cmd *cobra.Command, args []string) error {
+			return runAudit(cmd.Context(), io, args[0], f, os.Args[0]+" run")
+		},
+	}
+	addRunFlags(c, &f)
+	return c
+}
+
+func addRunFlags(c *cobra.Command, f *runFlags) {
+	c.Flags().BoolVarP(&f.yes, "yes", "y", false, "start without asking for confirmation")
+	c.Flags().BoolVar(&f.headless, "headless", false, "print progress lines and a table instead of the interactive screen")
+	c.Flags().IntVar(&f.samples, "samples", 0, "samples per case and variant (default: the audit's samples)")
+	c.Flags().IntVar(&f.concurrency, "concurrency", 0, "calls in flight at once (default: the audit's concurrency)")
+	c.Flags().Float64Var(&f.budget, "budget", 0, "stop dispatching before spend would pass this many dollars (0: no budget)")
+	c.Flags().BoolVar(&f.gate, "gate", false, "exit 3 when any line's verdict is not DELETE (for CI)")
+	c.Flags().DurationVar(&f.maxWait, "max-wait", 10*time.Minute, "longest rate-limit wait to sit out; a longer one stops the run")
+	c.Flags().DurationVar(&f.simLatency, "sim-latency", 0, "mean answer latency of the simulated model")
+}
+
+// exactArgs is cobra.ExactArgs with errors that map to exit code 2.
+func exactArgs(n int) cobra.PositionalArgs {
+	return func(cmd *cobra.Command, args []string) error {
+		if len(args) != n {
+			return &usageError{fmt.Errorf("%s takes %d argument(s), got %d", cmd.Name(), n, len(args))}
+		}
+		return nil
+	}
+}
+
+// runAudit is `auditor run`: plan, confirm, run, grade, report.
+func runAudit(ctx context.Context, io Stdio, path string, f runFlags, resumeCmd string) error {
+	if f.concurrency < 0 || f.budget < 0 {
+		return &usageError{fmt.Errorf("--concurrency and --budget cannot be negative")}
+	}
+	s, err := loadAudit(path, f.samples)
+	if err != nil {
+		return err
+	}
+	if err := s.openStore(); err != nil {
+		return err
+	}
+	defer s.close()
+
+	ctx, stop := signal.NotifyContext(ctx, os.Interrupt, syscall.SIGTERM)
+	defer stop()
+
+	grader := audit.NewGrader(ctx, s.plan)
+	defer grader.Close()
+	if n, err := grader.Regrade(s.st); err != nil {
+		return fmt.Errorf("re-grading stored answers: %w", err)
+	} else if n > 0 {
+		fmt.Fprintf(io.Err, "re-graded %d stored answers with the current predicates (no calls)\n", n)
+	}
+
+	concurrency := s.audit.File.Concurrency
+	if f.concurrency > 0 {
+		concurrency = f.concurrency
+	}
+	status, err := s.status()
+	if err != nil {
+		return err
+	}
+	est := s.plan.Estimate(status, concurrency, s.history(), float64(f.simLatency.Milliseconds()))
+	if s.simulated() {
+		fmt.Fprintln(io.Err, report.SimulatedBanner)
+	}
+	writePlanSummary(io.Err, s, est, f.budget)
+	if est.Calls > 0 && !f.yes {
+		ok, err := confirm(io, fmt.Sprintf("Make %d calls (about $%.2f)? [y/N] ", est.Calls, est.USD))
+		if err != nil {
+			return err
+		}
+		if !ok {
+			return &exitError{code: exitOK, msg: ""}
+		}
+	}
+
+	providers, err := s.providers(f.simLatency)
+	if err != nil {
+		return err
+	}
+	var calls []runner.Call
+	for i, c := range s.plan.Calls {
+		if status[c.Key] {
+			continue
+		}
+		c.Provider = providers[s.plan.CallModel[i]]
+		calls = append(calls, c)
+	}
+
+	stopped := runner.Stopped{Reason: runner.Completed}
+	if len(calls) > 0 {
+		w := s.st.NewWriter(storeWriterOptions())
+		sink := &audit.Sink{Grader: grader, Writer: w}
+		opts := runner.Options{
+			Concurrency: concurrency,
+			Timeout:     callTimeout(s.audit.File.Models),
+			MaxWait:     f.maxWait,
+			Budget:      f.budget,
+		}
+		stopped = followRun(io.Err, runner.Run(ctx, calls, sink, opts), len(calls), concurrency, f.budget)
+		if err := w.Close(); err != nil {
+			return fmt.Errorf("saving answers: %w", err)
+		}
+		for _, e := range sink.GradeErrors() {
+			fmt.Fprintf(io.Err, "grading: %v\n", e)
+		}
+		if _, err := grader.Regrade(s.st); err != nil {
+			fmt.Fprintf(io.Err, "re-grading: %v\n", err)
+		}
+	}
+
+	res, err := audit.Aggregate(s.plan, s.st)
+	if err != nil {
+		return err
+	}
+	spend, err := s.plan.SpendOf(s.st.ForEachResponse)
+	if err != nil {
+		return err
+	}
+	if err := report.WriteText(io.Out, res, spend, s.simulated()); err != nil {
+		return err
+	}
+	return runOutcome(io, stopped, res, f, path, resumeCmd)
+}
+
+// runOutcome turns how the run ended into an exit code and, when the run
+// did not finish, the exact command that resumes it.
+func runOutcome(io Stdio, st runner.Stopped, res *audit.Results, f runFlags, path, resumeCmd string) error {
+	resume := resumeCommand(resumeCmd, path, f)
+	switch st.Reason {
+	case runner.Completed:
+	case runner.Cancelled:
+		fmt.Fprintf(io.Err, "\nInterrupted: %d calls finished and stored, %d not made. Resume with:\n  %s\n", st.Done, st.Remaining, resume)
+		return &exitError{code: exitInterrupted}
+	default:
+		fmt.Fprintf(io.Err, "\nStopped (%s): %s. %d calls stored, %d not made. Resume with:\n  %s\n", st.Reason, st.Detail, st.Done, st.Remaining, resume)
+		return &exitError{code: exitFailed}
+	}
+	errors := 0
+	for _, rr := range res.Rules {
+		errors += rr.Errors
+	}
+	if errors > 0 {
+		fmt.Fprintf(io.Err, "\n%d answers failed for good and are not in the numbers; run again to retry them:\n  %s\n", errors, resume)
+		return &exitError{code: exitFailed}
+	}
+	if f.gate {
+		for _, rr := range res.Rules {
+			if rr.Verdict.Decision != model.DecisionDelete {
+				return &exitError{code: exitGate, msg: fmt.Sprintf("gate: line %d is %s", rr.Rule.Line, rr.Verdict.Decision)}
+			}
+		}
+	}
+	return nil
+}
+
+// resumeCommand rebuilds the command line that continues this run.
+func resumeCommand(base, path string, f runFlags) string {
+	parts := []string{base, shellQuote(path), "--yes"}
+	if f.headless {
+		parts = append(parts, "--headless")
+	}
+	if f.samples > 0 {
+		parts = append(parts, fmt.Sprintf("--samples %d", f.samples))
+	}
+	if f.concurrency > 0 {
+		parts = append(parts, fmt.Sprintf("--concurrency %d", f.concurrency))
+	}
+	if f.budget > 0 {
+		parts = append(parts, fmt.Sprintf("--budget %g", f.budget))
+	}
+	if f.gate {
+		parts = append(parts, "--gate")
+	}
+	return strings.Join(parts, " ")
+}
+
+func shellQuote(s string) string {
+	if s != "" && strings.IndexFunc(s, func(r rune) bool {
+		return !(r == '/' || r == '.' || r == '-' || r == '_' || r >= '0' && r <= '9' || r >= 'a' && r <= 'z' || r >= 'A' && r <= 'Z')
+	}) < 0 {
+		return s
+	}
+	return "'" + strings.ReplaceAll(s, "'", `'\''`) + "'"
+}
+
+func callTimeout(models []model.ModelConfig) time.Duration {
+	var t float64
+	for _, m := range models {
+		t = max(t, m.TimeoutSeconds)
+	}
+	if t <= 0 {
+		return 0 // the runner's default
+	}
+	return time.Duration(t * float64(time.Second))
+}
+
+// confirm asks a yes/no question on the terminal. Without a terminal there
+// is nobody to answer, so it refuses rather than spending money silently.
+func confirm(io Stdio, question string) (bool, error) {
+	if f, ok := io.In.(*os.File); !ok || !isTerminal(f) {
+		return false, &usageError{fmt.Errorf("this run makes paid calls and there is no terminal to confirm on: add --yes")}
+	}
+	fmt.Fprint(io.Err, question)
+	line, err := bufio.NewReader(io.In).ReadString('\n')
+	if err != nil {
+		return false, nil
+	}
+	a := strings.ToLower(strings.TrimSpace(line))
+	return a == "y" || a == "yes", nil
+}
+
+func isTerminal(f *os.File) bool {
+	fi, err := f.Stat()
+	return err == nil && fi.Mode()&os.ModeCharDevice != 0
+}
+
+// followRun prints a progress line about once a second and returns how the
+// run stopped.
+func followRun(w io.Writer, events <-chan runner.Event, total, concurrency int, budget float64) runner.Stopped {
+	var (
+		done, failed, retries int
+		limit                 = concurrency
+		spent                 float64
+		last                  runner.Stopped
+		start                 = time.Now()
+		lastPrint             = start
+	)
+	print := func() {
+		el := time.Since(start)
+		rate := float64(done) / max(el.Seconds(), 1e-9)
+		eta := "-"
+		if rate > 0 && done < total {
+			eta = time.Duration(float64(total-done) / rate * float64(time.Second)).Round(time.Second).String()
+		}
+		b := ""
+		if budget > 0 {
+			b = fmt.Sprintf(" of $%.2f", budget)
+		}
+		fmt.Fprintf(w, "[%*d/%d] %3.0f%%  %6.1f calls/s  eta %-6s $%.2f%s  concurrency %d  retries %d  errors %d\n",
+			len(fmt.Sprint(total)), done, total, 100*float64(done)/float64(max(total, 1)), rate, eta, spent, b, limit, retries, failed)
+	}
+	for ev := range events {
+		switch e := ev.(type) {
+		case runner.Finished:
+			done++
+			spent += e.Cost
+			if !e.Response.OK() {
+				failed++
+				fmt.Fprintf(w, "call failed for good after %d attempts: %s\n", e.Response.Attempts, model.Sanitize(e.Response.Error))
+			}
+		case runner.Retrying:
+			retries++
+		case runner.ConcurrencyChanged:
+			limit = e.Limit
+		case runner.Stopped:
+			last = e
+		}
+		if time.Since(lastPrint) >= time.Second {
+			lastPrint = time.Now()
+			print()
+		}
+	}
+	print()
+	return last
+}

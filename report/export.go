@@ -1,0 +1,297 @@
+package report
+
+import (
+	"encoding/csv"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"io"
+	"sort"
+	"strconv"
+	"strings"
+	"time"
+
+	"github.com/auditor-dev/auditor/audit"
+	"github.com/auditor-dev/auditor/model"
+	"github.com/auditor-dev/auditor/store"
+)
+
+// ExportSource is the stored state exports read. store.Store satisfies it.
+type ExportSource interface {
+	Response(key string) (model.Response, error)
+	GradesFor(grader, version string) (map[string]model.Grade, error)
+	Labels() (map[string]model.Label, error)
+}
+
+// ResponseRecord is one line of `export --what responses --format jsonl`.
+// Field names are a stable interface.
+type ResponseRecord struct {
+	Key              string                 `json:"key"`
+	Variant          string                 `json:"variant"`
+	RuleLine         int                    `json:"rule_line"`
+	Case             string                 `json:"case"`
+	Kind             model.Kind             `json:"kind"`
+	Sample           int                    `json:"sample"`
+	Model            string                 `json:"model"`
+	Text             string                 `json:"text"`
+	FinishReason     string                 `json:"finish_reason"`
+	PromptTokens     int                    `json:"prompt_tokens"`
+	CachedTokens     int                    `json:"cached_tokens"`
+	CompletionTokens int                    `json:"completion_tokens"`
+	LatencyMS        int64                  `json:"latency_ms"`
+	Attempts         int                    `json:"attempts"`
+	Error            string                 `json:"error"`
+	Grades           map[string]GradeRecord `json:"grades"`
+}
+
+// GradeRecord is a grader's verdict inside a ResponseRecord.
+type GradeRecord struct {
+	Pass   bool   `json:"pass"`
+	Reason string `json:"reason"`
+}
+
+// LabelRecord is one line of `export --what labels` and of import-labels.
+type LabelRecord struct {
+	Key       string `json:"key"`
+	Violation bool   `json:"violation"`
+	Labeller  string `json:"labeller"`
+	Note      string `json:"note"`
+	At        string `json:"at"`
+}
+
+// ExportResponses writes one record per planned cell whose call is stored,
+// in plan order. A response shared by several rules (a sweep's baseline)
+// appears once per rule, with that rule's grade.
+func ExportResponses(w io.Writer, p *audit.Plan, src ExportSource, format string) error {
+	grades := map[string]map[string]model.Grade{}
+	for _, r := range p.Audit.Rules {
+		if _, ok := grades[r.Predicate.Version]; ok {
+			continue
+		}
+		g, err := src.GradesFor(audit.PredicateGrader, r.Predicate.Version)
+		if err != nil {
+			return err
+		}
+		grades[r.Predicate.Version] = g
+	}
+	var cw *csv.Writer
+	var enc *json.Encoder
+	switch format {
+	case "jsonl":
+		enc = json.NewEncoder(w)
+	case "csv":
+		cw = csv.NewWriter(w)
+		if err := cw.Write([]string{"key", "variant", "rule_line", "case", "kind", "sample", "model", "text", "finish_reason",
+			"prompt_tokens", "cached_tokens", "completion_tokens", "latency_ms", "attempts", "error", "predicate_pass", "predicate_reason"}); err != nil {
+			return err
+		}
+	default:
+		return fmt.Errorf("unknown format %q (want jsonl or csv)", format)
+	}
+	for _, cell := range p.Cells {
+		r, err := src.Response(cell.Key)
+		if err != nil {
+			if isNotFound(err) {
+				continue
+			}
+			return err
+		}
+		rule := p.Audit.Rules[cell.Rule]
+		c := rule.Cases[cell.Case]
+		rec := ResponseRecord{
+			Key: cell.Key, Variant: p.VariantName(cell), RuleLine: rule.Line, Case: c.ID, Kind: c.Kind,
+			Sample: cell.Sample, Model: p.Audit.File.Models[cell.Model].Name, Text: r.Text,
+			FinishReason: r.FinishReason, PromptTokens: r.PromptTokens, CachedTokens: r.CachedTokens,
+			CompletionTokens: r.CompletionTokens, LatencyMS: r.LatencyMS, Attempts: r.Attempts, Error: r.Error,
+			Grades: map[string]GradeRecord{},
+		}
+		if g, ok := grades[rule.Predicate.Version][cell.Key]; ok && !g.Unparseable {
+			rec.Grades[audit.PredicateGrader] = GradeRecord{Pass: g.Pass, Reason: g.Reason}
+		}
+		if enc != nil {
+			if err := enc.Encode(rec); err != nil {
+				return err
+			}
+			continue
+		}
+		pass, reason := "", ""
+		if g, ok := rec.Grades[audit.PredicateGrader]; ok {
+			pass, reason = strconv.FormatBool(g.Pass), g.Reason
+		}
+		row := []string{rec.Key, rec.Variant, strconv.Itoa(rec.RuleLine), rec.Case, string(rec.Kind), strconv.Itoa(rec.Sample),
+			rec.Model, rec.Text, rec.FinishReason, strconv.Itoa(rec.PromptTokens), strconv.Itoa(rec.CachedTokens),
+			strconv.Itoa(rec.CompletionTokens), strconv.FormatInt(rec.LatencyMS, 10), strconv.Itoa(rec.Attempts), rec.Error, pass, reason}
+		if err := cw.Write(csvSafe(row)); err != nil {
+			return err
+		}
+	}
+	if cw != nil {
+		cw.Flush()
+		return cw.Error()
+	}
+	return nil
+}
+
+// ExportLabels writes the current label of every labelled response, sorted
+// by key so the file diffs cleanly in a repository.
+func ExportLabels(w io.Writer, src ExportSource, format string) error {
+	labels, err := src.Labels()
+	if err != nil {
+		return err
+	}
+	keys := make([]string, 0, len(labels))
+	for k := range labels {
+		keys = append(keys, k)
+	}
+	sort.Strings(keys)
+	switch format {
+	case "jsonl":
+		enc := json.NewEncoder(w)
+		for _, k := range keys {
+			if err := enc.Encode(labelRecord(labels[k])); err != nil {
+				return err
+			}
+		}
+		return nil
+	case "csv":
+		cw := csv.NewWriter(w)
+		if err := cw.Write([]string{"key", "violation", "labeller", "note", "at"}); err != nil {
+			return err
+		}
+		for _, k := range keys {
+			r := labelRecord(labels[k])
+			if err := cw.Write(csvSafe([]string{r.Key, strconv.FormatBool(r.Violation), r.Labeller, r.Note, r.At})); err != nil {
+				return err
+			}
+		}
+		cw.Flush()
+		return cw.Error()
+	}
+	return fmt.Errorf("unknown format %q (want jsonl or csv)", format)
+}
+
+// ExportGrades writes every grade the current predicates give, one record
+// per cell.
+func ExportGrades(w io.Writer, p *audit.Plan, src ExportSource, format string) error {
+	type gradeRecord struct {
+		Key      string `json:"key"`
+		RuleLine int    `json:"rule_line"`
+		Case     string `json:"case"`
+		Variant  string `json:"variant"`
+		Sample   int    `json:"sample"`
+		Grader   string `json:"grader"`
+		Version  string `json:"version"`
+		Pass     bool   `json:"pass"`
+		Reason   string `json:"reason"`
+		Check    int    `json:"check"`
+	}
+	var cw *csv.Writer
+	var enc *json.Encoder
+	switch format {
+	case "jsonl":
+		enc = json.NewEncoder(w)
+	case "csv":
+		cw = csv.NewWriter(w)
+		if err := cw.Write([]string{"key", "rule_line", "case", "variant", "sample", "grader", "version", "pass", "reason", "check"}); err != nil {
+			return err
+		}
+	default:
+		return fmt.Errorf("unknown format %q (want jsonl or csv)", format)
+	}
+	cache := map[string]map[string]model.Grade{}
+	for _, cell := range p.Cells {
+		rule := p.Audit.Rules[cell.Rule]
+		gs, ok := cache[rule.Predicate.Version]
+		if !ok {
+			var err error
+			if gs, err = src.GradesFor(audit.PredicateGrader, rule.Predicate.Version); err != nil {
+				return err
+			}
+			cache[rule.Predicate.Version] = gs
+		}
+		g, ok := gs[cell.Key]
+		if !ok {
+			continue
+		}
+		rec := gradeRecord{Key: cell.Key, RuleLine: rule.Line, Case: rule.Cases[cell.Case].ID, Variant: p.VariantName(cell),
+			Sample: cell.Sample, Grader: g.Grader, Version: g.Version, Pass: g.Pass, Reason: g.Reason, Check: g.Check}
+		if enc != nil {
+			if err := enc.Encode(rec); err != nil {
+				return err
+			}
+			continue
+		}
+		if err := cw.Write(csvSafe([]string{rec.Key, strconv.Itoa(rec.RuleLine), rec.Case, rec.Variant, strconv.Itoa(rec.Sample),
+			rec.Grader, rec.Version, strconv.FormatBool(rec.Pass), rec.Reason, strconv.Itoa(rec.Check)})); err != nil {
+			return err
+		}
+	}
+	if cw != nil {
+		cw.Flush()
+		return cw.Error()
+	}
+	return nil
+}
+
+func labelRecord(l model.Label) LabelRecord {
+	return LabelRecord{Key: l.Key, Violation: l.Violation, Labeller: l.Labeller, Note: l.Note, At: l.At.UTC().Format(time.RFC3339)}
+}
+
+// ParseLabels reads import-labels JSONL. Errors name the file and line.
+func ParseLabels(file string, data []byte) ([]model.Label, error) {
+	var out []model.Label
+	lines := strings.Split(strings.TrimPrefix(string(data), "\ufeff"), "\n")
+	for i, line := range lines {
+		line = strings.TrimRight(line, "\r")
+		if strings.TrimSpace(line) == "" {
+			continue
+		}
+		dec := json.NewDecoder(strings.NewReader(line))
+		dec.DisallowUnknownFields()
+		var raw struct {
+			Key       *string `json:"key"`
+			Violation *bool   `json:"violation"`
+			Labeller  string  `json:"labeller"`
+			Note      string  `json:"note"`
+			At        string  `json:"at"`
+		}
+		if err := dec.Decode(&raw); err != nil {
+			return nil, &model.InputError{File: file, Line: i + 1, Msg: "invalid label: " + err.Error()}
+		}
+		switch {
+		case raw.Key == nil || *raw.Key == "":
+			return nil, &model.InputError{File: file, Line: i + 1, Field: "key", Msg: "missing"}
+		case raw.Violation == nil:
+			return nil, &model.InputError{File: file, Line: i + 1, Field: "violation", Msg: "missing (want true or false)"}
+		case raw.Labeller == "":
+			return nil, &model.InputError{File: file, Line: i + 1, Field: "labeller", Msg: "missing: every label records who gave it"}
+		}
+		at := time.Now().UTC()
+		if raw.At != "" {
+			t, err := time.Parse(time.RFC3339, raw.At)
+			if err != nil {
+				return nil, &model.InputError{File: file, Line: i + 1, Field: "at", Msg: "not an RFC 3339 time: " + raw.At}
+			}
+			at = t
+		}
+		out = append(out, model.Label{Key: *raw.Key, Violation: *raw.Violation, Labeller: raw.Labeller, Note: raw.Note, At: at})
+	}
+	return out, nil
+}
+
+// csvSafe sanitizes untrusted cells: control sequences are stripped, and a
+// cell a spreadsheet would run as a formula is prefixed with a quote.
+func csvSafe(row []string) []string {
+	for i, s := range row {
+		s = model.Sanitize(s)
+		if s != "" && strings.ContainsRune("=+-@", rune(s[0])) {
+			if _, err := strconv.ParseFloat(s, 64); err != nil {
+				s = "'" + s
+			}
+		}
+		row[i] = s
+	}
+	return row
+}
+
+func isNotFound(err error) bool { return errors.Is(err, store.ErrNotFound) }

@@ -1,0 +1,196 @@
+// Package report renders audit results for people and machines: the table a
+// headless run prints, Markdown for a review, the stable JSON schema scripts
+// depend on, and JUnit XML for CI. It formats; every number comes from
+// package audit.
+package report
+
+import (
+	"encoding/json"
+	"io"
+
+	"github.com/auditor-dev/auditor/audit"
+	"github.com/auditor-dev/auditor/model"
+)
+
+// Doc is the JSON report (`auditor report --format json`). Its field names
+// are a stable interface: add fields, never rename or remove them.
+type Doc struct {
+	Audit     string       `json:"audit"`
+	Simulated bool         `json:"simulated"`
+	Delta     float64      `json:"delta"`
+	Rules     []RuleDoc    `json:"rules"`
+	Sweep     SweepDoc     `json:"sweep"`
+	Spend     audit.Spend  `json:"spend"`
+	Progress  ProgressDoc  `json:"progress"`
+}
+
+// RuleDoc is one audited line for one model.
+type RuleDoc struct {
+	Line          int                  `json:"line"`
+	Text          string               `json:"text"`
+	Tokens        int                  `json:"tokens"`
+	Model         string               `json:"model"`
+	Verdict       string               `json:"verdict"`
+	Reason        string               `json:"reason"`
+	Flags         []string             `json:"flags"`
+	Notes         []string             `json:"notes"`
+	Needed        string               `json:"needed"`
+	Arms          map[string]ArmDoc    `json:"arms"`
+	Graders       map[string]GraderDoc `json:"graders"`
+	Kappa         map[string]float64   `json:"kappa"`
+	Disagreements int                  `json:"disagreements"`
+	Errors        int                  `json:"errors"`
+	Pending       int                  `json:"pending"`
+}
+
+// ArmDoc is one kind under both variants and their difference.
+type ArmDoc struct {
+	Cases    int     `json:"cases"`
+	Baseline RateDoc `json:"baseline"`
+	Deleted  RateDoc `json:"deleted"`
+	Diff     DiffDoc `json:"diff"`
+}
+
+// RateDoc is a failure rate with its 95% interval: clustered by case (t with
+// C-1 degrees of freedom) when there are two or more cases and the clustered
+// standard error is not zero, else Wilson on pooled counts; Interval says
+// which.
+type RateDoc struct {
+	Fail     int     `json:"fail"`
+	N        int     `json:"n"`
+	Rate     float64 `json:"rate"`
+	Lo       float64 `json:"lo"`
+	Hi       float64 `json:"hi"`
+	Interval string  `json:"interval"`
+	Errors   int     `json:"errors"`
+}
+
+// DiffDoc is deleted minus baseline: Newcombe's interval on pooled counts,
+// and the case-paired t interval where it can be computed.
+type DiffDoc struct {
+	Est      float64  `json:"est"`
+	Lo       float64  `json:"lo"`
+	Hi       float64  `json:"hi"`
+	PairedLo *float64 `json:"paired_lo,omitempty"`
+	PairedHi *float64 `json:"paired_hi,omitempty"`
+}
+
+// GraderDoc is a grader measured against human labels.
+type GraderDoc struct {
+	Recall      MeasureDoc            `json:"recall"`
+	RecallKind  map[string]MeasureDoc `json:"recall_by_kind"`
+	Precision   MeasureDoc            `json:"precision"`
+	Specificity MeasureDoc            `json:"specificity"`
+	Labels      int                   `json:"labels"`
+}
+
+// MeasureDoc is a proportion against labels; Est, Lo and Hi are null when
+// nothing was labelled.
+type MeasureDoc struct {
+	Est       *float64 `json:"est"`
+	Lo        *float64 `json:"lo"`
+	Hi        *float64 `json:"hi"`
+	Hits      int      `json:"hits"`
+	Positives int      `json:"positives"`
+}
+
+// SweepDoc totals the tokens of a sweep.
+type SweepDoc struct {
+	TokensRemoved int `json:"tokens_removed"`
+	TokensClaimed int `json:"tokens_claimed"`
+}
+
+// ProgressDoc says how complete the evidence is.
+type ProgressDoc struct {
+	Cells   int `json:"cells"`
+	Graded  int `json:"graded"`
+	Errors  int `json:"errors"`
+	Pending int `json:"pending"`
+}
+
+// Build turns results into the JSON document.
+func Build(res *audit.Results, spend audit.Spend, simulated bool) Doc {
+	d := Doc{Audit: res.Plan.Audit.File.Name, Simulated: simulated, Delta: res.Delta, Spend: spend,
+		Sweep: SweepDoc{TokensRemoved: res.TokensRemoved, TokensClaimed: res.TokensClaimed}}
+	d.Progress.Cells = len(res.Plan.Cells)
+	for _, rr := range res.Rules {
+		rd := RuleDoc{
+			Line: rr.Rule.Line, Text: rr.Rule.Text, Tokens: rr.Rule.Tokens, Model: rr.ModelName,
+			Verdict: string(rr.Verdict.Decision), Reason: rr.Verdict.Reason, Flags: Flags(rr.Verdict),
+			Notes: append([]string{}, rr.Verdict.Notes...), Needed: rr.Verdict.Needed,
+			Arms: map[string]ArmDoc{}, Graders: map[string]GraderDoc{}, Kappa: map[string]float64{},
+			Errors: rr.Errors, Pending: rr.Pending,
+		}
+		for _, k := range model.Kinds {
+			rd.Arms[string(k)] = armDoc(rr.Arms[k])
+		}
+		rd.Arms["provoking"] = armDoc(rr.Provoking)
+		q := rr.Quality
+		gd := GraderDoc{Recall: measureDoc(q.Recall), Precision: measureDoc(q.Precision),
+			Specificity: measureDoc(q.Specificity), Labels: q.Labels, RecallKind: map[string]MeasureDoc{}}
+		for k, m := range q.RecallKind {
+			gd.RecallKind[string(k)] = measureDoc(m)
+		}
+		rd.Graders[q.Grader] = gd
+		d.Rules = append(d.Rules, rd)
+		d.Progress.Graded += rr.Done
+		d.Progress.Errors += rr.Errors
+		d.Progress.Pending += rr.Pending
+	}
+	return d
+}
+
+// WriteJSON writes the JSON report, indented.
+func WriteJSON(w io.Writer, d Doc) error {
+	enc := json.NewEncoder(w)
+	enc.SetIndent("", "  ")
+	return enc.Encode(d)
+}
+
+func armDoc(a *audit.Arm) ArmDoc {
+	ad := ArmDoc{Cases: a.Cases, Baseline: rateDoc(a.Baseline), Deleted: rateDoc(a.Deleted),
+		Diff: DiffDoc{Est: a.Diff, Lo: a.DiffCI.Lo, Hi: a.DiffCI.Hi}}
+	if a.Paired != nil {
+		lo, hi := a.Paired.Lo, a.Paired.Hi
+		ad.Diff.PairedLo, ad.Diff.PairedHi = &lo, &hi
+	}
+	return ad
+}
+
+func rateDoc(s audit.ArmSide) RateDoc {
+	lo, hi, kind := Interval(s)
+	return RateDoc{Fail: s.Fails, N: s.N, Rate: s.Rate, Lo: lo, Hi: hi, Interval: kind, Errors: s.Errors}
+}
+
+// Interval returns the 95% interval shown for an arm's rate and which
+// method gave it: the clustered t interval when available, else Wilson.
+func Interval(s audit.ArmSide) (lo, hi float64, kind string) {
+	if s.Clustered != nil && s.Clustered.CI == "t" {
+		return s.Clustered.Lo, s.Clustered.Hi, "clustered-t"
+	}
+	return s.Wilson.Lo, s.Wilson.Hi, "wilson"
+}
+
+func measureDoc(m *audit.Measure) MeasureDoc {
+	if m == nil {
+		return MeasureDoc{}
+	}
+	md := MeasureDoc{Hits: m.Hits, Positives: m.Total}
+	if m.Total > 0 {
+		est, lo, hi := m.Est, m.CI.Lo, m.CI.Hi
+		md.Est, md.Lo, md.Hi = &est, &lo, &hi
+	}
+	return md
+}
+
+// Flags lists the verdict's warnings in words.
+func Flags(v model.Verdict) []string {
+	flags := []string{}
+	if v.CostsOverRefusal {
+		flags = append(flags, "costs over-refusal")
+	}
+	if v.BreaksControls {
+		flags = append(flags, "deletion breaks controls")
+	}
+	return flags
+}
