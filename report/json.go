@@ -15,13 +15,13 @@ import (
 // Doc is the JSON report (`auditor report --format json`). Its field names
 // are a stable interface: add fields, never rename or remove them.
 type Doc struct {
-	Audit     string       `json:"audit"`
-	Simulated bool         `json:"simulated"`
-	Delta     float64      `json:"delta"`
-	Rules     []RuleDoc    `json:"rules"`
-	Sweep     SweepDoc     `json:"sweep"`
-	Spend     audit.Spend  `json:"spend"`
-	Progress  ProgressDoc  `json:"progress"`
+	Audit     string      `json:"audit"`
+	Simulated bool        `json:"simulated"`
+	Delta     float64     `json:"delta"`
+	Rules     []RuleDoc   `json:"rules"`
+	Sweep     SweepDoc    `json:"sweep"`
+	Spend     audit.Spend `json:"spend"`
+	Progress  ProgressDoc `json:"progress"`
 }
 
 // RuleDoc is one audited line for one model.

@@ -130,8 +130,8 @@ func (s *session) history() audit.History {
 		return h
 	}
 	type acc struct {
-		n          int
-		tok, lat   float64
+		n        int
+		tok, lat float64
 	}
 	byModel := map[string]*acc{}
 	_ = s.st.ForEachResponse(func(r model.Response) error {
