@@ -4,6 +4,7 @@ import (
 	"math"
 
 	"github.com/auditor-dev/auditor/model"
+	"github.com/auditor-dev/auditor/runner"
 )
 
 // Estimate is what a plan will cost before it runs. Its JSON form is the
@@ -129,4 +130,72 @@ func (p *Plan) systemTokens(system string) int {
 		return (len(system) + 3) / 4
 	}
 	return p.Audit.Counter.Count(system)
+}
+
+// AddJudges adds the judge calls still to make to an estimate. Judge calls
+// depend on answer text, so before the answers exist they are projected: one
+// call per judge for every answer the judge has not graded yet (answers with
+// identical text to the same case share a call, so this is an upper bound).
+// judged maps a judge's version to the set of answers it has graded.
+func (p *Plan) AddJudges(e *Estimate, judged map[string]map[string]model.Grade, concurrency int, hist History) {
+	if len(p.Audit.Judges) == 0 {
+		return
+	}
+	var msgTokens, answerTokens float64
+	tok := newTokenCache(p.Audit)
+	for _, c := range p.Calls {
+		msgTokens += float64(tok.tokens(c.Request.Messages[len(c.Request.Messages)-1].Content))
+		answerTokens += float64(c.EstCompletionTokens)
+		if v, ok := hist.CompletionTokens[c.Request.Model]; ok {
+			answerTokens += v - float64(c.EstCompletionTokens)
+		}
+	}
+	n := float64(len(p.Calls))
+	if n == 0 {
+		return
+	}
+	msgTokens /= n
+	answerTokens /= n
+	if concurrency < 1 {
+		concurrency = 1
+	}
+	for _, j := range p.Audit.Judges {
+		remaining := 0
+		for _, c := range p.Calls {
+			if _, ok := judged[j.Version][c.Key]; !ok {
+				remaining++
+			}
+		}
+		if remaining == 0 {
+			continue
+		}
+		rubric := p.countTokens(j.Rubric) + p.countTokens(model.JudgeSystemPrompt)
+		prompt := rubric + int(msgTokens+answerTokens) + 2*perMessageOverhead + 3
+		completion := j.Config.MaxTokens / 2
+		if v, ok := hist.CompletionTokens[j.Config.Name]; ok {
+			completion = int(v)
+		}
+		price := runner.Price{InputPerMTok: j.Config.PriceInputPerMTok, CachedInputPerMTok: j.Config.PriceCachedInputPerMTok,
+			OutputPerMTok: j.Config.PriceOutputPerMTok}
+		e.Calls += remaining
+		e.JudgeCalls += remaining
+		e.PromptTokens += int64(prompt * remaining)
+		e.CompletionTokens += int64(completion * remaining)
+		e.USD += float64(remaining) * price.Cost(prompt, 0, completion)
+		e.USDWithCaching += float64(remaining) * price.Cost(prompt, 0, completion)
+		lat := float64(defaultLatencyMS)
+		if v := hist.LatencyMS[j.Config.Name]; v > 0 {
+			lat = v
+		} else if j.Config.Provider == "sim" {
+			lat = 0
+		}
+		e.Minutes += float64(remaining) * lat / float64(concurrency) / 60000
+	}
+}
+
+func (p *Plan) countTokens(s string) int {
+	if p.Audit.Counter == nil {
+		return (len(s) + 3) / 4
+	}
+	return p.Audit.Counter.Count(s)
 }

@@ -29,6 +29,7 @@ type Audit struct {
 	Prompt     *prompts.Prompt
 	PromptPath string
 	Rules      []*Rule
+	Judges     []*Judge
 	Counter    *prompts.Counter
 }
 
@@ -85,6 +86,9 @@ func Load(path string, counter *prompts.Counter) (*Audit, error) {
 		}
 		seen[r.Line] = i
 		a.Rules = append(a.Rules, r)
+	}
+	if err := a.loadJudges(); err != nil {
+		return nil, err
 	}
 	return a, nil
 }

@@ -157,7 +157,26 @@ func NewTally(p *Plan, src Source) (*Tally, error) {
 			return nil, err
 		}
 	}
+	// Judge versions hash the judge's model and rubric, so they never collide
+	// with predicate versions and share the map.
+	for _, j := range p.Audit.Judges {
+		if t.grades[j.Version], err = src.GradesFor(j.Grader, j.Version); err != nil {
+			return nil, err
+		}
+	}
 	return t, nil
+}
+
+// GraderGrades returns the grades one grader version has given so far, by
+// response key. The map is the tally's own: do not modify it.
+func (t *Tally) GraderGrades(version string) map[string]model.Grade { return t.grades[version] }
+
+// RecordGrade adds a grade given to a stored answer after it was recorded
+// (a judge's verdict arrives after the answer it judges).
+func (t *Tally) RecordGrade(key string, g model.Grade) {
+	if m, ok := t.grades[g.Version]; ok {
+		m[key] = g
+	}
 }
 
 // Record adds a finished call and its grades. An answered call is never
@@ -168,12 +187,7 @@ func (t *Tally) Record(r model.Response, grades []model.Grade) {
 	}
 	t.status[r.Key] = r.OK()
 	for _, g := range grades {
-		if g.Grader != PredicateGrader {
-			continue
-		}
-		if m, ok := t.grades[g.Version]; ok {
-			m[r.Key] = g
-		}
+		t.RecordGrade(r.Key, g)
 	}
 }
 

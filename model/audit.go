@@ -80,15 +80,23 @@ type JudgeConfig struct {
 	Provider  string
 	BaseURL   string
 	APIKeyEnv string
-	DefLine   int // line of the [[judge]] header in the audit file
+	// MaxTokens bounds the judge's answer (reasoning, then the VERDICT line);
+	// default 600. Prices default to the first model's.
+	MaxTokens                                                      int
+	PriceInputPerMTok, PriceCachedInputPerMTok, PriceOutputPerMTok float64
+	DefLine                                                        int // line of the [[judge]] header in the audit file
 }
+
+// DefaultJudgeMaxTokens leaves room for a judge's reasoning before its verdict.
+const DefaultJudgeMaxTokens = 600
 
 var (
 	auditKeys = []string{"name", "prompt", "samples", "concurrency", "delta", "model", "rule", "judge"}
 	modelKeys = []string{"name", "provider", "base_url", "api_key_env", "temperature", "max_tokens",
 		"price_input_per_mtok", "price_cached_input_per_mtok", "price_output_per_mtok", "timeout_seconds"}
 	ruleKeys  = []string{"line", "text", "cases", "predicate"}
-	judgeKeys = []string{"name", "rubric", "provider", "base_url", "api_key_env"}
+	judgeKeys = []string{"name", "rubric", "provider", "base_url", "api_key_env", "max_tokens",
+		"price_input_per_mtok", "price_cached_input_per_mtok", "price_output_per_mtok"}
 )
 
 // misplacedAuditKeys explains keys that belong at the top of the audit file
@@ -310,6 +318,28 @@ func parseJudges(root tomlTable, first ModelConfig) ([]JudgeConfig, error) {
 		}
 		if !t.has("api_key_env") {
 			j.APIKeyEnv = first.APIKeyEnv
+		}
+		j.MaxTokens = DefaultJudgeMaxTokens
+		if err := t.intIn("max_tokens", 1, 1_000_000, &j.MaxTokens); err != nil {
+			return nil, err
+		}
+		j.PriceInputPerMTok, j.PriceCachedInputPerMTok, j.PriceOutputPerMTok = first.PriceInputPerMTok, first.PriceCachedInputPerMTok, first.PriceOutputPerMTok
+		for _, p := range []struct {
+			key string
+			dst *float64
+		}{
+			{"price_input_per_mtok", &j.PriceInputPerMTok},
+			{"price_cached_input_per_mtok", &j.PriceCachedInputPerMTok},
+			{"price_output_per_mtok", &j.PriceOutputPerMTok},
+		} {
+			if v, ok, err := t.number(p.key); err != nil {
+				return nil, err
+			} else if ok {
+				if v < 0 {
+					return nil, t.errf(p.key, "must not be negative (dollars per million tokens); got %v", v)
+				}
+				*p.dst = v
+			}
 		}
 		if prev, dup := seen[j.Name]; dup {
 			return nil, t.errf("name", "judge %q is already defined at line %d; its grades would be indistinguishable", j.Name, prev)

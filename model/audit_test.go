@@ -47,6 +47,8 @@ func TestParseAudit_DesignExample(t *testing.T) {
 		Judges: []JudgeConfig{{
 			Name: "claude-opus-4-8", Rubric: "roadmap_judge.md", Provider: "openai",
 			BaseURL: "https://api.example.com/v1/", APIKeyEnv: "ANTHROPIC_API_KEY", DefLine: 18,
+			// A judge inherits the first model's prices unless it sets its own.
+			MaxTokens: DefaultJudgeMaxTokens, PriceInputPerMTok: 3, PriceCachedInputPerMTok: 0.3, PriceOutputPerMTok: 15,
 		}},
 	}
 	if !reflect.DeepEqual(got, want) {
@@ -95,7 +97,7 @@ func TestParseAudit_DefaultsAndForms(t *testing.T) {
 			{Text: "Be concise.", Cases: "c.jsonl", Predicate: "p.toml", DefLine: 12},
 			{Line: 4, Text: "Never swear.", Cases: "c2.jsonl", Predicate: "p2.toml", DefLine: 16},
 		},
-		Judges: []JudgeConfig{{Name: "j", Rubric: "r.md", Provider: "openai", BaseURL: "http://localhost:8080/v1", APIKeyEnv: "OPENAI_API_KEY", DefLine: 21}},
+		Judges: []JudgeConfig{{Name: "j", Rubric: "r.md", Provider: "openai", BaseURL: "http://localhost:8080/v1", APIKeyEnv: "OPENAI_API_KEY", MaxTokens: DefaultJudgeMaxTokens, DefLine: 21}},
 	}
 	if !reflect.DeepEqual(got, want) {
 		t.Errorf("got  %+v\nwant %+v", got, want)

@@ -81,7 +81,10 @@ the set concurrency. Makes no calls. --format json gives the same as an object.`
 			if concurrency > 0 {
 				conc = concurrency
 			}
-			est := s.plan.Estimate(status, conc, s.history(), 0)
+			est, err := s.estimate(status, conc, 0)
+			if err != nil {
+				return err
+			}
 			switch format {
 			case "json":
 				return writeJSON(io.Out, est)
@@ -115,7 +118,11 @@ func writePlanSummary(w io.Writer, s *session, e audit.Estimate, budget float64)
 		models[i] = m.Name
 	}
 	fmt.Fprintf(w, "variants: baseline + one deletion per line; %d samples; model %s\n", e.Samples, strings.Join(models, ", "))
-	fmt.Fprintf(w, "calls: %d to make, %d already stored (free)\n", e.Calls, e.CachedCalls)
+	fmt.Fprintf(w, "calls: %d to make, %d already stored (free)", e.Calls, e.CachedCalls)
+	if e.JudgeCalls > 0 {
+		fmt.Fprintf(w, "; of those, %d answers and at most %d judge calls (answers with identical text share one)", e.AnswerCalls, e.JudgeCalls)
+	}
+	fmt.Fprintln(w)
 	fmt.Fprintf(w, "tokens: %d input, %d output (estimate; output from %s)\n", e.PromptTokens, e.CompletionTokens, e.CompletionBasis)
 	fmt.Fprintf(w, "cost: $%.2f, or $%.2f with prompt caching", e.USD, e.USDWithCaching)
 	if budget > 0 {

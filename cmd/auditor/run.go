@@ -109,7 +109,10 @@ func runAudit(ctx context.Context, io Stdio, path string, f runFlags, resumeCmd 
 	if err != nil {
 		return err
 	}
-	est := s.plan.Estimate(status, concurrency, s.history(), float64(f.simLatency.Milliseconds()))
+	est, err := s.estimate(status, concurrency, f.simLatency)
+	if err != nil {
+		return err
+	}
 	if s.simulated() {
 		fmt.Fprintln(io.Err, report.SimulatedBanner)
 	}
@@ -156,6 +159,16 @@ func runAudit(ctx context.Context, io Stdio, path string, f runFlags, resumeCmd 
 		}
 		if _, err := grader.Regrade(s.st); err != nil {
 			fmt.Fprintf(io.Err, "re-grading: %v\n", err)
+		}
+	}
+	if stopped.Reason == runner.Completed {
+		budget := f.budget
+		if budget > 0 {
+			budget = max(budget-stopped.Spent, 1e-9)
+		}
+		if stopped, err = runJudges(ctx, io, s, judgeOptions{concurrency: concurrency, budget: budget,
+			maxWait: f.maxWait, simLatency: f.simLatency}); err != nil {
+			return err
 		}
 	}
 

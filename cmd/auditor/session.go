@@ -189,3 +189,23 @@ func (s *session) providers(simLatency time.Duration) ([]runner.Provider, error)
 	}
 	return out, nil
 }
+
+// estimate projects the cost of everything not yet stored: answers, then
+// judge calls.
+func (s *session) estimate(status map[string]bool, concurrency int, simLatency time.Duration) (audit.Estimate, error) {
+	hist := s.history()
+	e := s.plan.Estimate(status, concurrency, hist, float64(simLatency.Milliseconds()))
+	judged := map[string]map[string]model.Grade{}
+	for _, j := range s.audit.Judges {
+		if s.st == nil {
+			continue
+		}
+		g, err := s.st.GradesFor(j.Grader, j.Version)
+		if err != nil {
+			return e, err
+		}
+		judged[j.Version] = g
+	}
+	s.plan.AddJudges(&e, judged, concurrency, hist)
+	return e, nil
+}

@@ -48,6 +48,7 @@ type Options struct {
 type Sim struct {
 	rules   map[int]string
 	latency time.Duration
+	book    map[string]truth // for playing judges
 }
 
 // New returns a simulated model.
@@ -56,7 +57,7 @@ func New(opts Options) *Sim {
 	for line, text := range opts.Rules {
 		rules[line] = text
 	}
-	return &Sim{rules: rules, latency: opts.Latency}
+	return &Sim{rules: rules, latency: opts.Latency, book: phrasebook()}
 }
 
 // Outcome is what the simulated model decided for one call: its answer and
@@ -73,7 +74,12 @@ type Outcome struct {
 
 // Complete answers one call after the simulated latency.
 func (s *Sim) Complete(ctx context.Context, call runner.Call) (runner.Completion, error) {
-	out := s.Decide(call)
+	var out Outcome
+	if call.Meta.Judge != "" {
+		out.Text = s.judge(call)
+	} else {
+		out = s.Decide(call)
+	}
 	if s.latency > 0 {
 		// Spread latency between 0.5x and 1.5x the mean, deterministically.
 		d := time.Duration(float64(s.latency) * (0.5 + draw(call.Key, "latency")))

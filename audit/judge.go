@@ -1,0 +1,229 @@
+package audit
+
+import (
+	"fmt"
+	"strings"
+
+	"github.com/auditor-dev/auditor/model"
+	"github.com/auditor-dev/auditor/runner"
+)
+
+// Judge is an LLM judge from the audit file with its rubric loaded.
+type Judge struct {
+	Config     model.JudgeConfig
+	RubricPath string
+	Rubric     string
+	Grader     string // "judge:<model>"
+	Version    string // model.JudgeVersion of model and rubric
+}
+
+// loadJudges reads every judge's rubric. A rubric that never shows the judge
+// the response cannot grade anything, so it is refused.
+func (a *Audit) loadJudges() error {
+	for i, jc := range a.File.Judges {
+		path := a.resolve(jc.Rubric)
+		data, err := readInput(path, a.Path, jc.DefLine, fmt.Sprintf("judge[%d].rubric", i+1))
+		if err != nil {
+			return err
+		}
+		rubric := strings.TrimPrefix(strings.ReplaceAll(string(data), "\r\n", "\n"), "\ufeff")
+		if !strings.Contains(rubric, "{{response}}") {
+			return &model.InputError{File: path, Line: 1, Field: "{{response}}",
+				Msg: "the rubric never shows the judge the response: add {{response}} (and usually {{msg}} and {{kind}})"}
+		}
+		a.Judges = append(a.Judges, &Judge{Config: jc, RubricPath: path, Rubric: rubric,
+			Grader: model.JudgeGrader(jc.Name), Version: model.JudgeVersion(jc.Name, rubric)})
+	}
+	return nil
+}
+
+// judgeSeed is sent with every judge call where the API takes a seed, so a
+// judge at temperature 0 is as repeatable as the provider allows.
+const judgeSeed int64 = 20241119
+
+// JudgeRequest is the call that asks judge j to grade one answer. Sample
+// is 0 for the grade that counts; --rejudge uses later samples to measure
+// how often a judge changes its mind.
+func JudgeRequest(j *Judge, rule string, c model.Case, answer string, sample int) model.Request {
+	seed := judgeSeed
+	return model.Request{
+		Model:       j.Config.Name,
+		Temperature: 0,
+		MaxTokens:   j.Config.MaxTokens,
+		Seed:        &seed,
+		Messages: []model.Message{
+			{Role: "system", Content: model.JudgeSystemPrompt},
+			{Role: "user", Content: model.RenderRubric(j.Rubric, c, rule, answer)},
+		},
+		Sample: sample,
+	}
+}
+
+// JudgePlan is the judge calls for a set of stored answers.
+type JudgePlan struct {
+	Calls     []runner.Call
+	CallJudge []int // judge index of each call
+	// Targets maps a judge call's key to the answers it grades: answers with
+	// the same case and the same text need one judge call between them.
+	Targets map[string][]string
+}
+
+// AnswerSource reads stored answers. store.Store satisfies it.
+type AnswerSource interface {
+	Response(key string) (model.Response, error)
+}
+
+// JudgeCalls lays out one call per judge for every stored answer of the
+// plan (in plan order). answered maps keys to whether they hold an answer.
+func (p *Plan) JudgeCalls(src AnswerSource, answered map[string]bool, sample int) (*JudgePlan, error) {
+	jp := &JudgePlan{Targets: map[string][]string{}}
+	if len(p.Audit.Judges) == 0 {
+		return jp, nil
+	}
+	for _, c := range p.Calls {
+		if !answered[c.Key] {
+			continue
+		}
+		r, err := src.Response(c.Key)
+		if err != nil {
+			return nil, fmt.Errorf("audit: read answer %s for judging: %w", c.Key, err)
+		}
+		cell := p.Cells[p.ByKey[c.Key][0]]
+		rule := p.Audit.Rules[cell.Rule]
+		cs := rule.Cases[cell.Case]
+		for ji, j := range p.Audit.Judges {
+			req := JudgeRequest(j, rule.Text, cs, r.Text, sample)
+			key := req.Key()
+			if _, seen := jp.Targets[key]; !seen {
+				meta := c.Meta
+				meta.Judge = j.Config.Name
+				jp.Calls = append(jp.Calls, runner.Call{
+					Key: key, Request: req, Meta: meta,
+					EstPromptTokens:     judgePromptTokens(p, req),
+					EstCompletionTokens: j.Config.MaxTokens / 2,
+					Price: runner.Price{InputPerMTok: j.Config.PriceInputPerMTok,
+						CachedInputPerMTok: j.Config.PriceCachedInputPerMTok, OutputPerMTok: j.Config.PriceOutputPerMTok},
+				})
+				jp.CallJudge = append(jp.CallJudge, ji)
+			}
+			jp.Targets[key] = append(jp.Targets[key], c.Key)
+		}
+	}
+	return jp, nil
+}
+
+func judgePromptTokens(p *Plan, req model.Request) int {
+	n := 3
+	for _, m := range req.Messages {
+		if p.Audit.Counter != nil {
+			n += p.Audit.Counter.Count(m.Content) + perMessageOverhead
+		} else {
+			n += (len(m.Content)+3)/4 + perMessageOverhead
+		}
+	}
+	return n
+}
+
+// GradeWriter stores a judge's own answer and the grade it gives another
+// response. store.Writer satisfies it.
+type GradeWriter interface {
+	ResponseWriter
+	PutGrades(key string, grades []model.Grade) error
+}
+
+// JudgeSink stores judge answers and turns each into a grade of the answers
+// it judged. It satisfies runner.Sink and is safe for concurrent use.
+type JudgeSink struct {
+	Plan   *JudgePlan
+	Judges []*Judge
+	Writer GradeWriter
+	index  map[string]int
+	// OnGraded, when set, receives every judge grade (for a live Tally).
+	OnGraded func(answerKey string, g model.Grade)
+}
+
+// NewJudgeSink returns a sink for the plan's judge calls.
+func NewJudgeSink(jp *JudgePlan, judges []*Judge, w GradeWriter) *JudgeSink {
+	idx := make(map[string]int, len(jp.Calls))
+	for i, c := range jp.Calls {
+		idx[c.Key] = jp.CallJudge[i]
+	}
+	return &JudgeSink{Plan: jp, Judges: judges, Writer: w, index: idx}
+}
+
+// Save stores a judge's answer and the grade it gives.
+func (s *JudgeSink) Save(r model.Response) error {
+	if err := s.Writer.Put(r, nil); err != nil {
+		return err
+	}
+	if !r.OK() {
+		return nil // an errored judge call grades nothing; it is retried next run
+	}
+	j := s.Judges[s.index[r.Key]]
+	g := model.JudgeGrade(j.Config.Name, j.Version, r.Text)
+	for _, ak := range s.Plan.Targets[r.Key] {
+		if err := s.Writer.PutGrades(ak, []model.Grade{g}); err != nil {
+			return err
+		}
+		if s.OnGraded != nil {
+			s.OnGraded(ak, g)
+		}
+	}
+	return nil
+}
+
+// Backfill grades answers whose judge call is already stored but whose
+// grade is missing (a run killed between the two writes, or an answer that
+// shares a judge call with one judged earlier). No calls are made.
+func (jp *JudgePlan) Backfill(judges []*Judge, st GradeStore) (int, error) {
+	status, err := st.Status()
+	if err != nil {
+		return 0, err
+	}
+	have := map[int]map[string]model.Grade{}
+	add := map[string][]model.Grade{}
+	n := 0
+	for i, c := range jp.Calls {
+		if !status[c.Key] {
+			continue
+		}
+		ji := jp.CallJudge[i]
+		j := judges[ji]
+		if have[ji] == nil {
+			if have[ji], err = st.GradesFor(j.Grader, j.Version); err != nil {
+				return 0, err
+			}
+		}
+		var g *model.Grade
+		for _, ak := range jp.Targets[c.Key] {
+			if _, ok := have[ji][ak]; ok {
+				continue
+			}
+			if g == nil {
+				r, err := st.Response(c.Key)
+				if err != nil {
+					return n, err
+				}
+				gr := model.JudgeGrade(j.Config.Name, j.Version, r.Text)
+				g = &gr
+			}
+			add[ak] = append(add[ak], *g)
+			n++
+		}
+	}
+	if n == 0 {
+		return 0, nil
+	}
+	return n, st.PutGrades(add)
+}
+
+// Pending returns the judge calls not yet stored.
+func (jp *JudgePlan) Pending(status map[string]bool) []int {
+	var out []int
+	for i, c := range jp.Calls {
+		if !status[c.Key] {
+			out = append(out, i)
+		}
+	}
+	return out
+}

@@ -1,0 +1,103 @@
+package main
+
+import (
+	"context"
+	"fmt"
+	"os"
+	"time"
+
+	"github.com/auditor-dev/auditor/audit"
+	"github.com/auditor-dev/auditor/model"
+	"github.com/auditor-dev/auditor/runner"
+	"github.com/auditor-dev/auditor/runner/sim"
+)
+
+// judgeProviders builds one provider per judge: a judge may live behind its
+// own endpoint and key.
+func (s *session) judgeProviders(simLatency time.Duration) ([]runner.Provider, error) {
+	out := make([]runner.Provider, len(s.audit.Judges))
+	rules := map[int]string{}
+	for _, r := range s.audit.Rules {
+		rules[r.Line] = r.Text
+	}
+	for i, j := range s.audit.Judges {
+		c := j.Config
+		if c.Provider == "sim" {
+			out[i] = sim.New(sim.Options{Rules: rules, Latency: simLatency})
+			continue
+		}
+		key := os.Getenv(c.APIKeyEnv)
+		if key == "" {
+			return nil, &model.InputError{File: s.audit.Path, Line: c.DefLine, Field: "api_key_env",
+				Msg: fmt.Sprintf("environment variable %s is not set; export it with the API key for judge %s", c.APIKeyEnv, c.Name)}
+		}
+		base := c.BaseURL
+		if base == "" {
+			base = os.Getenv("OPENAI_BASE_URL")
+		}
+		if base == "" {
+			base = runner.DefaultBaseURL
+		}
+		p, err := runner.NewOpenAI(runner.OpenAIConfig{BaseURL: base, APIKey: key})
+		if err != nil {
+			return nil, err
+		}
+		out[i] = p
+	}
+	return out, nil
+}
+
+// judgeOptions configure the judging phase of a run.
+type judgeOptions struct {
+	concurrency int
+	budget      float64 // what is left of the run's budget; 0 = none
+	maxWait     time.Duration
+	simLatency  time.Duration
+	sample      int // 0 for the grades that count; --rejudge uses 1
+	onGraded    func(answerKey string, g model.Grade)
+}
+
+// runJudges asks every judge about every stored answer it has not judged yet.
+// It returns how the judging phase stopped.
+func runJudges(ctx context.Context, io Stdio, s *session, o judgeOptions) (runner.Stopped, error) {
+	done := runner.Stopped{Reason: runner.Completed}
+	if len(s.audit.Judges) == 0 {
+		return done, nil
+	}
+	status, err := s.st.Status()
+	if err != nil {
+		return done, err
+	}
+	jp, err := s.plan.JudgeCalls(s.st, status, o.sample)
+	if err != nil {
+		return done, err
+	}
+	if _, err := jp.Backfill(s.audit.Judges, s.st); err != nil {
+		return done, err
+	}
+	pending := jp.Pending(status)
+	if len(pending) == 0 {
+		return done, nil
+	}
+	providers, err := s.judgeProviders(o.simLatency)
+	if err != nil {
+		return done, err
+	}
+	calls := make([]runner.Call, 0, len(pending))
+	for _, i := range pending {
+		c := jp.Calls[i]
+		c.Provider = providers[jp.CallJudge[i]]
+		calls = append(calls, c)
+	}
+	fmt.Fprintf(io.Err, "judging: %d calls to %d judge(s)\n", len(calls), len(s.audit.Judges))
+	w := s.st.NewWriter(storeWriterOptions())
+	sink := audit.NewJudgeSink(jp, s.audit.Judges, w)
+	sink.OnGraded = o.onGraded
+	stopped := followRun(io.Err, runner.Run(ctx, calls, sink, runner.Options{
+		Concurrency: o.concurrency, MaxWait: o.maxWait, Budget: o.budget,
+	}), len(calls), o.concurrency, o.budget)
+	if err := w.Close(); err != nil {
+		return stopped, fmt.Errorf("saving judge answers: %w", err)
+	}
+	return stopped, nil
+}
