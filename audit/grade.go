@@ -200,13 +200,6 @@ func (g *Grader) Regrade(st GradeStore) (int, error) {
 	return n, st.PutGrades(added)
 }
 
-// cellsOfRule returns the indices of the cells of one rule.
-func (p *Plan) cellsOfRule(rule int) []int {
-	var out []int
-	for i, c := range p.Cells {
-		if c.Rule == rule {
-			out = append(out, i)
-		}
-	}
-	return out
-}
+// cellsOfRule returns the indices of the cells of one rule, in plan order.
+// The slice is the plan's own: do not modify it.
+func (p *Plan) cellsOfRule(rule int) []int { return p.ruleCells[rule] }

@@ -32,6 +32,8 @@ type Plan struct {
 	CallModel []int
 	// ByKey maps a call's key to the indices of the cells it serves.
 	ByKey map[string][]int
+	// ruleCells holds the indices of each rule's cells, in plan order.
+	ruleCells [][]int
 }
 
 // PlanOptions adjust a plan without editing the audit file.
@@ -41,7 +43,7 @@ type PlanOptions struct {
 
 // NewPlan lays out every cell of the audit.
 func NewPlan(a *Audit, opts PlanOptions) *Plan {
-	p := &Plan{Audit: a, Samples: a.File.Samples, ByKey: map[string][]int{}}
+	p := &Plan{Audit: a, Samples: a.File.Samples, ByKey: map[string][]int{}, ruleCells: make([][]int, len(a.Rules))}
 	if opts.Samples > 0 {
 		p.Samples = opts.Samples
 	}
@@ -92,6 +94,7 @@ func NewPlan(a *Audit, opts PlanOptions) *Plan {
 							p.CallModel = append(p.CallModel, mi)
 						}
 						p.ByKey[key] = append(p.ByKey[key], len(p.Cells)-1)
+						p.ruleCells[ri] = append(p.ruleCells[ri], len(p.Cells)-1)
 					}
 				}
 			}

@@ -101,3 +101,54 @@ func runJudges(ctx context.Context, io Stdio, s *session, o judgeOptions) (runne
 	}
 	return stopped, nil
 }
+
+// runRejudge re-asks every judge on k answers it already graded and prints
+// how often it changed its verdict (judge stability).
+func runRejudge(ctx context.Context, io Stdio, s *session, k int, o judgeOptions) error {
+	if len(s.audit.Judges) == 0 {
+		return &usageError{fmt.Errorf("--rejudge needs at least one [[judge]] in the audit")}
+	}
+	status, err := s.st.Status()
+	if err != nil {
+		return err
+	}
+	jp, err := s.plan.JudgeCalls(s.st, status, 0)
+	if err != nil {
+		return err
+	}
+	rp, original := audit.RejudgeCalls(jp, status, len(s.audit.Judges), k, 1)
+	pending := rp.Pending(status)
+	if len(pending) > 0 {
+		providers, err := s.judgeProviders(o.simLatency)
+		if err != nil {
+			return err
+		}
+		calls := make([]runner.Call, 0, len(pending))
+		for _, i := range pending {
+			c := rp.Calls[i]
+			c.Provider = providers[rp.CallJudge[i]]
+			calls = append(calls, c)
+		}
+		fmt.Fprintf(io.Err, "re-asking judges: %d calls\n", len(calls))
+		w := s.st.NewWriter(storeWriterOptions())
+		followRun(io.Err, runner.Run(ctx, calls, &audit.ResponseSink{Writer: w}, runner.Options{
+			Concurrency: o.concurrency, MaxWait: o.maxWait, Budget: o.budget,
+		}), len(calls), o.concurrency, o.budget)
+		if err := w.Close(); err != nil {
+			return err
+		}
+	}
+	stab, err := audit.CompareRejudge(rp, original, s.audit.Judges, s.st)
+	if err != nil {
+		return err
+	}
+	fmt.Fprintln(io.Out, "Judge stability (same answer asked again, temperature 0):")
+	for _, st := range stab {
+		fmt.Fprintf(io.Out, "  %s: flipped %d of %d = %.2f [%.2f, %.2f]", st.Judge, st.Flips, st.Asked, st.Rate, st.CI.Lo, st.CI.Hi)
+		if st.Unparseable > 0 {
+			fmt.Fprintf(io.Out, "; %d without a VERDICT line", st.Unparseable)
+		}
+		fmt.Fprintln(io.Out)
+	}
+	return nil
+}

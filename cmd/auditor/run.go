@@ -29,6 +29,7 @@ type runFlags struct {
 	gate        bool
 	maxWait     time.Duration
 	simLatency  time.Duration
+	rejudge     int
 }
 
 func newRunCmd(io Stdio) *cobra.Command {
@@ -64,6 +65,7 @@ func addRunFlags(c *cobra.Command, f *runFlags) {
 	c.Flags().BoolVar(&f.gate, "gate", false, "exit 3 when any line's verdict is not DELETE (for CI)")
 	c.Flags().DurationVar(&f.maxWait, "max-wait", 10*time.Minute, "longest rate-limit wait to sit out; a longer one stops the run")
 	c.Flags().DurationVar(&f.simLatency, "sim-latency", 0, "mean answer latency of the simulated model")
+	c.Flags().IntVar(&f.rejudge, "rejudge", 0, "after the run, ask each judge again about this many graded answers and report how often it flips")
 }
 
 // exactArgs is cobra.ExactArgs with errors that map to exit code 2.
@@ -166,9 +168,14 @@ func runAudit(ctx context.Context, io Stdio, path string, f runFlags, resumeCmd 
 		if budget > 0 {
 			budget = max(budget-stopped.Spent, 1e-9)
 		}
-		if stopped, err = runJudges(ctx, io, s, judgeOptions{concurrency: concurrency, budget: budget,
-			maxWait: f.maxWait, simLatency: f.simLatency}); err != nil {
+		jo := judgeOptions{concurrency: concurrency, budget: budget, maxWait: f.maxWait, simLatency: f.simLatency}
+		if stopped, err = runJudges(ctx, io, s, jo); err != nil {
 			return err
+		}
+		if f.rejudge > 0 && stopped.Reason == runner.Completed {
+			if err := runRejudge(ctx, io, s, f.rejudge, jo); err != nil {
+				return err
+			}
 		}
 	}
 
