@@ -358,3 +358,59 @@ func TestJudges_SimulatedDisagree(t *testing.T) {
 		t.Fatalf("backfill after a complete run: %d, %v", n, err)
 	}
 }
+
+func TestCompare_TwoModels(t *testing.T) {
+	t.Parallel()
+	files := sweepFiles()
+	files["audit.toml"] = strings.Replace(files["audit.toml"], "[model]\nname = \"m\"\nprovider = \"sim\"",
+		"[[model]]\nname = \"old\"\nprovider = \"sim\"\n[[model]]\nname = \"new\"\nprovider = \"sim\"", 1)
+	files["audit.toml"] = strings.Replace(files["audit.toml"], "samples = 3", "samples = 20", 1)
+	dir := writeFiles(t, files)
+	a, err := Load(filepath.Join(dir, "audit.toml"), nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	p := NewPlan(a, PlanOptions{})
+	st, err := store.Open(filepath.Join(dir, "auditor.db"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer st.Close()
+	s := sim.New(sim.Options{Rules: map[int]string{2: "Never share prices.", 3: "Do not speculate about dates."}})
+	calls := append([]runner.Call(nil), p.Calls...)
+	for i := range calls {
+		calls[i].Provider = s
+	}
+	w := st.NewWriter(store.WriterOptions{})
+	for range runner.Run(context.Background(), calls, &Sink{Grader: NewGrader(context.Background(), p), Writer: w}, runner.Options{Concurrency: 4}) {
+	}
+	if err := w.Close(); err != nil {
+		t.Fatal(err)
+	}
+	tally, err := NewTally(p, st)
+	if err != nil {
+		t.Fatal(err)
+	}
+	cmp := tally.Compare(0, 0, 1, false)
+	for _, cc := range cmp.Cases {
+		if cc.A.N != 20 || cc.B.N != 20 {
+			t.Fatalf("case %s: A %d B %d answers, want 20 each", cc.Case.ID, cc.A.N, cc.B.N)
+		}
+	}
+	// The split lists agree with the per-case counts: for each case,
+	// (A failed, B passed) - (A passed, B failed) = A fails - B fails.
+	ab := tally.SplitPairs(0, 0, 1, false, true)
+	ba := tally.SplitPairs(0, 0, 1, false, false)
+	net := map[int]int{}
+	for _, p := range ab {
+		net[p.Case]++
+	}
+	for _, p := range ba {
+		net[p.Case]--
+	}
+	for i, cc := range cmp.Cases {
+		if want := cc.A.Fails - cc.B.Fails; net[i] != want {
+			t.Errorf("case %s: split pairs net %d, want %d", cc.Case.ID, net[i], want)
+		}
+	}
+}
