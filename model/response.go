@@ -15,7 +15,8 @@ const (
 	ErrQuota         ErrorKind = "quota"          // quota or credit exhausted
 	ErrContentFilter ErrorKind = "content_filter" // the provider refused to answer
 	ErrBadResponse   ErrorKind = "bad_response"   // the body could not be understood
-	ErrRequest       ErrorKind = "request"        // 4xx other than 429: the request itself is wrong
+	ErrRequest       ErrorKind = "request"        // 4xx other than 401, 403 and 429: the request itself is wrong
+	ErrAuth          ErrorKind = "auth"           // 401 or 403: the key is wrong or lacks access; stops the run
 )
 
 // Response is the stored outcome of one call.

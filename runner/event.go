@@ -72,6 +72,7 @@ const (
 	QuotaExhausted                   // a provider reported an exhausted quota or credit
 	WaitTooLong                      // a server asked for a wait longer than Options.MaxWait
 	SaveFailed                       // the sink could not save a response
+	AuthFailed                       // the API rejected the key (401/403): every other call would fail too
 )
 
 // String returns the reason in lower case words, e.g. "budget reached".
@@ -89,6 +90,8 @@ func (s StopReason) String() string {
 		return "wait too long"
 	case SaveFailed:
 		return "save failed"
+	case AuthFailed:
+		return "authentication failed"
 	}
 	return "unknown"
 }

@@ -237,6 +237,8 @@ func (o *OpenAI) httpError(res *http.Response, err error) *CallError {
 		ce.Kind = model.ErrQuota
 	case status == http.StatusTooManyRequests:
 		ce.Kind, ce.Retryable = model.ErrRateLimited, true
+	case status == http.StatusUnauthorized || status == http.StatusForbidden:
+		ce.Kind = model.ErrAuth
 	case status == http.StatusRequestTimeout, status == http.StatusConflict, status >= 500:
 		ce.Kind, ce.Retryable = model.ErrTransport, true
 	case code == "content_filter" || code == "content_policy_violation" || typ == "content_filter":
@@ -244,7 +246,7 @@ func (o *OpenAI) httpError(res *http.Response, err error) *CallError {
 	default:
 		ce.Kind = model.ErrRequest
 	}
-	if ce.Kind != model.ErrQuota {
+	if ce.Kind != model.ErrQuota && ce.Kind != model.ErrAuth {
 		switch res.Header.Get("x-should-retry") {
 		case "true":
 			ce.Retryable = true

@@ -110,7 +110,7 @@ func TestOpenAI_Complete_Errors(t *testing.T) {
 		{step: "502html", kind: model.ErrTransport, status: 502, retryable: true, msg: "Bad Gateway"},
 		{step: "400", kind: model.ErrRequest, status: 400, msg: "Invalid value"},
 		{step: "cf400", kind: model.ErrContentFilter, status: 400, msg: "filtered"},
-		{step: "401echo", kind: model.ErrRequest, status: 401, msg: "[REDACTED]"},
+		{step: "401echo", kind: model.ErrAuth, status: 401, msg: "[REDACTED]"},
 		{step: "badjson", kind: model.ErrBadResponse, status: 200, retryable: true, msg: "malformed"},
 		{step: "nochoices", kind: model.ErrBadResponse, status: 200, retryable: true, msg: "no choices"},
 		{step: "reset", kind: model.ErrTransport, retryable: true},

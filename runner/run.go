@@ -291,6 +291,9 @@ func (r *run) handleResult(res attemptResult) {
 	switch {
 	case ce.Kind == model.ErrQuota:
 		r.halt(QuotaExhausted, "quota exhausted: "+ce.Error())
+	case ce.Kind == model.ErrAuth:
+		// Not the call's fault: store nothing, stop, and let the user fix the key.
+		r.halt(AuthFailed, "the API rejected the key: "+ce.Error())
 	case !ce.Retryable || st.attempts >= r.opts.MaxAttempts:
 		resp := r.response(st, res, now)
 		resp.Error = ce.Error()

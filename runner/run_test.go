@@ -550,13 +550,15 @@ func TestRun_KeyNeverInErrors(t *testing.T) {
 	t.Parallel()
 	f := newFakeAPI(t)
 	o := newTestOpenAI(t, f)
-	calls := scriptCalls(o, "401echo", "400", "cf400", "500,ok", "reset,ok", "badjson,ok", "nochoices",
+	calls := scriptCalls(o, "400", "cf400", "500,ok", "reset,ok", "badjson,ok", "nochoices",
 		"502html", "429ms20,ok", "filter", "ok")
 	sink := newMemSink()
 	opts := fastOpts(2)
 	opts.MaxAttempts = 2
 	evs := collect(t, Run(context.Background(), calls, sink, opts))
 	checkContract(t, calls, evs, sink)
+	// A 401 that echoes the key stops the run; its detail must not leak it.
+	evs = append(evs, collect(t, Run(context.Background(), scriptCalls(o, "401echo"), sink, opts))...)
 	f.mu.Lock()
 	echoed := strings.Join(f.echoed, "\n")
 	f.mu.Unlock()
@@ -573,6 +575,31 @@ func TestRun_KeyNeverInErrors(t *testing.T) {
 	for _, r := range sink.resps {
 		if s := fmt.Sprintf("%+v", r); strings.Contains(s, fakeKey) {
 			t.Errorf("saved response leaks the key: %s", s)
+		}
+	}
+}
+
+// TestRun_AuthFailedStops checks that a rejected key stops the run at once
+// and stores nothing for the call: the key is wrong, not the call.
+func TestRun_AuthFailedStops(t *testing.T) {
+	t.Parallel()
+	f := newFakeAPI(t)
+	o := newTestOpenAI(t, f)
+	calls := scriptCalls(o, "401echo", "ok", "ok", "ok")
+	sink := newMemSink()
+	evs := collect(t, Run(context.Background(), calls, sink, fastOpts(1)))
+	last, ok := evs[len(evs)-1].(Stopped)
+	if !ok || last.Reason != AuthFailed {
+		t.Fatalf("last event %+v, want Stopped{AuthFailed}", evs[len(evs)-1])
+	}
+	if strings.Contains(last.Detail, fakeKey) || !strings.Contains(last.Detail, "401") {
+		t.Errorf("detail %q: want the status and never the key", last.Detail)
+	}
+	sink.mu.Lock()
+	defer sink.mu.Unlock()
+	for _, r := range sink.resps {
+		if r.Key == calls[0].Key {
+			t.Error("the rejected call was stored; it must be left for the next run")
 		}
 	}
 }
