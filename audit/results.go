@@ -61,31 +61,9 @@ type ArmSide struct {
 	Rate                      float64
 	Wilson                    stats.Interval
 	Clustered                 *stats.Arm // nil with fewer than two graded cases
-}
-
-// Measure is a proportion measured against human labels, e.g. recall.
-type Measure struct {
-	Hits, Total int
-	Est         float64
-	CI          stats.Interval
-}
-
-// String formats the measure as "24/31 = 0.77 [0.60, 0.89]".
-func (m *Measure) String() string {
-	if m == nil || m.Total == 0 {
-		return "not measured"
-	}
-	return fmt.Sprintf("%d/%d = %.2f [%.2f, %.2f]", m.Hits, m.Total, m.Est, m.CI.Lo, m.CI.Hi)
-}
-
-// GraderQuality is how one grader fares against human labels on one rule.
-type GraderQuality struct {
-	Grader      string
-	Labels      int                     // labelled answers of this rule
-	Recall      *Measure                // pooled over provoke and pressure
-	RecallKind  map[model.Kind]*Measure // per kind (controls: refusals caught)
-	Precision   *Measure
-	Specificity *Measure
+	// Corrected is the rate corrected for the grader's recall of this
+	// kind (see CorrectArms); nil when that recall is not measured.
+	Corrected *CorrectedRate
 }
 
 // RuleResult is everything known about one audited line for one model.
@@ -135,6 +113,7 @@ type Tally struct {
 	status map[string]bool
 	grades map[string]map[string]model.Grade // predicate version -> response key -> grade
 	labels map[string]model.Label
+	sets   []LabelSet // label sets, for weighting stratified labels
 }
 
 // NewTally loads the state of the plan's calls from src.
@@ -147,7 +126,11 @@ func NewTally(p *Plan, src Source) (*Tally, error) {
 	if err != nil {
 		return nil, err
 	}
-	t := &Tally{plan: p, status: status, labels: labels, grades: map[string]map[string]model.Grade{}}
+	sets, err := loadLabelSets(src)
+	if err != nil {
+		return nil, err
+	}
+	t := &Tally{plan: p, status: status, labels: labels, sets: sets, grades: map[string]map[string]model.Grade{}}
 	for _, rule := range p.Audit.Rules {
 		v := rule.Predicate.Version
 		if _, ok := t.grades[v]; ok {
@@ -210,7 +193,7 @@ func (t *Tally) Results() (*Results, error) {
 	res := &Results{Plan: p, Delta: p.Audit.File.Delta}
 	for ri, rule := range p.Audit.Rules {
 		for mi := range p.Audit.File.Models {
-			rr, err := aggregateRule(p, ri, mi, t.status, t.grades[rule.Predicate.Version], t.labels)
+			rr, err := aggregateRule(p, ri, mi, t.status, t.grades[rule.Predicate.Version], t.ruleQuality(ri, mi))
 			if err != nil {
 				return nil, err
 			}
@@ -242,7 +225,7 @@ func allDelete(rules []*RuleResult, line int) bool {
 	return true
 }
 
-func aggregateRule(p *Plan, ri, mi int, status map[string]bool, grades map[string]model.Grade, labels map[string]model.Label) (*RuleResult, error) {
+func aggregateRule(p *Plan, ri, mi int, status map[string]bool, grades map[string]model.Grade, quality GraderQuality) (*RuleResult, error) {
 	rule := p.Audit.Rules[ri]
 	rr := &RuleResult{Rule: rule, RuleIndex: ri, Model: mi, ModelName: p.Audit.File.Models[mi].Name,
 		Arms: map[model.Kind]*Arm{}}
@@ -250,8 +233,6 @@ func aggregateRule(p *Plan, ri, mi int, status map[string]bool, grades map[strin
 	for i := range rule.Cases {
 		rr.Cases[i] = CaseResult{Case: &rule.Cases[i], Index: i}
 	}
-	q := qualityCounter{kinds: map[model.Kind]*confusion{}}
-	seenLabel := map[string]bool{}
 	for _, cell := range p.Cells {
 		if cell.Rule != ri || cell.Model != mi {
 			continue
@@ -283,10 +264,6 @@ func aggregateRule(p *Plan, ri, mi int, status map[string]bool, grades map[strin
 		if !g.Pass {
 			cnt.Fails++
 		}
-		if l, ok := labels[cell.Key]; ok && !seenLabel[cell.Key] {
-			seenLabel[cell.Key] = true
-			q.add(cr.Case.Kind, l.Violation, !g.Pass)
-		}
 	}
 	for _, cr := range rr.Cases {
 		for _, c := range []Count{cr.Baseline, cr.Deleted} {
@@ -299,14 +276,13 @@ func aggregateRule(p *Plan, ri, mi int, status map[string]bool, grades map[strin
 		rr.Arms[k] = buildArm(string(k), rr.Cases, func(c model.Kind) bool { return c == k })
 	}
 	rr.Provoking = buildArm("provoking", rr.Cases, model.Kind.Provoking)
-	rr.Quality = q.quality(PredicateGrader)
+	rr.Quality = quality
+	CorrectArms(rr)
 
 	in := model.VerdictInput{Delta: p.Audit.File.Delta}
 	in.Provoking.Baseline, in.Provoking.Deleted = armCounts(rr.Cases, model.Kind.Provoking)
 	in.Control.Baseline, in.Control.Deleted = armCounts(rr.Cases, func(k model.Kind) bool { return k == model.Control })
-	if r := rr.Quality.Recall; r != nil && r.Total > 0 {
-		in.Recall = &model.RecallCount{Hits: r.Hits, Positives: r.Total}
-	}
+	in.Recall = rr.Quality.Recall.VerdictCount()
 	v, err := model.Decide(in)
 	if err != nil {
 		return nil, fmt.Errorf("audit: verdict for line %d: %w", rule.Line, err)
@@ -381,59 +357,6 @@ func buildArm(name string, cases []CaseResult, match func(model.Kind) bool) *Arm
 		}
 	}
 	return a
-}
-
-// confusion counts labelled answers by truth (label) and grader verdict.
-type confusion struct{ tp, fn, fp, tn int }
-
-type qualityCounter struct {
-	kinds map[model.Kind]*confusion
-}
-
-func (q *qualityCounter) add(k model.Kind, violation, graderFailed bool) {
-	c := q.kinds[k]
-	if c == nil {
-		c = &confusion{}
-		q.kinds[k] = c
-	}
-	switch {
-	case violation && graderFailed:
-		c.tp++
-	case violation:
-		c.fn++
-	case graderFailed:
-		c.fp++
-	default:
-		c.tn++
-	}
-}
-
-func measure(hits, total int) *Measure {
-	m := &Measure{Hits: hits, Total: total}
-	if total > 0 {
-		m.Est = float64(hits) / float64(total)
-		m.CI, _ = stats.Wilson(hits, total)
-	}
-	return m
-}
-
-func (q *qualityCounter) quality(grader string) GraderQuality {
-	gq := GraderQuality{Grader: grader, RecallKind: map[model.Kind]*Measure{}}
-	var all confusion
-	for k, c := range q.kinds {
-		gq.Labels += c.tp + c.fn + c.fp + c.tn
-		gq.RecallKind[k] = measure(c.tp, c.tp+c.fn)
-		if k.Provoking() {
-			all.tp += c.tp
-			all.fn += c.fn
-			all.fp += c.fp
-			all.tn += c.tn
-		}
-	}
-	gq.Recall = measure(all.tp, all.tp+all.fn)
-	gq.Precision = measure(all.tp, all.tp+all.fp)
-	gq.Specificity = measure(all.tn, all.tn+all.fp)
-	return gq
 }
 
 // Spend is what the stored answers of a plan cost.

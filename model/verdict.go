@@ -51,6 +51,10 @@ type ArmPair struct {
 // labelled violations, the grader caught Hits.
 type RecallCount struct {
 	Hits, Positives int
+	// Lo, when set, is the 95% lower bound to use instead of the Wilson
+	// bound of Hits/Positives: a stratified sample's inverse-probability-
+	// weighted estimate has its own interval. It must be in [0, 1].
+	Lo *float64
 }
 
 // VerdictInput is everything Decide needs for one rule line.
@@ -185,6 +189,12 @@ func Decide(in VerdictInput) (Verdict, error) {
 		r, err := stats.Wilson(in.Recall.Hits, in.Recall.Positives)
 		if err != nil {
 			return Verdict{}, fmt.Errorf("model: decide: recall: %w", err)
+		}
+		if lo := in.Recall.Lo; lo != nil {
+			if *lo < 0 || *lo > 1 || math.IsNaN(*lo) {
+				return Verdict{}, fmt.Errorf("model: decide: recall lower bound %v outside [0, 1]", *lo)
+			}
+			r.Lo = *lo
 		}
 		v.RecallMeasured, v.RecallLo, v.Scaled = true, r.Lo, 1
 		if r.Lo > 0 {

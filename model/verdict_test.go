@@ -391,3 +391,30 @@ func TestDecide_Properties(t *testing.T) {
 		}
 	}
 }
+
+// TestDecide_RecallLowerBoundOverride checks that a weighted recall's own
+// lower bound replaces the Wilson bound of the raw count.
+func TestDecide_RecallLowerBoundOverride(t *testing.T) {
+	t.Parallel()
+	zeros := ArmCounts{Fails: make([]int, 8), N: []int{30, 30, 30, 30, 30, 30, 30, 30}}
+	in := VerdictInput{Provoking: ArmPair{Baseline: zeros, Deleted: zeros}, Delta: 0.05,
+		Recall: &RecallCount{Hits: 29, Positives: 31}}
+	v, err := Decide(in)
+	if err != nil || v.Decision != DecisionDelete {
+		t.Fatalf("with Wilson recall: %v %v, want DELETE", v.Decision, err)
+	}
+	lo := 0.2
+	in.Recall.Lo = &lo
+	v, err = Decide(in)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if v.Decision != DecisionInconclusive || v.RecallLo != 0.2 {
+		t.Fatalf("with recall lower bound 0.2: %v (RecallLo %.3f, scaled %.4f), want INCONCLUSIVE", v.Decision, v.RecallLo, v.Scaled)
+	}
+	bad := 1.5
+	in.Recall.Lo = &bad
+	if _, err := Decide(in); err == nil {
+		t.Fatal("a lower bound above 1 must be an error")
+	}
+}

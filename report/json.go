@@ -63,6 +63,9 @@ type RateDoc struct {
 	Hi       float64 `json:"hi"`
 	Interval string  `json:"interval"`
 	Errors   int     `json:"errors"`
+	// Corrected is the rate corrected for the predicate's recall of this
+	// kind; null when that recall is not measured.
+	Corrected *CorrectedDoc `json:"corrected"`
 }
 
 // DiffDoc is deleted minus baseline: Newcombe's interval on pooled counts,
@@ -75,23 +78,65 @@ type DiffDoc struct {
 	PairedHi *float64 `json:"paired_hi,omitempty"`
 }
 
-// GraderDoc is a grader measured against human labels.
+// GraderDoc is a grader measured against human labels. Estimator is
+// "simple" (labels as a simple random sample, Wilson intervals) or "ipw"
+// (weighted by stratum of the label set named in LabelSet).
 type GraderDoc struct {
-	Recall      MeasureDoc            `json:"recall"`
-	RecallKind  map[string]MeasureDoc `json:"recall_by_kind"`
-	Precision   MeasureDoc            `json:"precision"`
-	Specificity MeasureDoc            `json:"specificity"`
-	Labels      int                   `json:"labels"`
+	Recall          MeasureDoc              `json:"recall"`
+	RecallKind      map[string]MeasureDoc   `json:"recall_by_kind"`
+	Precision       MeasureDoc              `json:"precision"`
+	PrecisionKind   map[string]MeasureDoc   `json:"precision_by_kind"`
+	Specificity     MeasureDoc              `json:"specificity"`
+	SpecificityKind map[string]MeasureDoc   `json:"specificity_by_kind"`
+	Labels          int                     `json:"labels"`
+	Estimator       string                  `json:"estimator"`
+	LabelSet        string                  `json:"label_set,omitempty"`
+	Confusion       map[string]ConfusionDoc `json:"confusion"`
+	Misses          []string                `json:"misses"`
+	Warnings        []string                `json:"warnings"`
+}
+
+// ConfusionDoc counts labelled answers of one kind by label and grader
+// verdict: tp and fn are violations the grader failed and passed, fp and tn
+// non-violations it failed and passed.
+type ConfusionDoc struct {
+	TP int `json:"tp"`
+	FN int `json:"fn"`
+	FP int `json:"fp"`
+	TN int `json:"tn"`
 }
 
 // MeasureDoc is a proportion against labels; Est, Lo and Hi are null when
-// nothing was labelled.
+// it is not measured (nothing labelled, or, for a weighted estimate, a
+// stratum without labels: Note says why). Hits and Positives are the raw
+// labelled counts; for a weighted estimate Est is not Hits/Positives, SE is
+// its standard error and Method says how the interval was made ("wilson",
+// "ipw", "ipw-bounds").
 type MeasureDoc struct {
 	Est       *float64 `json:"est"`
 	Lo        *float64 `json:"lo"`
 	Hi        *float64 `json:"hi"`
 	Hits      int      `json:"hits"`
 	Positives int      `json:"positives"`
+	SE        *float64 `json:"se,omitempty"`
+	Method    string   `json:"method,omitempty"`
+	Note      string   `json:"note,omitempty"`
+}
+
+// CorrectedDoc is a rate corrected for the grader's recall of the arm's
+// kind (Rogan-Gladen), an estimate beside the raw rate. Recall and
+// Specificity are the values used; for the pooled provoking arm they are
+// absent, and Kinds lists the kinds corrected separately and combined
+// weighted by responses.
+type CorrectedDoc struct {
+	Est                float64  `json:"est"`
+	Lo                 float64  `json:"lo"`
+	Hi                 float64  `json:"hi"`
+	Recall             *float64 `json:"recall,omitempty"`
+	Specificity        *float64 `json:"specificity,omitempty"`
+	SpecificityAssumed bool     `json:"specificity_assumed"`
+	Kinds              []string `json:"kinds,omitempty"`
+	Method             string   `json:"method"`
 }
 
 // SweepDoc totals the tokens of a sweep.
@@ -127,9 +172,21 @@ func Build(res *audit.Results, spend audit.Spend, simulated bool) Doc {
 		rd.Arms["provoking"] = armDoc(rr.Provoking)
 		q := rr.Quality
 		gd := GraderDoc{Recall: measureDoc(q.Recall), Precision: measureDoc(q.Precision),
-			Specificity: measureDoc(q.Specificity), Labels: q.Labels, RecallKind: map[string]MeasureDoc{}}
+			Specificity: measureDoc(q.Specificity), Labels: q.Labels, RecallKind: map[string]MeasureDoc{},
+			PrecisionKind: map[string]MeasureDoc{}, SpecificityKind: map[string]MeasureDoc{},
+			Estimator: string(q.Estimator), LabelSet: q.Set, Confusion: map[string]ConfusionDoc{},
+			Misses: append([]string{}, q.Misses...), Warnings: append([]string{}, q.Warnings...)}
 		for k, m := range q.RecallKind {
 			gd.RecallKind[string(k)] = measureDoc(m)
+		}
+		for k, m := range q.PrecisionKind {
+			gd.PrecisionKind[string(k)] = measureDoc(m)
+		}
+		for k, m := range q.SpecificityKind {
+			gd.SpecificityKind[string(k)] = measureDoc(m)
+		}
+		for k, c := range q.Confusion {
+			gd.Confusion[string(k)] = ConfusionDoc{TP: c.TP, FN: c.FN, FP: c.FP, TN: c.TN}
 		}
 		rd.Graders[q.Grader] = gd
 		d.Rules = append(d.Rules, rd)
@@ -159,7 +216,18 @@ func armDoc(a *audit.Arm) ArmDoc {
 
 func rateDoc(s audit.ArmSide) RateDoc {
 	lo, hi, kind := Interval(s)
-	return RateDoc{Fail: s.Fails, N: s.N, Rate: s.Rate, Lo: lo, Hi: hi, Interval: kind, Errors: s.Errors}
+	rd := RateDoc{Fail: s.Fails, N: s.N, Rate: s.Rate, Lo: lo, Hi: hi, Interval: kind, Errors: s.Errors}
+	if c := s.Corrected; c != nil {
+		rd.Corrected = &CorrectedDoc{Est: c.Est, Lo: c.CI.Lo, Hi: c.CI.Hi, SpecificityAssumed: c.SpecificityAssumed, Method: c.Method}
+		if len(c.Kinds) == 0 {
+			r, sp := c.Recall, c.Specificity
+			rd.Corrected.Recall, rd.Corrected.Specificity = &r, &sp
+		}
+		for _, k := range c.Kinds {
+			rd.Corrected.Kinds = append(rd.Corrected.Kinds, string(k))
+		}
+	}
+	return rd
 }
 
 // Interval returns the 95% interval shown for an arm's rate and which
@@ -175,10 +243,14 @@ func measureDoc(m *audit.Measure) MeasureDoc {
 	if m == nil {
 		return MeasureDoc{}
 	}
-	md := MeasureDoc{Hits: m.Hits, Positives: m.Total}
-	if m.Total > 0 {
+	md := MeasureDoc{Hits: m.Hits, Positives: m.Total, Method: m.Method, Note: m.Unmeasured}
+	if m.Measured() {
 		est, lo, hi := m.Est, m.CI.Lo, m.CI.Hi
 		md.Est, md.Lo, md.Hi = &est, &lo, &hi
+		if m.Method != audit.MethodWilson {
+			se := m.SE
+			md.SE = &se
+		}
 	}
 	return md
 }

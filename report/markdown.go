@@ -47,6 +47,16 @@ func WriteMarkdown(w io.Writer, res *audit.Results, spend audit.Spend, simulated
 		}
 		b.WriteString("\n")
 		fmt.Fprintf(&b, "Predicate recall: %s.\n\n", mdEscape(recallLine(rr.Quality)))
+		if lines := append(qualityLines(rr.Quality), correctedLines(rr)...); len(lines) > 0 {
+			for _, l := range lines {
+				indent := ""
+				if strings.HasPrefix(l, "  ") {
+					indent = "  "
+				}
+				fmt.Fprintf(&b, "%s- %s\n", indent, mdEscape(strings.TrimSpace(l)))
+			}
+			b.WriteString("\n")
+		}
 		b.WriteString("<details><summary>Per case</summary>\n\n| case | kind | baseline | deleted | message |\n|---|---|---:|---:|---|\n")
 		for _, cr := range rr.Cases {
 			fmt.Fprintf(&b, "| %s | %s | %s | %s | %s |\n", mdEscape(cr.Case.ID), cr.Case.Kind,

@@ -44,6 +44,12 @@ func WriteText(w io.Writer, res *audit.Results, spend audit.Spend, simulated boo
 			fmt.Fprintf(&b, "  to settle it: %s\n", rr.Verdict.Needed)
 		}
 		fmt.Fprintf(&b, "  predicate recall: %s\n", recallLine(rr.Quality))
+		for _, l := range qualityLines(rr.Quality) {
+			fmt.Fprintf(&b, "  %s\n", l)
+		}
+		for _, l := range correctedLines(rr) {
+			fmt.Fprintf(&b, "  %s\n", l)
+		}
 		if rr.Errors > 0 || rr.Pending > 0 {
 			fmt.Fprintf(&b, "  not in the numbers: %d errored, %d pending\n", rr.Errors, rr.Pending)
 		}
@@ -96,11 +102,72 @@ func recallLine(q audit.GraderQuality) string {
 		}
 		return fmt.Sprintf("not measured: %d labelled answers, none a violation", q.Labels)
 	}
-	s := fmt.Sprintf("%s over %d labelled violations; precision %s", q.Recall, q.Recall.Total, q.Precision)
-	for _, k := range []model.Kind{model.Provoke, model.Pressure} {
-		if m := q.RecallKind[k]; m != nil && m.Total > 0 && m.Total < 10 {
-			s += fmt.Sprintf("; warning: only %d labelled %s violations", m.Total, k)
+	if !q.Recall.Measured() {
+		return q.Recall.String()
+	}
+	if q.Estimator == audit.EstimatorIPW {
+		s := fmt.Sprintf("%s; precision %s; weighted by stratum of label set %s", q.Recall, q.Precision, model.Sanitize(q.Set))
+		if q.Unused > 0 {
+			s += fmt.Sprintf(" (%d labels outside it not used)", q.Unused)
 		}
+		return s
+	}
+	return fmt.Sprintf("%s over %d labelled violations; precision %s", q.Recall, q.Recall.Total, q.Precision)
+}
+
+// qualityLines gives the per-kind recall and the misses behind recallLine,
+// when anything is labelled.
+func qualityLines(q audit.GraderQuality) []string {
+	if q.Labels == 0 {
+		return nil
+	}
+	var kinds []string
+	for _, k := range model.Kinds {
+		if m := q.RecallKind[k]; m != nil && m.Total > 0 {
+			kinds = append(kinds, fmt.Sprintf("%s %s", k, m))
+		}
+	}
+	var out []string
+	if len(kinds) > 0 {
+		out = append(out, "recall by kind: "+strings.Join(kinds, "; "))
+	}
+	if n := len(q.Misses); n > 0 {
+		out = append(out, fmt.Sprintf("misses: %d labelled failures the predicate passed (listed in report --format json)", n))
+	}
+	for _, w := range q.Warnings {
+		out = append(out, "warning: "+w)
+	}
+	return out
+}
+
+// correctedLines gives each arm's rate corrected for the predicate's recall
+// of its kind, beside which the raw rates stand in the table.
+func correctedLines(rr *audit.RuleResult) []string {
+	var out []string
+	for _, a := range armsInOrder(rr) {
+		if a.Baseline.Corrected == nil && a.Deleted.Corrected == nil {
+			continue
+		}
+		out = append(out, fmt.Sprintf("  %-9s baseline %s  %s %s", a.Name, correctedCell(a.Baseline.Corrected),
+			rr.Rule.Variant(), correctedCell(a.Deleted.Corrected)))
+	}
+	if len(out) == 0 {
+		return nil
+	}
+	return append([]string{"corrected for recall (Rogan-Gladen; each kind by its own recall, provoking pooled by responses):"}, out...)
+}
+
+func correctedCell(c *audit.CorrectedRate) string {
+	if c == nil {
+		return "-"
+	}
+	s := fmt.Sprintf("%.3f [%.3f, %.3f]", c.Est, c.CI.Lo, c.CI.Hi)
+	if len(c.Kinds) == 0 {
+		sp := fmt.Sprintf("%.2f", c.Specificity)
+		if c.SpecificityAssumed {
+			sp = "1 assumed"
+		}
+		s += fmt.Sprintf(" (recall %.2f, specificity %s)", c.Recall, sp)
 	}
 	return s
 }

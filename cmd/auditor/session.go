@@ -56,6 +56,13 @@ func (s *session) openStore() error {
 		s.st = nil
 		return err
 	}
+	// Date each predicate version the first time it is seen, so recall per
+	// version ("24/31 before the edit, 29/31 after") can be told apart.
+	if err := audit.RecordPredicateVersions(st, s.audit, time.Now()); err != nil {
+		st.Close()
+		s.st = nil
+		return err
+	}
 	return nil
 }
 

@@ -1,0 +1,919 @@
+package audit
+
+import (
+	"encoding/json"
+	"errors"
+	"fmt"
+	"math"
+	"math/rand/v2"
+	"slices"
+	"strconv"
+	"strings"
+	"time"
+
+	"github.com/auditor-dev/auditor/model"
+	"github.com/auditor-dev/auditor/model/stats"
+)
+
+// DefaultSampleSize is the number of answers a label set draws by default.
+const DefaultSampleSize = 60
+
+// DefaultFailShare is the share of a stratified label set drawn from the
+// answers the predicate failed.
+const DefaultFailShare = 1.0 / 3
+
+// ErrLabelSetExists is returned (wrapped) by DrawLabelSample when a set of
+// that name already exists with other options: a set is never redrawn.
+var ErrLabelSetExists = errors.New("label set exists with other options")
+
+// errForeignSet marks a stored label set without this package's metadata.
+var errForeignSet = errors.New("not drawn by auditor's sampler (unknown format)")
+
+// SampleOptions say which answers a label set draws.
+type SampleOptions struct {
+	Name string // the set's name in the store; required
+	N    int    // answers to draw; 0 means DefaultSampleSize
+	Seed int64
+	Rule int // the audited prompt line; 0 draws from every rule
+	// Kinds are the case kinds to draw from; empty means provoke and
+	// pressure.
+	Kinds []model.Kind
+	// Stratify draws separately from the answers each rule's predicate
+	// failed and passed, FailShare of them from the failed, so that misses
+	// (hidden among the passes) and precision are both measured; recall is
+	// then estimated with inverse-probability weights.
+	Stratify  bool
+	FailShare float64 // 0 means DefaultFailShare
+}
+
+func (o SampleOptions) withDefaults() SampleOptions {
+	if o.N == 0 {
+		o.N = DefaultSampleSize
+	}
+	if len(o.Kinds) == 0 {
+		o.Kinds = []model.Kind{model.Provoke, model.Pressure}
+	}
+	kinds := make([]model.Kind, 0, len(o.Kinds))
+	for _, k := range model.Kinds { // display order, no duplicates
+		if slices.Contains(o.Kinds, k) {
+			kinds = append(kinds, k)
+		}
+	}
+	for _, k := range o.Kinds {
+		if _, ok := model.ParseKind(string(k)); !ok {
+			kinds = append(kinds, k) // kept so validate can name it
+		}
+	}
+	o.Kinds = kinds
+	if o.FailShare == 0 {
+		o.FailShare = DefaultFailShare
+	}
+	if !o.Stratify {
+		o.FailShare = 0
+	}
+	return o
+}
+
+func (o SampleOptions) validate(p *Plan) error {
+	switch {
+	case strings.TrimSpace(o.Name) == "" || strings.ContainsRune(o.Name, 0):
+		return fmt.Errorf("audit: label set: a name is required")
+	case o.N < 1:
+		return fmt.Errorf("audit: label set %s: sample size %d, need at least 1", o.Name, o.N)
+	case o.Stratify && !(o.FailShare > 0 && o.FailShare < 1):
+		return fmt.Errorf("audit: label set %s: fail share %v, need a value between 0 and 1", o.Name, o.FailShare)
+	}
+	for _, k := range o.Kinds {
+		if _, ok := model.ParseKind(string(k)); !ok {
+			return fmt.Errorf("audit: label set %s: unknown kind %q (want provoke, pressure or control)", o.Name, k)
+		}
+	}
+	if o.Rule != 0 && p.ruleIndex(o.Rule) < 0 {
+		return fmt.Errorf("audit: label set %s: line %d is not audited (audited lines: %s)", o.Name, o.Rule, p.auditedLines())
+	}
+	return nil
+}
+
+// describe says what the options draw, for errors and headers.
+func (o SampleOptions) describe() string {
+	rule := "every rule"
+	if o.Rule != 0 {
+		rule = fmt.Sprintf("line %d", o.Rule)
+	}
+	kinds := make([]string, len(o.Kinds))
+	for i, k := range o.Kinds {
+		kinds[i] = string(k)
+	}
+	s := fmt.Sprintf("%d answers of %s (%s), seed %d", o.N, rule, strings.Join(kinds, ", "), o.Seed)
+	if o.Stratify {
+		s += fmt.Sprintf(", stratified with %.3g from failures", o.FailShare)
+	}
+	return s
+}
+
+func (o SampleOptions) same(p SampleOptions) bool {
+	return o.N == p.N && o.Seed == p.Seed && o.Rule == p.Rule && slices.Equal(o.Kinds, p.Kinds) &&
+		o.Stratify == p.Stratify && o.FailShare == p.FailShare
+}
+
+// LabelStratum is one stratum of a stratified label set: the answers of one
+// rule that its predicate failed (Fail) or passed when the set was drawn.
+type LabelStratum struct {
+	Name  string // e.g. "L23 failed"
+	Rule  int    // the audited prompt line
+	Fail  bool
+	N     int // answers in the stratum when the set was drawn (N_h)
+	Drawn int // answers drawn into the set (n_h)
+}
+
+// LabelSet is a named sample of answers to label, as stored. Keys are in
+// the order a labeller sees them: shuffled, with nothing that reveals the
+// predicate's verdict or the stratum. A LabelSet is a value: it never
+// changes once drawn.
+type LabelSet struct {
+	Name    string
+	Keys    []string
+	Options SampleOptions // as drawn, defaults filled in
+	Created time.Time
+	// Population is the number of answers the set was drawn from.
+	Population int
+	// Strata are empty unless the set is stratified.
+	Strata []LabelStratum
+	// PredicateVersions maps each rule line in the set to the version of
+	// its predicate when the set was drawn (the version whose verdicts
+	// defined the strata).
+	PredicateVersions map[int]string
+
+	strataKeys map[string][]string // stratum name -> its drawn keys; never shown to a labeller
+	index      map[string]int      // key -> position in Keys
+}
+
+// Stratified reports whether the set was drawn by stratum.
+func (s *LabelSet) Stratified() bool { return s != nil && len(s.Strata) > 0 }
+
+// Contains reports whether the set holds the answer with this key.
+func (s *LabelSet) Contains(key string) bool {
+	_, ok := s.index[key]
+	return ok
+}
+
+// Progress counts the set's answers that have a label in labels.
+func (s *LabelSet) Progress(labels map[string]model.Label) (done, total int) {
+	for _, k := range s.Keys {
+		if _, ok := labels[k]; ok {
+			done++
+		}
+	}
+	return done, len(s.Keys)
+}
+
+// NextUnlabelled returns the position of the first answer without a label,
+// or -1 when every answer is labelled. Labelling in the set's order keeps
+// the labelled part a random subsample of each stratum, which the IPW
+// estimate relies on while labelling is under way.
+func (s *LabelSet) NextUnlabelled(labels map[string]model.Label) int {
+	for i, k := range s.Keys {
+		if _, ok := labels[k]; !ok {
+			return i
+		}
+	}
+	return -1
+}
+
+// LabelItem is one answer of a label set as a labelling screen shows it:
+// what was asked and under which rule, but not the variant, the predicate's
+// verdict or the stratum, so the labeller stays blind. The response text
+// comes from the store by Key.
+type LabelItem struct {
+	Index     int
+	Key       string
+	RuleIndex int         // into Audit.Rules; -1 when the plan no longer uses the answer
+	Rule      *Rule       // nil when the plan no longer uses the answer
+	Case      *model.Case // nil when the plan no longer uses the answer
+}
+
+// Items returns the set's answers in the order to label them.
+func (s *LabelSet) Items(p *Plan) []LabelItem {
+	out := make([]LabelItem, len(s.Keys))
+	for i, k := range s.Keys {
+		it := LabelItem{Index: i, Key: k, RuleIndex: -1}
+		for _, ci := range p.ByKey[k] {
+			c := p.Cells[ci]
+			r := p.Audit.Rules[c.Rule]
+			if s.Options.Rule != 0 && r.Line != s.Options.Rule {
+				continue
+			}
+			it.RuleIndex, it.Rule, it.Case = c.Rule, r, &r.Cases[c.Case]
+			break
+		}
+		out[i] = it
+	}
+	return out
+}
+
+// LabelSetStore keeps label sets. store.Store satisfies it.
+type LabelSetStore interface {
+	LabelSets() ([]string, error)
+	LabelSet(name string) ([]string, map[string]string, error)
+	PutLabelSet(name string, keys []string, meta map[string]string) error
+}
+
+// LabelSetReader reads label sets. A Source that also satisfies it (as
+// store.Store does) lets a Tally estimate recall from stratified sets.
+type LabelSetReader interface {
+	LabelSets() ([]string, error)
+	LabelSet(name string) ([]string, map[string]string, error)
+}
+
+// DrawLabelSample draws a label set from the graded answers of the plan
+// (both variants, distinct keys, every model) and stores it, or returns the
+// stored set of that name: a set is never redrawn. If the stored set was
+// drawn with other options, the error wraps ErrLabelSetExists.
+//
+// The draw is deterministic for a seed and the tally's state. Without
+// Stratify it is a simple random sample. With Stratify, each rule's answers
+// are split by its predicate's current verdict, the rule's share of N
+// (proportional to its answers) is split FailShare : 1-FailShare between
+// failed and passed (a stratum too small gives its surplus to the other),
+// and a stratum partly drawn gets at least two answers where possible (one
+// label says nothing about a stratum's spread). Every stratum's size and
+// draw are recorded so recall can be weighted. The drawn keys are shuffled
+// together, so the order reveals no stratum.
+func DrawLabelSample(st LabelSetStore, p *Plan, t *Tally, opts SampleOptions) (LabelSet, error) {
+	opts = opts.withDefaults()
+	if err := opts.validate(p); err != nil {
+		return LabelSet{}, err
+	}
+	if old, ok, err := LoadLabelSet(st, opts.Name); err != nil {
+		return LabelSet{}, err
+	} else if ok {
+		if !old.Options.same(opts) {
+			return LabelSet{}, fmt.Errorf("audit: label set %q was drawn as %s, not %s; choose another name: %w",
+				opts.Name, old.Options.describe(), opts.describe(), ErrLabelSetExists)
+		}
+		return old, nil
+	}
+
+	// The population: distinct answered, graded keys of the chosen cells.
+	// A key serving several rules belongs to the first in plan order.
+	type member struct {
+		rule int // index
+		fail bool
+	}
+	pop := map[string]member{}
+	var keys []string
+	for _, c := range p.Cells {
+		r := p.Audit.Rules[c.Rule]
+		if opts.Rule != 0 && r.Line != opts.Rule {
+			continue
+		}
+		if !slices.Contains(opts.Kinds, r.Cases[c.Case].Kind) || !t.status[c.Key] {
+			continue
+		}
+		if _, seen := pop[c.Key]; seen {
+			continue
+		}
+		g, ok := t.grades[r.Predicate.Version][c.Key]
+		if !ok || g.Unparseable {
+			continue
+		}
+		pop[c.Key] = member{rule: c.Rule, fail: !g.Pass}
+		keys = append(keys, c.Key)
+	}
+	if len(keys) == 0 {
+		return LabelSet{}, fmt.Errorf("audit: label set %s: no graded answers to draw from (%s); run the audit first",
+			opts.Name, opts.describe())
+	}
+	// Draw from sorted keys: the result depends on the seed and the
+	// population, not on map order or plan layout.
+	slices.Sort(keys)
+	rng := rand.New(rand.NewPCG(uint64(opts.Seed), 0x6c6162656c736574)) // "labelset"
+
+	set := LabelSet{Name: opts.Name, Options: opts, Created: time.Now().UTC(), Population: len(keys),
+		PredicateVersions: map[int]string{}, strataKeys: map[string][]string{}}
+	for _, m := range pop {
+		r := p.Audit.Rules[m.rule]
+		set.PredicateVersions[r.Line] = r.Predicate.Version
+	}
+	var drawn []string
+	if !opts.Stratify {
+		drawn = pick(rng, keys, min(opts.N, len(keys)))
+	} else {
+		byRule := make([][2][]string, len(p.Audit.Rules)) // [passed, failed]
+		ruleSize := make([]int, len(p.Audit.Rules))
+		for _, k := range keys {
+			m := pop[k]
+			f := 0
+			if m.fail {
+				f = 1
+			}
+			byRule[m.rule][f] = append(byRule[m.rule][f], k)
+			ruleSize[m.rule]++
+		}
+		share := apportion(min(opts.N, len(keys)), ruleSize)
+		for ri, r := range p.Audit.Rules {
+			if ruleSize[ri] == 0 {
+				continue
+			}
+			failed, passed := byRule[ri][1], byRule[ri][0]
+			nF, nP := allocate(share[ri], len(failed), len(passed), opts.FailShare)
+			for _, s := range []struct {
+				fail bool
+				keys []string
+				n    int
+			}{{true, failed, nF}, {false, passed, nP}} {
+				name := fmt.Sprintf("L%d passed", r.Line)
+				if s.fail {
+					name = fmt.Sprintf("L%d failed", r.Line)
+				}
+				got := pick(rng, s.keys, s.n)
+				set.Strata = append(set.Strata, LabelStratum{Name: name, Rule: r.Line, Fail: s.fail, N: len(s.keys), Drawn: len(got)})
+				set.strataKeys[name] = got
+				drawn = append(drawn, got...)
+			}
+		}
+	}
+	rng.Shuffle(len(drawn), func(i, j int) { drawn[i], drawn[j] = drawn[j], drawn[i] })
+	set.Keys = drawn
+	set.index = indexKeys(drawn)
+	meta, err := set.meta()
+	if err != nil {
+		return LabelSet{}, err
+	}
+	if err := st.PutLabelSet(set.Name, set.Keys, meta); err != nil {
+		return LabelSet{}, fmt.Errorf("audit: store label set %s: %w", set.Name, err)
+	}
+	return set, nil
+}
+
+// pick draws n of keys without replacement (a partial Fisher-Yates shuffle
+// of a copy), in draw order.
+func pick(rng *rand.Rand, keys []string, n int) []string {
+	n = min(n, len(keys))
+	c := slices.Clone(keys)
+	for i := 0; i < n; i++ {
+		j := i + rng.IntN(len(c)-i)
+		c[i], c[j] = c[j], c[i]
+	}
+	return c[:n:n]
+}
+
+// apportion splits n in proportion to sizes by largest remainder, never
+// giving a part more than its size (n is at most the sum of sizes).
+func apportion(n int, sizes []int) []int {
+	total := 0
+	for _, s := range sizes {
+		total += s
+	}
+	out := make([]int, len(sizes))
+	if total == 0 {
+		return out
+	}
+	type rem struct {
+		i int
+		r float64
+	}
+	var rems []rem
+	given := 0
+	for i, s := range sizes {
+		exact := float64(n) * float64(s) / float64(total)
+		out[i] = min(s, int(math.Floor(exact)))
+		given += out[i]
+		rems = append(rems, rem{i, exact - math.Floor(exact)})
+	}
+	slices.SortStableFunc(rems, func(a, b rem) int {
+		switch {
+		case a.r > b.r:
+			return -1
+		case a.r < b.r:
+			return 1
+		}
+		return 0
+	})
+	for given < n {
+		moved := false
+		for _, r := range rems {
+			if given < n && out[r.i] < sizes[r.i] {
+				out[r.i]++
+				given++
+				moved = true
+			}
+		}
+		if !moved {
+			break
+		}
+	}
+	return out
+}
+
+// allocate splits one rule's n between its failed (nf answers) and passed
+// (np answers) strata.
+func allocate(n, nf, np int, failShare float64) (f, p int) {
+	f = min(nf, int(math.Round(float64(n)*failShare)))
+	p = min(np, n-f)
+	f = min(nf, n-p) // a short passed stratum gives its surplus back
+	// One label in a partly drawn stratum leaves its variance undefined.
+	if f == 1 && nf > 1 && p >= 3 {
+		f, p = 2, p-1
+	}
+	if p == 1 && np > 1 && f >= 3 {
+		f, p = f-1, 2
+	}
+	return f, p
+}
+
+func indexKeys(keys []string) map[string]int {
+	m := make(map[string]int, len(keys))
+	for i, k := range keys {
+		m[k] = i
+	}
+	return m
+}
+
+// Stored form of a label set's metadata: flat strings for what a person may
+// want to read with a bbolt browser, JSON for the strata.
+const labelSetFormat = "1"
+
+type storedStratum struct {
+	Name string   `json:"name"`
+	Rule int      `json:"rule"`
+	Fail bool     `json:"fail"`
+	N    int      `json:"N"`
+	Keys []string `json:"keys"`
+}
+
+func (s *LabelSet) meta() (map[string]string, error) {
+	kinds := make([]string, len(s.Options.Kinds))
+	for i, k := range s.Options.Kinds {
+		kinds[i] = string(k)
+	}
+	m := map[string]string{
+		"format":     labelSetFormat,
+		"seed":       strconv.FormatInt(s.Options.Seed, 10),
+		"n":          strconv.Itoa(s.Options.N),
+		"rule":       strconv.Itoa(s.Options.Rule),
+		"kinds":      strings.Join(kinds, ","),
+		"stratify":   strconv.FormatBool(s.Options.Stratify),
+		"fail_share": strconv.FormatFloat(s.Options.FailShare, 'g', -1, 64),
+		"created":    s.Created.Format(time.RFC3339Nano),
+		"population": strconv.Itoa(s.Population),
+	}
+	versions := map[string]string{}
+	for line, v := range s.PredicateVersions {
+		versions[strconv.Itoa(line)] = v
+	}
+	b, err := json.Marshal(versions)
+	if err != nil {
+		return nil, fmt.Errorf("audit: encode label set %s: %w", s.Name, err)
+	}
+	m["predicate_versions"] = string(b)
+	if s.Stratified() {
+		var strata []storedStratum
+		for _, st := range s.Strata {
+			strata = append(strata, storedStratum{Name: st.Name, Rule: st.Rule, Fail: st.Fail, N: st.N, Keys: s.strataKeys[st.Name]})
+		}
+		if b, err = json.Marshal(strata); err != nil {
+			return nil, fmt.Errorf("audit: encode label set %s: %w", s.Name, err)
+		}
+		m["strata"] = string(b)
+	}
+	return m, nil
+}
+
+// LoadLabelSet reads the named label set; ok is false when there is none.
+// A set whose metadata cannot be read is an error: estimating recall from a
+// set whose design is unknown would give wrong numbers.
+func LoadLabelSet(st LabelSetReader, name string) (set LabelSet, ok bool, err error) {
+	names, err := st.LabelSets()
+	if err != nil {
+		return LabelSet{}, false, err
+	}
+	if !slices.Contains(names, name) {
+		return LabelSet{}, false, nil
+	}
+	keys, meta, err := st.LabelSet(name)
+	if err != nil {
+		return LabelSet{}, false, err
+	}
+	set, err = decodeLabelSet(name, keys, meta)
+	return set, err == nil, err
+}
+
+func decodeLabelSet(name string, keys []string, meta map[string]string) (LabelSet, error) {
+	bad := func(field string, err error) (LabelSet, error) {
+		return LabelSet{}, fmt.Errorf("audit: label set %s: unreadable %s %q: %v", name, field, meta[field], err)
+	}
+	if f := meta["format"]; f != labelSetFormat {
+		return LabelSet{}, fmt.Errorf("audit: label set %s: format %q: %w", name, f, errForeignSet)
+	}
+	s := LabelSet{Name: name, Keys: keys, index: indexKeys(keys), PredicateVersions: map[int]string{},
+		strataKeys: map[string][]string{}}
+	o := &s.Options
+	o.Name = name
+	var err error
+	if o.Seed, err = strconv.ParseInt(meta["seed"], 10, 64); err != nil {
+		return bad("seed", err)
+	}
+	if o.N, err = strconv.Atoi(meta["n"]); err != nil {
+		return bad("n", err)
+	}
+	if o.Rule, err = strconv.Atoi(meta["rule"]); err != nil {
+		return bad("rule", err)
+	}
+	for _, k := range strings.Split(meta["kinds"], ",") {
+		kind, ok := model.ParseKind(k)
+		if !ok {
+			return bad("kinds", fmt.Errorf("unknown kind %q", k))
+		}
+		o.Kinds = append(o.Kinds, kind)
+	}
+	if o.Stratify, err = strconv.ParseBool(meta["stratify"]); err != nil {
+		return bad("stratify", err)
+	}
+	if o.FailShare, err = strconv.ParseFloat(meta["fail_share"], 64); err != nil {
+		return bad("fail_share", err)
+	}
+	if s.Created, err = time.Parse(time.RFC3339Nano, meta["created"]); err != nil {
+		return bad("created", err)
+	}
+	if s.Population, err = strconv.Atoi(meta["population"]); err != nil {
+		return bad("population", err)
+	}
+	var versions map[string]string
+	if err := json.Unmarshal([]byte(meta["predicate_versions"]), &versions); err != nil {
+		return bad("predicate_versions", err)
+	}
+	for line, v := range versions {
+		n, err := strconv.Atoi(line)
+		if err != nil {
+			return bad("predicate_versions", err)
+		}
+		s.PredicateVersions[n] = v
+	}
+	if o.Stratify {
+		var strata []storedStratum
+		if err := json.Unmarshal([]byte(meta["strata"]), &strata); err != nil {
+			return bad("strata", err)
+		}
+		drawn := 0
+		for _, st := range strata {
+			for _, k := range st.Keys {
+				if !s.Contains(k) {
+					return bad("strata", fmt.Errorf("key %.12s of stratum %s is not in the set", k, st.Name))
+				}
+			}
+			if len(st.Keys) > st.N {
+				return bad("strata", fmt.Errorf("stratum %s: %d drawn of %d", st.Name, len(st.Keys), st.N))
+			}
+			s.Strata = append(s.Strata, LabelStratum{Name: st.Name, Rule: st.Rule, Fail: st.Fail, N: st.N, Drawn: len(st.Keys)})
+			s.strataKeys[st.Name] = st.Keys
+			drawn += len(st.Keys)
+		}
+		if drawn != len(keys) {
+			return bad("strata", fmt.Errorf("strata hold %d keys, the set %d", drawn, len(keys)))
+		}
+	}
+	return s, nil
+}
+
+// loadLabelSets reads every label set src holds, when it can hold any.
+func loadLabelSets(src Source) ([]LabelSet, error) {
+	r, ok := src.(LabelSetReader)
+	if !ok {
+		return nil, nil
+	}
+	names, err := r.LabelSets()
+	if err != nil {
+		return nil, err
+	}
+	var out []LabelSet
+	for _, name := range names {
+		s, ok, err := LoadLabelSet(r, name)
+		if errors.Is(err, errForeignSet) {
+			// Not drawn by DrawLabelSample (another tool's list of keys):
+			// it has no design to weight by, and its labels count as any.
+			continue
+		}
+		if err != nil {
+			return nil, err
+		}
+		if ok {
+			out = append(out, s)
+		}
+	}
+	return out, nil
+}
+
+// AddLabelSet makes a newly drawn set known to the tally (replacing a set
+// of the same name), so results can weight its labels.
+func (t *Tally) AddLabelSet(s LabelSet) {
+	for i := range t.sets {
+		if t.sets[i].Name == s.Name {
+			t.sets[i] = s
+			return
+		}
+	}
+	t.sets = append(t.sets, s)
+}
+
+// LabelSets returns the label sets the tally knows, by name.
+func (t *Tally) LabelSets() []LabelSet { return slices.Clone(t.sets) }
+
+// Labels returns the tally's current labels. The map is the tally's own:
+// do not modify it.
+func (t *Tally) Labels() map[string]model.Label { return t.labels }
+
+// chooseSet picks the design behind a rule's quality: the stratified set
+// with the most labelled answers in the rule's strata (ties go to the name
+// first in order), or nil when no stratified set has any, in which case
+// every label counts as a simple random sample. Labels of one stratified
+// set are never mixed with others: their weights would be wrong. A set
+// whose every stratum is now labelled in full (a census: labels beyond the
+// sample cover the whole population) needs no weights, so nil is returned.
+func (t *Tally) chooseSet(ri int) *LabelSet {
+	line := t.plan.Audit.Rules[ri].Line
+	best := chooseSet(t.sets, line, t.labels)
+	if best == nil || !t.censusOf(ri, best.Options.Kinds) {
+		return best
+	}
+	return nil
+}
+
+// censusOf reports whether every graded answer of a rule's cases of the
+// given kinds is labelled.
+func (t *Tally) censusOf(ri int, kinds []model.Kind) bool {
+	rule := t.plan.Audit.Rules[ri]
+	grades := t.grades[rule.Predicate.Version]
+	for _, ci := range t.plan.cellsOfRule(ri) {
+		c := t.plan.Cells[ci]
+		if !slices.Contains(kinds, rule.Cases[c.Case].Kind) {
+			continue
+		}
+		if g, ok := grades[c.Key]; ok && !g.Unparseable {
+			if _, labelled := t.labels[c.Key]; !labelled {
+				return false
+			}
+		}
+	}
+	return true
+}
+
+func chooseSet(sets []LabelSet, line int, labels map[string]model.Label) *LabelSet {
+	var best *LabelSet
+	bestN := 0
+	for i := range sets {
+		s := &sets[i]
+		if !s.Stratified() {
+			continue
+		}
+		n := 0
+		for _, st := range s.Strata {
+			if st.Rule != line {
+				continue
+			}
+			for _, k := range s.strataKeys[st.Name] {
+				if _, ok := labels[k]; ok {
+					n++
+				}
+			}
+		}
+		if n > bestN || (n == bestN && n > 0 && s.Name < best.Name) {
+			best, bestN = s, n
+		}
+	}
+	return best
+}
+
+// ruleQuality measures a rule's current predicate for one model, using the
+// stratified set chosen for the rule when there is one.
+func (t *Tally) ruleQuality(ri, mi int) GraderQuality {
+	rule := t.plan.Audit.Rules[ri]
+	g := Grades{Name: PredicateGrader, Version: rule.Predicate.Version, ByKey: t.grades[rule.Predicate.Version]}
+	set := t.chooseSet(ri)
+	return MeasureGrader(t.plan, g, t.labels, QualityScope{Rule: ri, Model: mi, Set: set, Complete: true})
+}
+
+// SetQuality is the current predicate of one rule measured on a label set.
+type SetQuality struct {
+	RuleIndex int
+	Rule      *Rule
+	Quality   GraderQuality
+}
+
+// MeasureSet measures each rule's current predicate on the labelled answers
+// of a set, every model pooled: what a labelling screen shows after each
+// label. labels are the truth to use (one labeller's, or nil for the
+// tally's current labels).
+func (t *Tally) MeasureSet(s *LabelSet, labels map[string]model.Label) []SetQuality {
+	if labels == nil {
+		labels = t.labels
+	}
+	var out []SetQuality
+	for ri, r := range t.plan.Audit.Rules {
+		if s.Options.Rule != 0 && r.Line != s.Options.Rule {
+			continue
+		}
+		if _, in := s.PredicateVersions[r.Line]; !in {
+			continue
+		}
+		g := Grades{Name: PredicateGrader, Version: r.Predicate.Version, ByKey: t.grades[r.Predicate.Version]}
+		out = append(out, SetQuality{RuleIndex: ri, Rule: r,
+			Quality: MeasureGrader(t.plan, g, labels, QualityScope{Rule: ri, Model: -1, Set: s})})
+	}
+	return out
+}
+
+func (p *Plan) ruleIndex(line int) int {
+	for i, r := range p.Audit.Rules {
+		if r.Line == line {
+			return i
+		}
+	}
+	return -1
+}
+
+func (p *Plan) auditedLines() string {
+	var s []string
+	for _, r := range p.Audit.Rules {
+		s = append(s, strconv.Itoa(r.Line))
+	}
+	return strings.Join(s, ", ")
+}
+
+// PredicateVersion is one version of a rule's predicate and how it fares
+// against the labels: re-scoring stored answers with each version's stored
+// grades shows what an edit bought ("24/31 to 29/31").
+type PredicateVersion struct {
+	Version   string
+	FirstSeen time.Time // zero when the version was current before history was kept
+	Current   bool
+	Quality   GraderQuality // Quality.Ungraded counts labelled answers this version never graded
+}
+
+// MetaStore keeps small named records. store.Store satisfies it.
+type MetaStore interface {
+	Meta(key string) (string, bool, error)
+	SetMeta(key, value string) error
+}
+
+// HistoryStore is what PredicateHistory reads. store.Store satisfies it.
+type HistoryStore interface {
+	Meta(key string) (string, bool, error)
+	GradesFor(grader, version string) (map[string]model.Grade, error)
+}
+
+type seenVersion struct {
+	Version   string    `json:"version"`
+	FirstSeen time.Time `json:"first_seen"`
+}
+
+func versionsKey(line int) string { return fmt.Sprintf("predicate-versions:%d", line) }
+
+func readVersions(st interface {
+	Meta(string) (string, bool, error)
+}, line int) ([]seenVersion, error) {
+	raw, ok, err := st.Meta(versionsKey(line))
+	if err != nil || !ok {
+		return nil, err
+	}
+	var vs []seenVersion
+	if err := json.Unmarshal([]byte(raw), &vs); err != nil {
+		return nil, fmt.Errorf("audit: predicate history of line %d is unreadable: %w", line, err)
+	}
+	return vs, nil
+}
+
+// RecordPredicateVersions adds each rule's current predicate version to the
+// rule's history of versions seen (a meta record per line), with now as its
+// first-seen time, unless it is already there. Call it whenever an audit is
+// opened, so edits are dated.
+func RecordPredicateVersions(st MetaStore, a *Audit, now time.Time) error {
+	for _, r := range a.Rules {
+		vs, err := readVersions(st, r.Line)
+		if err != nil {
+			return err
+		}
+		if slices.ContainsFunc(vs, func(v seenVersion) bool { return v.Version == r.Predicate.Version }) {
+			continue
+		}
+		vs = append(vs, seenVersion{Version: r.Predicate.Version, FirstSeen: now.UTC()})
+		b, err := json.Marshal(vs)
+		if err != nil {
+			return fmt.Errorf("audit: record predicate version of line %d: %w", r.Line, err)
+		}
+		if err := st.SetMeta(versionsKey(r.Line), string(b)); err != nil {
+			return err
+		}
+	}
+	return nil
+}
+
+// PredicateHistory returns every recorded version of the predicate of the
+// rule on the given line, oldest first, each measured against labels with
+// the grades it gave (stored grades of old versions are kept, so nothing is
+// re-run). set is the design to measure on: a label set, or nil for every
+// labelled answer. Every model is pooled. The current version is included
+// even if it was never recorded.
+func PredicateHistory(st HistoryStore, p *Plan, line int, labels map[string]model.Label, set *LabelSet) ([]PredicateVersion, error) {
+	ri := p.ruleIndex(line)
+	if ri < 0 {
+		return nil, fmt.Errorf("audit: predicate history: line %d is not audited (audited lines: %s)", line, p.auditedLines())
+	}
+	cur := p.Audit.Rules[ri].Predicate.Version
+	vs, err := readVersions(st, line)
+	if err != nil {
+		return nil, err
+	}
+	if !slices.ContainsFunc(vs, func(v seenVersion) bool { return v.Version == cur }) {
+		vs = append(vs, seenVersion{Version: cur})
+	}
+	out := make([]PredicateVersion, 0, len(vs))
+	for _, v := range vs {
+		grades, err := st.GradesFor(PredicateGrader, v.Version)
+		if err != nil {
+			return nil, err
+		}
+		q := MeasureGrader(p, Grades{Name: PredicateGrader, Version: v.Version, ByKey: grades}, labels,
+			QualityScope{Rule: ri, Model: -1, Set: set})
+		out = append(out, PredicateVersion{Version: v.Version, FirstSeen: v.FirstSeen, Current: v.Version == cur, Quality: q})
+	}
+	return out, nil
+}
+
+// LabellerAgreement is how two labellers agree on the answers both
+// labelled, each by their own latest label.
+type LabellerAgreement struct {
+	A, B string
+	// Both said violation, only A did, only B did, neither did.
+	Both, OnlyA, OnlyB, Neither int
+	N                           int
+	Agreement                   float64 // raw agreement p_o
+	Kappa, KappaSE              float64
+	// KappaDefined is false when kappa is undefined (no shared answers, or
+	// both gave every answer the same single label).
+	KappaDefined bool
+	// Disagreements are the keys the two labelled differently, in the order
+	// of keys (sorted when keys is nil).
+	Disagreements []string
+}
+
+// String formats the agreement as "ana vs ben: kappa 0.77 (SE 0.08), agree
+// 53/60 = 0.88, 7 disagreements".
+func (a LabellerAgreement) String() string {
+	if a.N == 0 {
+		return fmt.Sprintf("%s vs %s: no answers labelled by both", a.A, a.B)
+	}
+	k := "kappa undefined (one label for everything)"
+	if a.KappaDefined {
+		k = fmt.Sprintf("kappa %.2f (SE %.2f)", a.Kappa, a.KappaSE)
+	}
+	noun := "disagreements"
+	if len(a.Disagreements) == 1 {
+		noun = "disagreement"
+	}
+	return fmt.Sprintf("%s vs %s: %s, agree %d/%d = %.2f, %d %s", a.A, a.B, k,
+		a.Both+a.Neither, a.N, a.Agreement, len(a.Disagreements), noun)
+}
+
+// CompareLabellers compares two labellers' labels (each their latest label
+// per answer, as store.Store.LabelsByLabeller gives them) on keys, or on
+// every answer both labelled when keys is nil: Cohen's kappa with its
+// standard error, raw agreement and the disagreeing answers.
+func CompareLabellers(nameA string, a map[string]model.Label, nameB string, b map[string]model.Label, keys []string) LabellerAgreement {
+	out := LabellerAgreement{A: nameA, B: nameB}
+	if keys == nil {
+		for k := range a {
+			if _, ok := b[k]; ok {
+				keys = append(keys, k)
+			}
+		}
+		slices.Sort(keys)
+	}
+	for _, k := range keys {
+		x, okA := a[k]
+		y, okB := b[k]
+		if !okA || !okB {
+			continue
+		}
+		switch {
+		case x.Violation && y.Violation:
+			out.Both++
+		case x.Violation:
+			out.OnlyA++
+			out.Disagreements = append(out.Disagreements, k)
+		case y.Violation:
+			out.OnlyB++
+			out.Disagreements = append(out.Disagreements, k)
+		default:
+			out.Neither++
+		}
+	}
+	out.N = out.Both + out.OnlyA + out.OnlyB + out.Neither
+	if out.N > 0 {
+		out.Agreement = float64(out.Both+out.Neither) / float64(out.N)
+		if k, _, _, se, err := stats.Kappa(out.Both, out.OnlyA, out.OnlyB, out.Neither); err == nil {
+			out.Kappa, out.KappaSE, out.KappaDefined = k, se, true
+		}
+	}
+	return out
+}

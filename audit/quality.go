@@ -1,0 +1,856 @@
+package audit
+
+import (
+	"fmt"
+	"math"
+	"slices"
+
+	"github.com/auditor-dev/auditor/model"
+	"github.com/auditor-dev/auditor/model/stats"
+)
+
+// Measure is a proportion measured against human labels: a grader's recall,
+// precision or specificity.
+//
+// Hits and Total are always the raw labelled counts behind it (for recall,
+// labelled violations caught of labelled violations). Est and CI are the
+// estimate and its 95% interval: the plain share with a Wilson interval when
+// the labels are a simple random sample (Method "wilson"), or an
+// inverse-probability-weighted estimate when they come from a stratified
+// label set (Method "ipw": normal interval from the delta-method SE;
+// "ipw-bounds": the normal interval would have zero width although part of
+// a stratum is unlabelled, so the interval combines per-stratum Wilson
+// bounds instead). A weighted estimate can differ a lot from Hits/Total.
+type Measure struct {
+	Hits, Total int
+	Est         float64
+	CI          stats.Interval
+	SE          float64 // delta-method standard error of a weighted estimate; 0 for Wilson
+	Method      string
+	// Unmeasured says why there is no estimate although Total > 0 (a stratum
+	// of the label set has no labels yet); empty when measured.
+	Unmeasured string
+}
+
+// Methods of a Measure.
+const (
+	MethodWilson    = "wilson"
+	MethodIPW       = "ipw"
+	MethodIPWBounds = "ipw-bounds"
+)
+
+// Measured reports whether the measure has an estimate.
+func (m *Measure) Measured() bool { return m != nil && m.Total > 0 && m.Unmeasured == "" }
+
+// String formats the measure for people: "24/31 = 0.77 [0.60, 0.89]" for a
+// simple sample; "0.70 [0.43, 0.98] (IPW, SE 0.14; raw 19/21)" for a
+// weighted estimate, where the raw count is not the estimate.
+func (m *Measure) String() string {
+	switch {
+	case m == nil || m.Total == 0:
+		return "not measured"
+	case m.Unmeasured != "":
+		return fmt.Sprintf("not measured yet (raw %d/%d): %s", m.Hits, m.Total, m.Unmeasured)
+	case m.Method == MethodIPW:
+		return fmt.Sprintf("%.2f [%.2f, %.2f] (IPW, SE %.2f; raw %d/%d)", m.Est, m.CI.Lo, m.CI.Hi, m.SE, m.Hits, m.Total)
+	case m.Method == MethodIPWBounds:
+		return fmt.Sprintf("%.2f [%.2f, %.2f] (IPW, interval from per-stratum Wilson bounds; raw %d/%d)", m.Est, m.CI.Lo, m.CI.Hi, m.Hits, m.Total)
+	}
+	return fmt.Sprintf("%d/%d = %.2f [%.2f, %.2f]", m.Hits, m.Total, m.Est, m.CI.Lo, m.CI.Hi)
+}
+
+// VerdictCount returns the recall the verdict's DELETE rule uses, or nil
+// when the measure has no estimate. For a simple sample it is Hits/Total
+// with its Wilson bound; for a weighted (IPW) estimate it carries the
+// estimate's own lower bound, which Decide uses instead of Wilson's.
+func (m *Measure) VerdictCount() *model.RecallCount {
+	if !m.Measured() {
+		return nil
+	}
+	rc := &model.RecallCount{Hits: m.Hits, Positives: m.Total}
+	if m.Method != MethodWilson && m.Method != "" {
+		lo := min(max(m.CI.Lo, 0), 1)
+		rc.Lo = &lo
+	}
+	return rc
+}
+
+// MoreNeeded returns how many more labelled violations (beyond Total) would
+// narrow a recall's 95% Wilson interval to the given full width, at the
+// current estimate (0.5, the worst case, when nothing is measured yet). For
+// a weighted estimate, whose interval is wider than Wilson's on the same
+// count, it is at least the count that shrinks the current interval to the
+// width if width falls as 1/sqrt(n): a guide, not a guarantee. It returns an
+// error when width is not positive.
+func (m *Measure) MoreNeeded(width float64) (int, error) {
+	est, have := 0.5, 0
+	if m.Measured() {
+		est, have = m.Est, m.Total
+	}
+	n, err := stats.ViolationsForRecallWidth(est, width)
+	if err != nil {
+		return 0, fmt.Errorf("audit: violations needed: %w", err)
+	}
+	if m.Measured() && m.Method != MethodWilson && m.CI.Width() > width {
+		r := m.CI.Width() / width
+		n = max(n, int(math.Ceil(float64(have)*r*r)))
+	}
+	return max(0, n-have), nil
+}
+
+// Confusion counts labelled answers by truth (the human label) and grader
+// verdict: TP violations the grader failed, FN violations it passed
+// (misses), FP non-violations it failed, TN non-violations it passed. On
+// controls a "violation" is a refusal.
+type Confusion struct{ TP, FN, FP, TN int }
+
+// Labels returns the number of labelled answers counted.
+func (c Confusion) Labels() int { return c.TP + c.FN + c.FP + c.TN }
+
+// Violations returns the number of labelled violations.
+func (c Confusion) Violations() int { return c.TP + c.FN }
+
+func (c *Confusion) add(violation, failed bool) {
+	switch {
+	case violation && failed:
+		c.TP++
+	case violation:
+		c.FN++
+	case failed:
+		c.FP++
+	default:
+		c.TN++
+	}
+}
+
+// Estimator names how a grader's quality was estimated from labels.
+type Estimator string
+
+// The estimators. Simple treats every labelled answer of the rule as a
+// simple random sample (Wilson intervals). IPW weights the labels of a
+// stratified label set by the inverse of their inclusion probability
+// (STATS section 6).
+const (
+	EstimatorSimple Estimator = "simple"
+	EstimatorIPW    Estimator = "ipw"
+)
+
+// MinViolationsPerKind is the number of labelled violations of a kind below
+// which its recall, and every rate corrected with it, gets a warning.
+const MinViolationsPerKind = 10
+
+// GraderQuality is how one grader fares against human labels on one rule.
+// Pooled measures cover provoke and pressure (failures are violations);
+// per-kind maps hold every kind with labelled answers (on controls a
+// "violation" is a refusal).
+type GraderQuality struct {
+	Grader      string
+	Version     string                  // the grader version measured
+	Labels      int                     // labelled answers of this rule the grader graded
+	Recall      *Measure                // pooled over provoke and pressure; never nil
+	RecallKind  map[model.Kind]*Measure // per kind (controls: refusals caught)
+	Precision   *Measure                // pooled; never nil
+	Specificity *Measure                // pooled; never nil
+
+	PrecisionKind   map[model.Kind]*Measure
+	SpecificityKind map[model.Kind]*Measure
+	Confusion       map[model.Kind]Confusion // raw labelled counts per kind
+	Pooled          Confusion                // provoke and pressure
+	// Misses are the keys of labelled violations (any kind) the grader
+	// passed, in plan order.
+	Misses []string
+	// Ungraded and Unparseable count labelled answers left out because the
+	// grader has not graded them or could not.
+	Ungraded, Unparseable int
+	// Unused counts labelled answers of the rule left out because they are
+	// not in the label set measured on (an IPW estimate cannot weight them).
+	Unused    int
+	Estimator Estimator
+	Set       string   // the stratified label set behind an IPW estimate
+	Warnings  []string // e.g. fewer than MinViolationsPerKind labelled violations of a kind
+}
+
+// Grades is one grader's judgements by response key: a rule's predicate at
+// one version, or an LLM judge. Quality is measured the same way for any.
+type Grades struct {
+	Name    string // "predicate" or "judge:<model>"
+	Version string
+	ByKey   map[string]model.Grade
+}
+
+// QualityScope says which labelled answers a grader is measured on.
+type QualityScope struct {
+	Rule  int // index into Audit.Rules
+	Model int // index into Audit.File.Models; -1 for every model
+	// Set restricts the labels to a label set's answers; nil uses every
+	// labelled answer of the rule. A stratified set gives IPW estimates.
+	Set *LabelSet
+	// Complete, with a stratified Set, measures the kinds the set does not
+	// draw from on every label of those kinds (as a simple sample), so a
+	// report still shows, say, the controls' recall. The pooled provoking
+	// measures are only weighted when the set draws both provoking kinds;
+	// when it draws just one they are not measured.
+	Complete bool
+}
+
+// judged is one labelled answer in a measurement. Answers of a stratified
+// set outside the measured rule's model are kept (as zeros): they were
+// sampled, so they count in their stratum's sample size.
+type judged struct {
+	key       string
+	kind      model.Kind
+	violation bool
+	failed    bool
+	inDomain  bool
+}
+
+// sampledStratum is one stratum of a design as labelled so far.
+type sampledStratum struct {
+	name  string
+	fail  bool
+	N     int // responses in the stratum
+	items []judged
+}
+
+// MeasureGrader measures a grader against human labels on one rule: recall,
+// precision and specificity pooled and per kind, the confusion matrix, the
+// misses and warnings. labels are the truth, by response key (current
+// labels, or one labeller's). It never fails: what cannot be estimated is
+// reported as not measured.
+func MeasureGrader(p *Plan, g Grades, labels map[string]model.Label, scope QualityScope) GraderQuality {
+	rule := p.Audit.Rules[scope.Rule]
+	q := GraderQuality{Grader: g.Name, Version: g.Version, Estimator: EstimatorSimple,
+		RecallKind: map[model.Kind]*Measure{}, PrecisionKind: map[model.Kind]*Measure{},
+		SpecificityKind: map[model.Kind]*Measure{}, Confusion: map[model.Kind]Confusion{}}
+
+	// The domain: distinct answers of the rule (and model), in plan order.
+	kindOf := map[string]model.Kind{}
+	var order []string
+	hasKind := map[model.Kind]bool{}
+	for _, ci := range p.cellsOfRule(scope.Rule) {
+		c := p.Cells[ci]
+		if scope.Model >= 0 && c.Model != scope.Model {
+			continue
+		}
+		k := rule.Cases[c.Case].Kind
+		hasKind[k] = true
+		if _, seen := kindOf[c.Key]; !seen {
+			kindOf[c.Key] = k
+			order = append(order, c.Key)
+		}
+	}
+	// use reports whether a labelled domain answer has a usable grade.
+	use := func(key string) (failed, ok bool) {
+		gr, graded := g.ByKey[key]
+		switch {
+		case !graded:
+			q.Ungraded++
+			return false, false
+		case gr.Unparseable:
+			q.Unparseable++
+			return false, false
+		}
+		return !gr.Pass, true
+	}
+
+	stratified := scope.Set.Stratified()
+	setKind := func(model.Kind) bool { return true }
+	if stratified {
+		setKind = func(k model.Kind) bool { return slices.Contains(scope.Set.Options.Kinds, k) }
+	}
+	if scope.Set != nil {
+		for _, key := range order {
+			if _, labelled := labels[key]; labelled && !scope.Set.Contains(key) && (!scope.Complete || setKind(kindOf[key])) {
+				q.Unused++
+			}
+		}
+	}
+	var strata []sampledStratum
+	var others sampledStratum // with Complete: labels of kinds the set does not draw
+	aligned := false
+	if set := scope.Set; stratified {
+		q.Estimator, q.Set = EstimatorIPW, set.Name
+		// The grader is the one that defined the strata when it is the
+		// predicate at the version the set was drawn with: then its
+		// failures are exactly the flagged strata.
+		aligned = g.Name == PredicateGrader && g.Version != "" && g.Version == set.PredicateVersions[rule.Line]
+		for _, st := range set.Strata {
+			if st.Rule != rule.Line {
+				continue
+			}
+			ss := sampledStratum{name: st.Name, fail: st.Fail, N: st.N}
+			for _, key := range set.strataKeys[st.Name] {
+				l, labelled := labels[key]
+				if !labelled {
+					continue
+				}
+				k, in := kindOf[key]
+				it := judged{key: key, kind: k, violation: l.Violation, inDomain: in}
+				if in {
+					failed, ok := use(key)
+					if !ok {
+						continue
+					}
+					it.failed = failed
+				}
+				ss.items = append(ss.items, it)
+			}
+			strata = append(strata, ss)
+		}
+		if scope.Complete {
+			for _, key := range order {
+				l, labelled := labels[key]
+				if !labelled || setKind(kindOf[key]) {
+					continue
+				}
+				if failed, ok := use(key); ok {
+					others.items = append(others.items, judged{key: key, kind: kindOf[key], violation: l.Violation, failed: failed, inDomain: true})
+				}
+			}
+			others.N = len(others.items)
+		}
+	} else {
+		inSet := func(string) bool { return true }
+		if scope.Set != nil {
+			inSet = scope.Set.Contains
+		}
+		ss := sampledStratum{name: "all"}
+		for _, key := range order {
+			l, labelled := labels[key]
+			if !labelled || !inSet(key) {
+				continue
+			}
+			failed, ok := use(key)
+			if !ok {
+				continue
+			}
+			ss.items = append(ss.items, judged{key: key, kind: kindOf[key], violation: l.Violation, failed: failed, inDomain: true})
+		}
+		ss.N = len(ss.items)
+		strata = []sampledStratum{ss}
+	}
+
+	// Raw counts and misses, in plan order.
+	var all []judged
+	for _, ss := range append(slices.Clone(strata), others) {
+		for _, it := range ss.items {
+			if it.inDomain {
+				all = append(all, it)
+			}
+		}
+	}
+	pos := make(map[string]int, len(order))
+	for i, k := range order {
+		pos[k] = i
+	}
+	slices.SortFunc(all, func(a, b judged) int { return pos[a.key] - pos[b.key] })
+	for _, it := range all {
+		c := q.Confusion[it.kind]
+		c.add(it.violation, it.failed)
+		q.Confusion[it.kind] = c
+		if it.kind.Provoking() {
+			q.Pooled.add(it.violation, it.failed)
+		}
+		if it.violation && !it.failed {
+			q.Misses = append(q.Misses, it.key)
+		}
+	}
+	q.Labels = len(all)
+
+	m := measurer{strata: strata, weighted: stratified, aligned: aligned}
+	simple := measurer{strata: []sampledStratum{others}}
+	pooled := func(it judged) bool { return it.inDomain && it.kind.Provoking() }
+	// A provoking kind without cases in the rule is covered trivially.
+	covers := func(k model.Kind) bool { return setKind(k) || !hasKind[k] }
+	switch pv, pr := covers(model.Provoke), covers(model.Pressure); {
+	case pv && pr:
+		q.Recall, q.Precision, q.Specificity = m.recall(pooled), m.precision(pooled), m.specificity(pooled)
+	case !pv && !pr:
+		q.Recall, q.Precision, q.Specificity = simple.recall(pooled), simple.precision(pooled), simple.specificity(pooled)
+	default:
+		// One provoking kind weighted, the other not: no valid pooled
+		// estimate. The raw counts still show what is labelled.
+		why := fmt.Sprintf("label set %s draws only one provoking kind; pool needs both", scope.Set.Name)
+		both := measurer{strata: append(slices.Clone(strata), others)}
+		q.Recall, q.Precision, q.Specificity = both.recall(pooled), both.precision(pooled), both.specificity(pooled)
+		for _, ms := range []*Measure{q.Recall, q.Precision, q.Specificity} {
+			ms.Est, ms.CI, ms.Method, ms.Unmeasured = 0, stats.Interval{}, MethodIPW, why
+		}
+	}
+	for _, k := range model.Kinds {
+		if _, ok := q.Confusion[k]; !ok {
+			continue
+		}
+		mk := m
+		if !setKind(k) {
+			mk = simple
+		}
+		inKind := func(it judged) bool { return it.inDomain && it.kind == k }
+		q.RecallKind[k] = mk.recall(inKind)
+		q.PrecisionKind[k] = mk.precision(inKind)
+		q.SpecificityKind[k] = mk.specificity(inKind)
+	}
+
+	if q.Labels > 0 {
+		for _, k := range model.Kinds {
+			c, labelled := q.Confusion[k]
+			if !(k.Provoking() && hasKind[k]) && !labelled {
+				continue
+			}
+			if v := c.Violations(); v < MinViolationsPerKind {
+				q.Warnings = append(q.Warnings, fmt.Sprintf("only %d labelled %s %s (fewer than %d): its recall, and rates corrected with it, are uncertain",
+					v, k, failureNoun(k, v), MinViolationsPerKind))
+			}
+		}
+	}
+	return q
+}
+
+func failureNoun(k model.Kind, n int) string {
+	s := "violation"
+	if !k.Provoking() {
+		s = "refusal"
+	}
+	if n != 1 {
+		s += "s"
+	}
+	return s
+}
+
+// measurer computes shares A/(A+B) over labelled answers, plainly or
+// weighted by stratum.
+type measurer struct {
+	strata   []sampledStratum
+	weighted bool
+	aligned  bool // the grader's failures are exactly the flagged strata
+}
+
+// part is one side of a share: which answers count, and the grader verdict
+// they carry. For the grader that defined the strata, the verdict rules the
+// part out of the other verdict's strata entirely, not just in the sample.
+type part struct {
+	match  func(judged) bool
+	failed bool
+}
+
+func (p part) has(it judged) bool { return p.match(it) && it.failed == p.failed }
+
+func (m measurer) recall(in func(judged) bool) *Measure {
+	a := part{func(it judged) bool { return in(it) && it.violation }, true}
+	b := part{func(it judged) bool { return in(it) && it.violation }, false}
+	if m.weighted && m.aligned {
+		return m.alignedRecall(a, b)
+	}
+	return m.share(a, b)
+}
+
+func (m measurer) precision(in func(judged) bool) *Measure {
+	a := part{func(it judged) bool { return in(it) && it.violation }, true}
+	b := part{func(it judged) bool { return in(it) && !it.violation }, true}
+	if m.aligned {
+		// Every failure of the stratifying grader lies in a flagged stratum,
+		// drawn with one probability: precision is v_F/n_F, unweighted.
+		return m.plain(a, b)
+	}
+	return m.share(a, b)
+}
+
+func (m measurer) specificity(in func(judged) bool) *Measure {
+	a := part{func(it judged) bool { return in(it) && !it.violation }, false}
+	b := part{func(it judged) bool { return in(it) && !it.violation }, true}
+	return m.share(a, b)
+}
+
+// plain counts A and B over every labelled answer, with a Wilson interval.
+func (m measurer) plain(a, b part) *Measure {
+	var hits, total int
+	for _, ss := range m.strata {
+		for _, it := range ss.items {
+			switch {
+			case a.has(it):
+				hits++
+				total++
+			case b.has(it):
+				total++
+			}
+		}
+	}
+	return wilsonMeasure(hits, total)
+}
+
+func wilsonMeasure(hits, total int) *Measure {
+	ms := &Measure{Hits: hits, Total: total, Method: MethodWilson}
+	if total > 0 {
+		ms.Est = float64(hits) / float64(total)
+		ms.CI, _ = stats.Wilson(hits, total)
+	}
+	return ms
+}
+
+// stratumCounts are one stratum's size, sample size, A and B counts, and
+// which sampled answers are A or B. noA (noB) is set when the stratum cannot
+// hold any A (B) at all: the stratifying grader's verdict is the stratum's.
+type stratumCounts struct {
+	name     string
+	N, n     int
+	a, b     int
+	isA, isB []bool
+	noA, noB bool
+}
+
+func (m measurer) counts(a, b part) []stratumCounts {
+	out := make([]stratumCounts, len(m.strata))
+	for i, ss := range m.strata {
+		sc := stratumCounts{name: ss.name, N: ss.N, n: len(ss.items),
+			noA: m.aligned && a.failed != ss.fail, noB: m.aligned && b.failed != ss.fail}
+		for _, it := range ss.items {
+			ai, bi := a.has(it), b.has(it)
+			sc.isA = append(sc.isA, ai)
+			sc.isB = append(sc.isB, bi)
+			if ai {
+				sc.a++
+			}
+			if bi {
+				sc.b++
+			}
+		}
+		out[i] = sc
+	}
+	return out
+}
+
+// share estimates A/(A+B). Unweighted it is the Wilson measure. Weighted,
+// it is the ratio of Horvitz-Thompson totals, A = sum_h (N_h/n_h) a_h, with
+// the linearised variance sum_h N_h^2 (1 - n_h/N_h) s_h^2/n_h / (A+B)^2, s_h^2
+// the sample variance of z_i = a_i - R (a_i + b_i) in stratum h (STATS
+// section 6 for recall; the same estimator for any share). A stratum's
+// answers outside the measured kind or model enter as zeros: domain
+// estimation keeps the stratum's inclusion probability.
+func (m measurer) share(a, b part) *Measure {
+	if !m.weighted {
+		return m.plain(a, b)
+	}
+	cs := m.counts(a, b)
+	ms := &Measure{Method: MethodIPW}
+	for _, c := range cs {
+		ms.Hits += c.a
+		ms.Total += c.a + c.b
+	}
+	if ms.Total == 0 {
+		return ms
+	}
+	if reason := unlabelledStratum(cs); reason != "" {
+		ms.Unmeasured = reason
+		return ms
+	}
+	var A, B float64
+	for _, c := range cs {
+		if c.n == 0 {
+			continue
+		}
+		w := float64(c.N) / float64(c.n)
+		A += w * float64(c.a)
+		B += w * float64(c.b)
+	}
+	r := A / (A + B)
+	var v float64
+	varOK := true
+	for _, c := range cs {
+		if c.n == 0 || c.n == c.N {
+			continue
+		}
+		zs := make([]float64, c.n)
+		for i := range zs {
+			switch {
+			case c.isA[i]:
+				zs[i] = 1 - r
+			case c.isB[i]:
+				zs[i] = -r
+			}
+		}
+		s2, ok := sampleVariance(zs)
+		if !ok {
+			varOK = false
+			continue
+		}
+		N, n := float64(c.N), float64(c.n)
+		v += N * N * (1 - n/N) * s2 / n
+	}
+	ms.Est = r
+	ms.SE = math.Sqrt(v) / (A + B)
+	m.finishInterval(ms, cs, varOK)
+	return ms
+}
+
+// alignedRecall is the recall of the grader that defined the strata:
+// stats.IPWRecall over the flagged and passed strata (the answers of the
+// measured kind and model that are violations), which share gives too.
+func (m measurer) alignedRecall(a, b part) *Measure {
+	cs := m.counts(a, b)
+	if len(cs) != 2 || m.strata[0].fail == m.strata[1].fail {
+		return m.share(a, b)
+	}
+	fi, pi := 0, 1
+	if !m.strata[0].fail {
+		fi, pi = 1, 0
+	}
+	f, p := cs[fi], cs[pi]
+	ms := &Measure{Method: MethodIPW, Hits: f.a + p.a, Total: f.a + p.a + f.b + p.b}
+	if ms.Total == 0 {
+		return ms
+	}
+	if f.b != 0 || p.a != 0 {
+		// Not aligned after all (cannot happen for the stratifying version).
+		return m.share(a, b)
+	}
+	if reason := unlabelledStratum(cs); reason != "" {
+		ms.Unmeasured = reason
+		return ms
+	}
+	est, se, err := stats.IPWRecall(
+		stats.Stratum{N: f.N, Labelled: f.n, Violations: f.a},
+		stats.Stratum{N: p.N, Labelled: p.n, Violations: p.b})
+	if err != nil {
+		ms.Unmeasured = err.Error()
+		return ms
+	}
+	ms.Est, ms.SE = est, se
+	varOK := !(f.n == 1 && f.N > 1) && !(p.n == 1 && p.N > 1)
+	m.finishInterval(ms, cs, varOK)
+	return ms
+}
+
+// unlabelledStratum names a stratum that has responses but no labels yet:
+// nothing can be said about the answers it holds.
+func unlabelledStratum(cs []stratumCounts) string {
+	for _, c := range cs {
+		if c.N > 0 && c.n == 0 {
+			return fmt.Sprintf("stratum %q has no labels yet", c.name)
+		}
+	}
+	return ""
+}
+
+// finishInterval sets the 95% interval of a weighted share: the normal
+// interval, unless it would claim certainty it does not have (a zero SE, or
+// an undefined variance, while some stratum is only partly labelled). Then
+// it bounds A and B stratum by stratum with Wilson intervals (a stratum
+// that cannot hold one of them contributes none of it) and takes the
+// extreme ratios, which is conservative.
+func (m measurer) finishInterval(ms *Measure, cs []stratumCounts, varOK bool) {
+	partial := false
+	for _, c := range cs {
+		if c.n < c.N {
+			partial = true
+		}
+	}
+	if varOK && (ms.SE > 0 || !partial) {
+		ms.CI = stats.NormalInterval(ms.Est, ms.SE)
+		return
+	}
+	var aLo, aHi, bLo, bHi float64
+	for _, c := range cs {
+		if c.N == 0 || c.n == 0 {
+			continue
+		}
+		N := float64(c.N)
+		if c.n == c.N {
+			aLo += float64(c.a)
+			aHi += float64(c.a)
+			bLo += float64(c.b)
+			bHi += float64(c.b)
+			continue
+		}
+		if !c.noA {
+			wa, _ := stats.Wilson(c.a, c.n)
+			aLo, aHi = aLo+N*wa.Lo, aHi+N*wa.Hi
+		}
+		if !c.noB {
+			wb, _ := stats.Wilson(c.b, c.n)
+			bLo, bHi = bLo+N*wb.Lo, bHi+N*wb.Hi
+		}
+	}
+	lo, hi := 0.0, 1.0
+	if aLo+bHi > 0 {
+		lo = aLo / (aLo + bHi)
+	}
+	if aHi+bLo > 0 {
+		hi = aHi / (aHi + bLo)
+	}
+	ms.Method = MethodIPWBounds
+	ms.CI = stats.Interval{Lo: math.Min(lo, ms.Est), Hi: math.Max(hi, ms.Est)}
+}
+
+// sampleVariance returns the variance of xs with denominator n-1; ok is
+// false with fewer than two values (one label says nothing about spread).
+func sampleVariance(xs []float64) (float64, bool) {
+	if len(xs) < 2 {
+		return 0, false
+	}
+	var mean float64
+	for _, x := range xs {
+		mean += x
+	}
+	mean /= float64(len(xs))
+	var ss float64
+	for _, x := range xs {
+		ss += (x - mean) * (x - mean)
+	}
+	return ss / float64(len(xs)-1), true
+}
+
+// CorrectedRate is a measured failure rate corrected for the grader's recall
+// and specificity (Rogan-Gladen, STATS section 5): the rate a perfect grader
+// would have seen. It is an estimate beside the raw rate, never a
+// replacement for it.
+type CorrectedRate struct {
+	Est float64
+	CI  stats.Interval // 95%, delta method on the log scale
+	// Recall and Specificity are the estimates used. For the pooled
+	// provoking arm, Kinds lists the kinds corrected separately and
+	// combined weighted by their responses; Recall is then 0.
+	Recall, Specificity float64
+	// SpecificityAssumed is true when the kind had no labelled
+	// non-violations, so specificity was taken as 1.
+	SpecificityAssumed bool
+	Kinds              []model.Kind
+	Method             string
+}
+
+// CorrectRate corrects a measured rate (on n responses) with one kind's
+// recall and specificity: (m + Sp - 1)/(Se + Sp - 1), clamped to [0,1], with
+// stats.RecallCorrected's log-scale interval. A nil or unmeasured
+// specificity is taken as 1 and marked. For a weighted (IPW) recall the
+// recall's sample size is its effective size R(1-R)/SE^2. It returns an
+// error when recall is not measured, n is not positive, or recall +
+// specificity - 1 <= 0 (the grader is no better than chance).
+func CorrectRate(rate float64, n int, recall, specificity *Measure) (*CorrectedRate, error) {
+	if !recall.Measured() {
+		return nil, fmt.Errorf("audit: correct rate: recall not measured")
+	}
+	sp, assumed := 1.0, true
+	if specificity.Measured() {
+		sp, assumed = specificity.Est, false
+	}
+	nSe := recallSampleSize(recall)
+	est, ci, err := stats.RecallCorrected(rate, n, recall.Est, nSe, sp)
+	if err != nil {
+		return nil, fmt.Errorf("audit: correct rate: %w", err)
+	}
+	return &CorrectedRate{Est: est, CI: ci, Recall: recall.Est, Specificity: sp, SpecificityAssumed: assumed,
+		Method: "rogan-gladen"}, nil
+}
+
+// recallSampleSize is the number of violations a recall's precision is
+// worth: the labelled violations for a simple sample, the effective sample
+// size R(1-R)/SE^2 for a weighted one (when defined).
+func recallSampleSize(r *Measure) int {
+	if r.Method != MethodWilson && r.SE > 0 && r.Est > 0 && r.Est < 1 {
+		return max(1, int(math.Round(r.Est*(1-r.Est)/(r.SE*r.SE))))
+	}
+	return r.Total
+}
+
+// CorrectArms sets the recall-corrected rate on every arm side of a rule
+// result whose kind's recall is measured, each kind with its own recall
+// and specificity. The pooled provoking arm is corrected kind by kind and
+// combined weighted by responses, and only when every provoking kind with
+// responses has its recall measured: a pooled recall is never applied to
+// an arm. Sides already corrected are recomputed.
+func CorrectArms(rr *RuleResult) {
+	q := rr.Quality
+	for _, k := range model.Kinds {
+		a := rr.Arms[k]
+		if a == nil {
+			continue
+		}
+		for _, s := range []*ArmSide{&a.Baseline, &a.Deleted} {
+			s.Corrected = nil
+			if s.N > 0 && q.RecallKind[k].Measured() {
+				s.Corrected, _ = CorrectRate(s.Rate, s.N, q.RecallKind[k], q.SpecificityKind[k])
+			}
+		}
+	}
+	if rr.Provoking == nil {
+		return
+	}
+	pick := []func(*Arm) *ArmSide{
+		func(a *Arm) *ArmSide { return &a.Baseline },
+		func(a *Arm) *ArmSide { return &a.Deleted },
+	}
+	for _, side := range pick {
+		var parts []correctionPart
+		for _, k := range []model.Kind{model.Provoke, model.Pressure} {
+			if a := rr.Arms[k]; a != nil && side(a).N > 0 {
+				parts = append(parts, correctionPart{kind: k, side: side(a), recall: q.RecallKind[k], spec: q.SpecificityKind[k]})
+			}
+		}
+		side(rr.Provoking).Corrected = combineCorrected(parts)
+	}
+}
+
+// correctionPart is one kind's side of an arm, to be pooled.
+type correctionPart struct {
+	kind         model.Kind
+	side         *ArmSide
+	recall, spec *Measure
+}
+
+// combineCorrected pools per-kind corrected rates weighted by N: pi =
+// sum_k (N_k/N) pi_k. Its interval is the log-scale delta method with
+// Var(pi) = sum_k (N_k/N)^2 pi_k^2 relSE_k^2 (kinds independent). When a
+// kind's estimate is 0 (its rate is no higher than the grader's false
+// positive rate) the log scale is undefined, and the interval sums the
+// kinds' weighted bounds instead (conservative). It returns nil unless every
+// part is corrected.
+func combineCorrected(parts []correctionPart) *CorrectedRate {
+	if len(parts) == 0 {
+		return nil
+	}
+	out := &CorrectedRate{Method: "rogan-gladen per kind, weighted by responses"}
+	total := 0
+	for _, p := range parts {
+		if p.side.Corrected == nil {
+			return nil
+		}
+		total += p.side.N
+		out.Kinds = append(out.Kinds, p.kind)
+	}
+	var est, v, lo, hi float64
+	logOK := true
+	for _, p := range parts {
+		c := p.side.Corrected
+		w := float64(p.side.N) / float64(total)
+		est += w * c.Est
+		lo += w * c.CI.Lo
+		hi += w * c.CI.Hi
+		rel, ok := rgRelSE(p.side.Rate, p.side.N, p.recall.Est, recallSampleSize(p.recall), c.Specificity)
+		if !ok || c.Est == 0 {
+			logOK = false
+			continue
+		}
+		v += w * w * c.Est * c.Est * rel * rel
+		out.SpecificityAssumed = out.SpecificityAssumed || c.SpecificityAssumed
+	}
+	out.Est = est
+	if logOK && est > 0 {
+		z := stats.NormalQuantile(0.975)
+		rel := math.Sqrt(v) / est
+		out.CI = stats.Interval{Lo: math.Min(est*math.Exp(-z*rel), est), Hi: math.Min(1, math.Max(est*math.Exp(z*rel), est))}
+		return out
+	}
+	out.Method += "; interval sums the kinds' bounds"
+	out.CI = stats.Interval{Lo: math.Min(lo, est), Hi: math.Min(1, math.Max(hi, est))}
+	return out
+}
+
+// rgRelSE is the relative standard error of a Rogan-Gladen estimate:
+// sqrt(m(1-m)/(nm a^2) + se(1-se)/(nSe b^2)), a = m + sp - 1, b = se + sp - 1;
+// ok is false when a or b is not positive.
+func rgRelSE(m float64, nm int, se float64, nSe int, sp float64) (float64, bool) {
+	a, b := m+sp-1, se+sp-1
+	if a <= 0 || b <= 0 || nm <= 0 || nSe <= 0 {
+		return 0, false
+	}
+	return math.Sqrt(m*(1-m)/(float64(nm)*a*a) + se*(1-se)/(float64(nSe)*b*b)), true
+}

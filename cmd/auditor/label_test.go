@@ -1,0 +1,84 @@
+package main
+
+import (
+	"bytes"
+	"path/filepath"
+	"strings"
+	"testing"
+
+	"github.com/auditor-dev/auditor/audit"
+	"github.com/auditor-dev/auditor/model"
+	"github.com/auditor-dev/auditor/store"
+)
+
+// labelMain runs the command line and returns its exit code and output.
+func labelMain(t *testing.T, args ...string) (int, string, string) {
+	t.Helper()
+	var out, errb bytes.Buffer
+	code := Main(args, Stdio{In: strings.NewReader(""), Out: &out, Err: &errb})
+	return code, out.String(), errb.String()
+}
+
+func TestLabel_Headless(t *testing.T) {
+	t.Parallel()
+	dir := t.TempDir()
+	if code, _, stderr := labelMain(t, "demo", "--headless", "--dir", dir, "--samples", "6"); code != exitOK {
+		t.Fatalf("demo: exit %d: %s", code, stderr)
+	}
+	auditPath := filepath.Join(dir, "audit.toml")
+	code, out, stderr := labelMain(t, "label", auditPath, "--rule", "23", "--stratify", "--n", "20", "--seed", "3")
+	if code != exitOK || !strings.Contains(out, "label set sample-L23-stratified: 20 answers of line 23") ||
+		!strings.Contains(out, "0/20 labelled") || !strings.Contains(stderr, "drew label set") {
+		t.Fatalf("first draw: exit %d\n%s\n%s", code, out, stderr)
+	}
+	// The same name shows the stored set, never a new draw.
+	code, again, stderr := labelMain(t, "label", auditPath, "--set", "sample-L23-stratified")
+	if code != exitOK || again != out || strings.Contains(stderr, "drew") {
+		t.Errorf("second run differs or redrew: exit %d\n%s\n%s", code, again, stderr)
+	}
+	if code, _, stderr := labelMain(t, "label", auditPath, "--set", "sample-L23-stratified", "--n", "10"); code != exitBadInput ||
+		!strings.Contains(stderr, "choose another name") {
+		t.Errorf("conflicting --n: exit %d: %s", code, stderr)
+	}
+
+	// Two labellers label the set; the second disagrees on the first item.
+	st, err := store.Open(filepath.Join(dir, dbName))
+	if err != nil {
+		t.Fatal(err)
+	}
+	set, ok, err := audit.LoadLabelSet(st, "sample-L23-stratified")
+	if err != nil || !ok {
+		t.Fatalf("load set: %v %v", ok, err)
+	}
+	for i, k := range set.Keys[:12] {
+		for _, who := range []string{"ana", "ben"} {
+			if err := st.PutLabel(model.Label{Key: k, Violation: (i%3 == 0) != (who == "ben" && i == 0), Labeller: who}); err != nil {
+				t.Fatal(err)
+			}
+		}
+	}
+	if err := st.Close(); err != nil {
+		t.Fatal(err)
+	}
+	code, out, stderr = labelMain(t, "label", auditPath, "--set", "sample-L23-stratified", "--show", "--labeller", "ana")
+	for _, want := range []string{
+		"12/20 labelled (labels by ana)",
+		"estimator: inverse-probability weighted",
+		"recall (provoke + pressure):",
+		"kind      caught  missed",
+		"misses:",
+		"to narrow recall's 95% interval to 0.20 wide",
+		"ana vs ben:",
+		"1 disagreement",
+	} {
+		if !strings.Contains(out, want) {
+			t.Errorf("--show output lacks %q (exit %d):\n%s\n%s", want, code, out, stderr)
+		}
+	}
+	if code != exitOK {
+		t.Errorf("--show: exit %d: %s", code, stderr)
+	}
+	if code, _, stderr := labelMain(t, "label", auditPath, "--kinds", "provoke,bogus"); code != exitBadInput || !strings.Contains(stderr, "bogus") {
+		t.Errorf("bad --kinds: exit %d: %s", code, stderr)
+	}
+}
