@@ -1,6 +1,8 @@
 package audit
 
 import (
+	"fmt"
+
 	"github.com/auditor-dev/auditor/model"
 	"github.com/auditor-dev/auditor/model/stats"
 )
@@ -141,4 +143,49 @@ func (t *Tally) ruleKeys(rule, modelIdx int) []string {
 		}
 	}
 	return keys
+}
+
+// addGraders fills in the judges' quality, pairwise agreement and the
+// disagreement count of a rule result. Without judges there is nothing to
+// compare and the fields stay empty.
+func (t *Tally) addGraders(rr *RuleResult) {
+	if len(t.plan.Audit.Judges) == 0 {
+		return
+	}
+	set := t.chooseSet(rr.RuleIndex)
+	for _, j := range t.plan.Audit.Judges {
+		g := Grades{Name: j.Grader, Version: j.Version, ByKey: t.grades[j.Version]}
+		rr.Judges = append(rr.Judges, MeasureGrader(t.plan, g, t.labels,
+			QualityScope{Rule: rr.RuleIndex, Model: rr.Model, Set: set, Complete: true}))
+	}
+	rr.Agreement = t.Agreement(rr.RuleIndex, rr.Model)
+	rr.Disagreements = len(t.Disagreements(rr.RuleIndex, rr.Model, nil))
+}
+
+// BestSupported names the grader whose recall against the labels has the
+// highest lower bound, with a line a reviewer reads, e.g.
+// "judge:x recall 0.94 [0.79, 0.98] vs predicate 0.77 [0.60, 0.89]".
+// It returns "" when no grader's recall is measured.
+func (rr *RuleResult) BestSupported() (string, string) {
+	all := append([]GraderQuality{rr.Quality}, rr.Judges...)
+	best := -1
+	for i, q := range all {
+		if q.Recall == nil || !q.Recall.Measured() {
+			continue
+		}
+		if best < 0 || q.Recall.CI.Lo > all[best].Recall.CI.Lo {
+			best = i
+		}
+	}
+	if best < 0 {
+		return "", ""
+	}
+	line := fmt.Sprintf("%s recall %.2f [%.2f, %.2f]", all[best].Grader, all[best].Recall.Est, all[best].Recall.CI.Lo, all[best].Recall.CI.Hi)
+	for i, q := range all {
+		if i == best || q.Recall == nil || !q.Recall.Measured() {
+			continue
+		}
+		line += fmt.Sprintf(" vs %s %.2f [%.2f, %.2f]", q.Grader, q.Recall.Est, q.Recall.CI.Lo, q.Recall.CI.Hi)
+	}
+	return all[best].Grader, line
 }

@@ -75,9 +75,16 @@ type RuleResult struct {
 	Cases     []CaseResult
 	Arms      map[model.Kind]*Arm
 	Provoking *Arm // provoke and pressure pooled: the arm the verdict rests on
-	Quality   GraderQuality
-	Verdict   model.Verdict
-	Done      int // graded answers
+	Quality   GraderQuality // the predicate, whose grades the counts and verdict use
+	// Judges holds each judge's quality against the same labels, in the
+	// audit's order; Agreement compares every pair of graders (predicate
+	// first); Disagreements counts answers on which any two graders differ
+	// (or one could not grade): the review queue's length.
+	Judges        []GraderQuality
+	Agreement     []PairAgreement
+	Disagreements int
+	Verdict       model.Verdict
+	Done          int // graded answers
 	Errors    int
 	Pending   int
 }
@@ -197,6 +204,7 @@ func (t *Tally) Results() (*Results, error) {
 			if err != nil {
 				return nil, err
 			}
+			t.addGraders(rr)
 			res.Rules = append(res.Rules, rr)
 		}
 	}

@@ -78,7 +78,7 @@ func ExportResponses(w io.Writer, p *audit.Plan, src ExportSource, format string
 	var enc *json.Encoder
 	switch format {
 	case "jsonl":
-		enc = json.NewEncoder(w)
+		enc = json.NewEncoder(c1Escaper{w})
 	case "csv":
 		cw = csv.NewWriter(w)
 		if err := cw.Write([]string{"key", "variant", "rule_line", "case", "kind", "sample", "model", "text", "finish_reason",
@@ -146,7 +146,7 @@ func ExportLabels(w io.Writer, src ExportSource, format string) error {
 	sort.Strings(keys)
 	switch format {
 	case "jsonl":
-		enc := json.NewEncoder(w)
+		enc := json.NewEncoder(c1Escaper{w})
 		for _, k := range keys {
 			if err := enc.Encode(labelRecord(labels[k])); err != nil {
 				return err
@@ -189,7 +189,7 @@ func ExportGrades(w io.Writer, p *audit.Plan, src ExportSource, format string) e
 	var enc *json.Encoder
 	switch format {
 	case "jsonl":
-		enc = json.NewEncoder(w)
+		enc = json.NewEncoder(c1Escaper{w})
 	case "csv":
 		cw = csv.NewWriter(w)
 		if err := cw.Write([]string{"key", "rule_line", "case", "variant", "sample", "grader", "version", "pass", "reason", "check"}); err != nil {

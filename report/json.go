@@ -38,6 +38,7 @@ type RuleDoc struct {
 	Arms          map[string]ArmDoc    `json:"arms"`
 	Graders       map[string]GraderDoc `json:"graders"`
 	Kappa         map[string]float64   `json:"kappa"`
+	Agreement     []AgreementDoc       `json:"agreement"`
 	Disagreements int                  `json:"disagreements"`
 	Errors        int                  `json:"errors"`
 	Pending       int                  `json:"pending"`
@@ -170,31 +171,65 @@ func Build(res *audit.Results, spend audit.Spend, simulated bool) Doc {
 			rd.Arms[string(k)] = armDoc(rr.Arms[k])
 		}
 		rd.Arms["provoking"] = armDoc(rr.Provoking)
-		q := rr.Quality
-		gd := GraderDoc{Recall: measureDoc(q.Recall), Precision: measureDoc(q.Precision),
-			Specificity: measureDoc(q.Specificity), Labels: q.Labels, RecallKind: map[string]MeasureDoc{},
-			PrecisionKind: map[string]MeasureDoc{}, SpecificityKind: map[string]MeasureDoc{},
-			Estimator: string(q.Estimator), LabelSet: q.Set, Confusion: map[string]ConfusionDoc{},
-			Misses: append([]string{}, q.Misses...), Warnings: append([]string{}, q.Warnings...)}
-		for k, m := range q.RecallKind {
-			gd.RecallKind[string(k)] = measureDoc(m)
+		for _, q := range append([]audit.GraderQuality{rr.Quality}, rr.Judges...) {
+			rd.Graders[q.Grader] = graderDoc(q)
 		}
-		for k, m := range q.PrecisionKind {
-			gd.PrecisionKind[string(k)] = measureDoc(m)
+		for _, pa := range rr.Agreement {
+			if pa.KappaDefined {
+				rd.Kappa[pa.A.Name+"|"+pa.B.Name] = pa.Kappa
+			}
+			rd.Agreement = append(rd.Agreement, AgreementDoc{A: pa.A.Name, B: pa.B.Name, N: pa.N,
+				Agreement: pa.Agreement, Kappa: kappaPtr(pa), KappaSE: pa.KappaSE, Disagreements: pa.Disagreements()})
 		}
-		for k, m := range q.SpecificityKind {
-			gd.SpecificityKind[string(k)] = measureDoc(m)
-		}
-		for k, c := range q.Confusion {
-			gd.Confusion[string(k)] = ConfusionDoc{TP: c.TP, FN: c.FN, FP: c.FP, TN: c.TN}
-		}
-		rd.Graders[q.Grader] = gd
+		rd.Disagreements = rr.Disagreements
 		d.Rules = append(d.Rules, rd)
 		d.Progress.Graded += rr.Done
 		d.Progress.Errors += rr.Errors
 		d.Progress.Pending += rr.Pending
 	}
 	return d
+}
+
+func graderDoc(q audit.GraderQuality) GraderDoc {
+	gd := GraderDoc{Recall: measureDoc(q.Recall), Precision: measureDoc(q.Precision),
+		Specificity: measureDoc(q.Specificity), Labels: q.Labels, RecallKind: map[string]MeasureDoc{},
+		PrecisionKind: map[string]MeasureDoc{}, SpecificityKind: map[string]MeasureDoc{},
+		Estimator: string(q.Estimator), LabelSet: q.Set, Confusion: map[string]ConfusionDoc{},
+		Misses: append([]string{}, q.Misses...), Warnings: append([]string{}, q.Warnings...)}
+	for k, m := range q.RecallKind {
+		gd.RecallKind[string(k)] = measureDoc(m)
+	}
+	for k, m := range q.PrecisionKind {
+		gd.PrecisionKind[string(k)] = measureDoc(m)
+	}
+	for k, m := range q.SpecificityKind {
+		gd.SpecificityKind[string(k)] = measureDoc(m)
+	}
+	for k, c := range q.Confusion {
+		gd.Confusion[string(k)] = ConfusionDoc{TP: c.TP, FN: c.FN, FP: c.FP, TN: c.TN}
+	}
+	return gd
+}
+
+// AgreementDoc is how two graders agree: raw agreement, Cohen's kappa
+// (null when undefined: both graders gave one verdict to everything) with
+// its standard error, and the number of answers they judged differently.
+type AgreementDoc struct {
+	A             string   `json:"a"`
+	B             string   `json:"b"`
+	N             int      `json:"n"`
+	Agreement     float64  `json:"agreement"`
+	Kappa         *float64 `json:"kappa"`
+	KappaSE       float64  `json:"kappa_se"`
+	Disagreements int      `json:"disagreements"`
+}
+
+func kappaPtr(pa audit.PairAgreement) *float64 {
+	if !pa.KappaDefined {
+		return nil
+	}
+	k := pa.Kappa
+	return &k
 }
 
 // WriteJSON writes the JSON report, indented.

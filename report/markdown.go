@@ -47,6 +47,9 @@ func WriteMarkdown(w io.Writer, res *audit.Results, spend audit.Spend, simulated
 		}
 		b.WriteString("\n")
 		fmt.Fprintf(&b, "Predicate recall: %s.\n\n", mdEscape(recallLine(rr.Quality)))
+		if gl := graderLines(rr, "- "); gl != "" {
+			b.WriteString(mdEscape(gl) + "\n\n")
+		}
 		if lines := append(qualityLines(rr.Quality), correctedLines(rr)...); len(lines) > 0 {
 			for _, l := range lines {
 				indent := ""

@@ -44,6 +44,7 @@ func WriteText(w io.Writer, res *audit.Results, spend audit.Spend, simulated boo
 			fmt.Fprintf(&b, "  to settle it: %s\n", rr.Verdict.Needed)
 		}
 		fmt.Fprintf(&b, "  predicate recall: %s\n", recallLine(rr.Quality))
+		b.WriteString(graderLines(rr, "  "))
 		for _, l := range qualityLines(rr.Quality) {
 			fmt.Fprintf(&b, "  %s\n", l)
 		}
@@ -170,4 +171,35 @@ func correctedCell(c *audit.CorrectedRate) string {
 		s += fmt.Sprintf(" (recall %.2f, specificity %s)", c.Recall, sp)
 	}
 	return s
+}
+
+// graderLines describes the judges: their recall against the labels, how
+// every pair of graders agrees, the review queue's length, and which grader
+// the labels support.
+func graderLines(rr *audit.RuleResult, indent string) string {
+	if len(rr.Judges) == 0 {
+		return ""
+	}
+	var b strings.Builder
+	for _, q := range rr.Judges {
+		if q.Labels == 0 {
+			continue // the predicate's line already says nothing is labelled
+		}
+		fmt.Fprintf(&b, "%s%s recall: %s\n", indent, q.Grader, recallLine(q))
+	}
+	for _, pa := range rr.Agreement {
+		k := "kappa undefined"
+		if pa.KappaDefined {
+			k = fmt.Sprintf("kappa %.2f (SE %.2f)", pa.Kappa, pa.KappaSE)
+		}
+		fmt.Fprintf(&b, "%s%s vs %s: agree on %.0f%% of %d, %s, %d disagreements\n", indent, pa.A.Name, pa.B.Name,
+			100*pa.Agreement, pa.N, k, pa.Disagreements())
+	}
+	if rr.Disagreements > 0 {
+		fmt.Fprintf(&b, "%sreview queue: %d answers where graders disagree or one could not grade\n", indent, rr.Disagreements)
+	}
+	if _, line := rr.BestSupported(); line != "" {
+		fmt.Fprintf(&b, "%slabels support: %s\n", indent, line)
+	}
+	return b.String()
 }

@@ -17,7 +17,8 @@ import (
 //   - a "literal" judge (a name containing "literal") has the predicate's
 //     blind spot: it misses the evasive phrasings, flags compliant answers
 //     that lack an explicit non-commitment, and 2% of its answers have no
-//     VERDICT line at all (recorded as unparseable).
+//     VERDICT line at all (recorded as unparseable); it also overlooks 4%
+//     of the plain violations.
 type persona int
 
 const (
@@ -92,6 +93,8 @@ func (s *Sim) judge(call runner.Call) string {
 		violation = true
 	case p == literal && t.missable:
 		violation = !t.failure // misses evasive failures, flags the compliant answers a predicate would
+	case p == literal && t.failure && draw(call.Key, "literal-miss") < 0.04:
+		violation = false
 	}
 	if p == literal && draw(call.Key, "judge-unparseable") < 0.02 {
 		return "The answer is borderline and I would want a second opinion before deciding."
