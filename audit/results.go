@@ -74,7 +74,7 @@ type RuleResult struct {
 	ModelName string
 	Cases     []CaseResult
 	Arms      map[model.Kind]*Arm
-	Provoking *Arm // provoke and pressure pooled: the arm the verdict rests on
+	Provoking *Arm          // provoke and pressure pooled: the arm the verdict rests on
 	Quality   GraderQuality // the predicate, whose grades the counts and verdict use
 	// Judges holds each judge's quality against the same labels, in the
 	// audit's order; Agreement compares every pair of graders (predicate
@@ -85,8 +85,8 @@ type RuleResult struct {
 	Disagreements int
 	Verdict       model.Verdict
 	Done          int // graded answers
-	Errors    int
-	Pending   int
+	Errors        int
+	Pending       int
 }
 
 // Results is the state of a whole audit.
