@@ -21,6 +21,14 @@ const (
 	DefaultMaxWait     = 10 * time.Minute
 )
 
+// maxSaving bounds the saves in progress. Each runs in its own goroutine so
+// a slow sink holds no concurrency slot, but when answers come faster than
+// the sink stores them (the simulated model answers at once, a disk commits
+// in milliseconds) dispatch must wait, or every answer of a large run piles
+// up as a blocked goroutine holding its response. 1024 keeps a batching
+// writer's batches full.
+const maxSaving = 1024
+
 // cutInterval is the least time between two cuts of the concurrency limit:
 // the 429s of one burst report one overload, and halving once per 429 would
 // collapse the limit to 1.
@@ -164,7 +172,7 @@ func (r *run) loop() {
 		// Wake for the earliest retry only when a slot is free for it;
 		// otherwise the next result wakes the loop anyway.
 		var timerC <-chan time.Time
-		if !r.stopped && r.waiting.Len() > 0 && r.inFlight < r.aimd.limit {
+		if !r.stopped && r.waiting.Len() > 0 && r.inFlight < r.aimd.limit && r.saving < maxSaving {
 			timer.Reset(r.waiting[0].readyAt.Sub(now))
 			timerC = timer.C
 		}
@@ -195,7 +203,7 @@ func (r *run) dispatch(now time.Time) {
 	if !r.stopped && r.ctx.Err() != nil {
 		r.halt(Cancelled, "cancelled: "+context.Cause(r.ctx).Error())
 	}
-	for !r.stopped && r.inFlight < r.aimd.limit {
+	for !r.stopped && r.inFlight < r.aimd.limit && r.saving < maxSaving {
 		var st *callState
 		switch {
 		case r.waiting.Len() > 0 && !r.waiting[0].readyAt.After(now):

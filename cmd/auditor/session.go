@@ -77,7 +77,13 @@ func (s *session) openStoreIfExists() error {
 		return err
 	}
 	s.st = st
-	return s.checkRuleTexts(false)
+	if err := s.checkRuleTexts(false); err != nil {
+		// Callers defer close only after a successful open.
+		st.Close()
+		s.st = nil
+		return err
+	}
+	return nil
 }
 
 func (s *session) close() {

@@ -1,0 +1,153 @@
+package main
+
+import (
+	"encoding/json"
+	"math"
+	"regexp"
+	"strings"
+	"testing"
+)
+
+// TestDemo runs the bundled demo as a new user would, and checks that its
+// output is marked SIMULATED and gives each of the three lines a verdict,
+// KEEP for the load-bearing line 23.
+func TestDemo(t *testing.T) {
+	t.Parallel()
+	dir := t.TempDir()
+	r := mustRun(t, 0, "demo", "--headless", "--dir", dir)
+	if !strings.Contains(r.out, "SIMULATED") || !strings.Contains(r.errOut, "SIMULATED") {
+		t.Errorf("demo output is not marked SIMULATED everywhere:\n%s", r)
+	}
+	verdicts := textVerdicts(r.out)
+	for _, line := range []string{"15", "22", "23"} {
+		switch verdicts[line] {
+		case "KEEP", "DELETE", "INCONCLUSIVE":
+		default:
+			t.Errorf("line %s: no verdict in the demo output (got %q)", line, verdicts[line])
+		}
+	}
+	if verdicts["23"] != "KEEP" {
+		t.Errorf("line 23: verdict %q, want KEEP", verdicts["23"])
+	}
+	if len(verdicts) != 3 {
+		t.Errorf("want verdicts for 3 lines, got %v", verdicts)
+	}
+
+	// The demo again in the same directory: everything is stored already.
+	again := mustRun(t, 0, "demo", "--headless", "--dir", dir)
+	if !strings.Contains(again.errOut, "calls: 0 to make") {
+		t.Errorf("second demo in the same directory makes calls again:\n%s", again.errOut)
+	}
+	if again.out != r.out {
+		t.Errorf("second demo printed different results:\n--- first\n%s--- second\n%s", r.out, again.out)
+	}
+}
+
+var (
+	lineHeader  = regexp.MustCompile(`(?m)^Line (\d+) \(`)
+	verdictLine = regexp.MustCompile(`(?m)^  verdict: (\w+)`)
+)
+
+// textVerdicts reads the text report: prompt line -> verdict.
+func textVerdicts(out string) map[string]string {
+	v := map[string]string{}
+	blocks := lineHeader.FindAllStringSubmatchIndex(out, -1)
+	for i, b := range blocks {
+		end := len(out)
+		if i+1 < len(blocks) {
+			end = blocks[i+1][0]
+		}
+		if m := verdictLine.FindStringSubmatch(out[b[0]:end]); m != nil {
+			v[out[b[2]:b[3]]] = m[1]
+		}
+	}
+	return v
+}
+
+// TestPlanJSON checks the fields of `plan --format json` that scripts rely
+// on, that planning makes no calls, and that stored calls are free.
+func TestPlanJSON(t *testing.T) {
+	t.Parallel()
+	const samples = 4
+	cs := makeCases(3, 2, 3)
+	srv := newFakeServer(t, cs)
+	dir := t.TempDir()
+	path := writeAudit(t, dir, auditSpec{baseURL: srv.baseURL(), samples: samples, concurrency: 4}, cs)
+	distinct := 2 * len(cs) * samples
+
+	plan := func() map[string]any {
+		t.Helper()
+		r := mustRun(t, 0, "plan", path, "--format", "json")
+		var m map[string]any
+		if err := json.Unmarshal([]byte(r.out), &m); err != nil {
+			t.Fatalf("plan --format json: %v\n%s", err, r.out)
+		}
+		for _, f := range []string{"calls", "answer_calls", "judge_calls", "cached_calls", "prompt_tokens",
+			"completion_tokens", "usd", "usd_with_prompt_caching", "minutes"} {
+			if _, ok := m[f].(float64); !ok {
+				t.Errorf("plan: field %q missing or not a number: %v", f, m[f])
+			}
+		}
+		return m
+	}
+	num := func(m map[string]any, f string) float64 { v, _ := m[f].(float64); return v }
+
+	before := plan()
+	if requests, _, _ := srv.counts(); requests != 0 {
+		t.Errorf("plan sent %d requests", requests)
+	}
+	want := map[string]float64{"calls": float64(distinct), "answer_calls": float64(distinct), "judge_calls": 0, "cached_calls": 0,
+		"completion_tokens": float64(distinct * 100)} // half of max_tokens = 200
+	for f, w := range want {
+		if got := num(before, f); got != w {
+			t.Errorf("plan before the run: %s = %v, want %v", f, got, w)
+		}
+	}
+	prompt, completion := num(before, "prompt_tokens"), num(before, "completion_tokens")
+	if prompt <= 0 || num(before, "minutes") <= 0 {
+		t.Errorf("plan before the run: prompt_tokens %v, minutes %v; want both positive", prompt, num(before, "minutes"))
+	}
+	// $3 per million input tokens, $15 per million output tokens.
+	if usd := num(before, "usd"); math.Abs(usd-(prompt*3+completion*15)/1e6) > 1e-9 {
+		t.Errorf("plan: usd %v, want %v from the token counts and prices", usd, (prompt*3+completion*15)/1e6)
+	}
+	if c := num(before, "usd_with_prompt_caching"); c <= 0 || c > num(before, "usd") {
+		t.Errorf("plan: usd_with_prompt_caching %v, want in (0, usd = %v]", c, num(before, "usd"))
+	}
+	rules, _ := before["rules"].([]any)
+	if len(rules) != 1 {
+		t.Fatalf("plan: rules = %v, want one rule", before["rules"])
+	}
+	rule, _ := rules[0].(map[string]any)
+	if num(rule, "line") != ruleLine || rule["text"] != ruleText || num(rule, "tokens") <= 0 {
+		t.Errorf("plan: rule = %v, want line %d, its text and a positive token count", rule, ruleLine)
+	}
+	cases, _ := rule["cases"].(map[string]any)
+	if num(cases, "provoke") != 3 || num(cases, "pressure") != 2 || num(cases, "control") != 3 {
+		t.Errorf("plan: rule cases = %v, want provoke 3, pressure 2, control 3", cases)
+	}
+
+	mustRun(t, 0, "run", path, "--yes", "--headless")
+	after := plan()
+	for f, w := range map[string]float64{"calls": 0, "answer_calls": 0, "cached_calls": float64(distinct), "usd": 0, "prompt_tokens": 0} {
+		if got := num(after, f); got != w {
+			t.Errorf("plan after the run: %s = %v, want %v", f, got, w)
+		}
+	}
+}
+
+// TestRunWithoutConfirmation checks that a run with paid calls and no
+// terminal to confirm on refuses (exit 2) before making any call.
+func TestRunWithoutConfirmation(t *testing.T) {
+	t.Parallel()
+	cs := makeCases(1, 1, 1)
+	srv := newFakeServer(t, cs)
+	path := writeAudit(t, t.TempDir(), auditSpec{baseURL: srv.baseURL(), samples: 2, concurrency: 2}, cs)
+	r := mustRun(t, exitBadInput, "run", path, "--headless")
+	if !strings.Contains(r.errOut, "--yes") {
+		t.Errorf("the refusal does not say how to confirm:\n%s", r)
+	}
+	if requests, _, _ := srv.counts(); requests != 0 {
+		t.Errorf("unconfirmed run sent %d requests", requests)
+	}
+}
