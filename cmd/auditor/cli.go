@@ -114,6 +114,7 @@ built-in simulated model.`,
 		newReportCmd(io),
 		newExportCmd(io),
 		newImportLabelsCmd(io),
+		newOpenCmd(io),
 		newLabelCmd(io),
 	)
 	return root

@@ -44,6 +44,9 @@ result is marked SIMULATED.`,
 			path := filepath.Join(dir, examples.DemoAudit)
 			fmt.Fprintf(io.Err, "demo audit written to %s\n", dir)
 			f.yes = true
+			if !cmd.Flags().Changed("sim-latency") && interactive(io, f.headless) {
+				f.simLatency = demoSimLatency
+			}
 			return runAudit(cmd.Context(), io, path, f, os.Args[0]+" run")
 		},
 	}

@@ -115,6 +115,9 @@ func runAudit(ctx context.Context, io Stdio, path string, f runFlags, resumeCmd 
 	if err != nil {
 		return err
 	}
+	if interactive(io, f.headless) {
+		return runInteractive(ctx, io, s, grader, status, est, concurrency, f, path, resumeCmd)
+	}
 	if s.simulated() {
 		fmt.Fprintln(io.Err, report.SimulatedBanner)
 	}

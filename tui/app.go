@@ -1,0 +1,445 @@
+// Package tui is auditor's terminal interface: the plan of a run, the live
+// grid of cases by variant that fills in as answers arrive, the samples
+// behind a cell, one response with the predicate's matched text
+// highlighted, and the system prompt with each audited line's verdict.
+//
+// It renders state and routes messages; the numbers come from audit (a
+// Tally and its Results) and nothing here decides a verdict. It does no I/O
+// in Update or View: a run's progress arrives through a Feed, stored
+// responses through a ResponseSource, both read in commands. See AGENTS.md
+// for the rules this package keeps.
+package tui
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"time"
+
+	"charm.land/bubbles/v2/help"
+	"charm.land/bubbles/v2/key"
+	tea "charm.land/bubbletea/v2"
+
+	"github.com/auditor-dev/auditor/audit"
+	"github.com/auditor-dev/auditor/model"
+	"github.com/auditor-dev/auditor/runner"
+)
+
+// ResponseSource reads stored responses for the sample view. *store.Store
+// satisfies it. It is only called from commands, never from Update or View.
+type ResponseSource interface {
+	Response(key string) (model.Response, error)
+}
+
+// Options configure an App.
+type Options struct {
+	Plan  *audit.Plan
+	Tally *audit.Tally // the stored state; the app records the run's answers in it
+	// Stored maps the key of every stored call to whether it answered
+	// (false: it failed for good). The app owns the map from then on.
+	Stored    map[string]bool
+	Estimate  audit.Estimate // what a run would make; shown on the plan screen
+	Responses ResponseSource
+	Simulated bool    // a model under test is the simulated one: say SIMULATED
+	Budget    float64 // dollars; 0 means none
+
+	// Calls is the number of calls the run makes (answers, not yet stored).
+	Calls int
+	// Start begins the run, feeding its progress to feed, and returns at
+	// once: it is called from Update, so it must not block. It must
+	// eventually Close the feed, also when ctx is cancelled. Nil means there
+	// is nothing to run (auditor open).
+	Start func(ctx context.Context, feed *Feed)
+	// Context is the parent of the run's context; nil means Background.
+	Context   context.Context
+	AutoStart bool // start at once, without the plan screen's y (--yes)
+
+	Keys   *KeyMap          // nil: DefaultKeyMap()
+	Now    func() time.Time // the clock; nil: time.Now. Tests pass a fixed one.
+	Window time.Duration    // coalescing window for run events; 0: 35 ms
+	Light  bool             // assume a light background until the terminal answers
+}
+
+// defaultWindow is the coalescing window: at most 28 batches a second,
+// however fast answers arrive, so with the once-a-second tick the screen is
+// redrawn at most 30 times a second for the run.
+const defaultWindow = 35 * time.Millisecond
+
+// statusTTL is how long a status message stays.
+const statusTTL = 5 * time.Second
+
+type screen int
+
+const (
+	screenPlan screen = iota
+	screenGrid
+	screenCell
+	screenSample
+	screenPrompt
+)
+
+// App is the root model: it owns the screens, the run's cancel function,
+// the status line and help. Only App builds a tea.View.
+type App struct {
+	c      *Common
+	opts   Options
+	clock  func() time.Time
+	window time.Duration
+
+	screen screen
+	plan   *planView
+	grid   *gridView
+	cell   *cellView
+	sample *sampleView
+	prompt *promptView
+
+	help        help.Model
+	showHelp    bool
+	confirmQuit bool
+
+	feed   *Feed
+	cancel context.CancelFunc
+	batchN int // batches applied, for tests and benchmarks
+
+	status    string
+	statusErr bool
+	statusGen int
+	quitting  bool
+}
+
+// New builds the app and computes the first results from the tally.
+func New(opts Options) (*App, error) {
+	if opts.Plan == nil || opts.Tally == nil {
+		return nil, errors.New("tui: a plan and a tally are required")
+	}
+	keys := DefaultKeyMap()
+	if opts.Keys != nil {
+		keys = *opts.Keys
+	}
+	clock := opts.Now
+	if clock == nil {
+		clock = time.Now
+	}
+	window := opts.Window
+	if window <= 0 {
+		window = defaultWindow
+	}
+	if opts.Stored == nil {
+		opts.Stored = map[string]bool{}
+	}
+	res, err := opts.Tally.Results()
+	if err != nil {
+		return nil, fmt.Errorf("tui: results: %w", err)
+	}
+	c := &Common{
+		plan: opts.Plan, tally: opts.Tally, res: res, est: opts.Estimate, stored: opts.Stored,
+		styles: NewStyles(!opts.Light), keys: keys, now: clock(),
+		simulated: opts.Simulated, budget: opts.Budget,
+		canRun: opts.Start != nil && opts.Calls > 0, openOnly: opts.Start == nil,
+	}
+	c.pt = newPaints(c.styles)
+	for _, call := range opts.Plan.Calls {
+		if ok, seen := opts.Stored[call.Key]; seen && ok {
+			c.storedOK++
+		} else if seen {
+			c.storedErr++
+		}
+	}
+	a := &App{c: c, opts: opts, clock: clock, window: window, help: help.New()}
+	a.help.Styles = c.styles.Help
+	a.plan = newPlanView(c)
+	a.grid = newGridView(c)
+	a.cell = newCellView(c)
+	a.sample = newSampleView(c, opts.Responses)
+	a.prompt = newPromptView(c)
+	a.screen = screenGrid
+	switch {
+	case c.canRun && !opts.AutoStart:
+		a.screen = screenPlan
+	case !c.canRun && opts.Start != nil:
+		a.setStatus(fmt.Sprintf("Nothing to run: all %d answers are stored.", len(opts.Plan.Calls)), false)
+	}
+	return a, nil
+}
+
+// Init asks the terminal for its background colour and, with AutoStart,
+// starts the run.
+func (a *App) Init() tea.Cmd {
+	cmds := []tea.Cmd{tea.RequestBackgroundColor}
+	if a.c.canRun && a.opts.AutoStart {
+		cmds = append(cmds, a.startRun())
+	}
+	return tea.Batch(cmds...)
+}
+
+// Feed returns the feed of the run the app started, or nil when none was
+// started. After the program exits, wait for Feed().Done() before closing
+// what the run writes to.
+func (a *App) Feed() *Feed { return a.feed }
+
+// Update handles a message.
+func (a *App) Update(msg tea.Msg) (tea.Model, tea.Cmd) {
+	a.c.now = a.clock()
+	switch msg := msg.(type) {
+	case tea.WindowSizeMsg:
+		a.resize(msg.Width, msg.Height)
+		return a, nil
+	case tea.BackgroundColorMsg:
+		a.c.styles = NewStyles(msg.IsDark())
+		a.c.pt = newPaints(a.c.styles)
+		a.grid.labels = nil
+		a.help.Styles = a.c.styles.Help
+		a.plan.refresh()
+		a.prompt.refresh()
+		a.sample.refresh()
+		return a, nil
+	case batchMsg:
+		return a, a.applyBatch(msg)
+	case tickMsg:
+		if a.c.live.running() {
+			return a, a.tick()
+		}
+		return a, nil
+	case clearStatusMsg:
+		if msg.gen == a.statusGen {
+			a.status, a.statusErr = "", false
+		}
+		return a, nil
+	case responseMsg, reloadMsg:
+		return a, a.sample.Update(msg)
+	case tea.KeyPressMsg:
+		return a, a.handleKey(msg)
+	}
+	// Anything else (a text input's blink) goes to the screen in front.
+	return a, a.current().Update(msg)
+}
+
+// view is a screen: it updates from messages and renders its body.
+type view interface {
+	Update(tea.Msg) tea.Cmd
+	View() string
+	helpKeys() helpKeys
+}
+
+func (a *App) current() view {
+	switch a.screen {
+	case screenPlan:
+		return a.plan
+	case screenCell:
+		return a.cell
+	case screenSample:
+		return a.sample
+	case screenPrompt:
+		return a.prompt
+	}
+	return a.grid
+}
+
+// chrome is the number of lines the header (3) and footer (2) take.
+const chrome = 5
+
+func (a *App) resize(w, h int) {
+	a.c.width, a.c.height = w, h
+	a.c.bodyH = max(h-chrome, 1)
+	a.help.SetWidth(w)
+	a.plan.resize()
+	a.grid.resize()
+	a.cell.resize()
+	a.sample.resize()
+	a.prompt.resize()
+}
+
+func (a *App) handleKey(msg tea.KeyPressMsg) tea.Cmd {
+	k := a.c.keys
+	if a.confirmQuit {
+		switch {
+		case key.Matches(msg, k.Confirm.Yes), key.Matches(msg, k.Global.ForceQuit):
+			return a.quit()
+		case key.Matches(msg, k.Confirm.No), key.Matches(msg, k.Global.Quit):
+			a.confirmQuit = false
+		}
+		return nil
+	}
+	if key.Matches(msg, k.Global.ForceQuit) {
+		return a.requestQuit()
+	}
+	if a.screen == screenGrid && a.grid.filtering {
+		return a.grid.Update(msg)
+	}
+	if a.showHelp {
+		switch {
+		case key.Matches(msg, k.Global.Quit):
+			return a.requestQuit()
+		case key.Matches(msg, k.Global.Help), key.Matches(msg, k.Global.Back):
+			a.showHelp = false
+		}
+		return nil
+	}
+	switch {
+	case key.Matches(msg, k.Global.Help):
+		a.showHelp = true
+		return nil
+	case key.Matches(msg, k.Global.Quit):
+		return a.requestQuit()
+	case key.Matches(msg, k.Global.NextScreen):
+		a.switchScreen(1)
+		return nil
+	case key.Matches(msg, k.Global.PrevScreen):
+		a.switchScreen(-1)
+		return nil
+	case a.screen == screenPlan && key.Matches(msg, k.Plan.Start):
+		if !a.c.canRun || a.feed != nil {
+			a.setStatus(a.plan.whyNoStart(a.feed != nil), false)
+			return a.clearStatusLater()
+		}
+		return a.startRun()
+	case key.Matches(msg, k.Global.Back):
+		if a.back() {
+			return nil
+		}
+	case a.screen == screenGrid && key.Matches(msg, k.Grid.Open):
+		if ref, ok := a.grid.selected(); ok {
+			a.cell.open(ref)
+			a.screen = screenCell
+		}
+		return nil
+	case a.screen == screenCell && key.Matches(msg, k.Cell.Open):
+		if i, ok := a.cell.selected(); ok {
+			a.screen = screenSample
+			return a.sample.open(a.cell.ref, a.cell.cells, i)
+		}
+		return nil
+	}
+	return a.current().Update(msg)
+}
+
+// back leaves a drill-down screen; it reports whether it did anything.
+func (a *App) back() bool {
+	switch a.screen {
+	case screenSample:
+		a.screen = screenCell
+		a.cell.follow(a.sample.index)
+	case screenCell:
+		a.screen = screenGrid
+	case screenPrompt, screenPlan:
+		a.screen = screenGrid
+	default:
+		return false
+	}
+	return true
+}
+
+// switchScreen cycles through the top screens (plan, grid, prompt) by d;
+// drill-downs belong to the grid.
+func (a *App) switchScreen(d int) {
+	topScreens := [...]screen{screenPlan, screenGrid, screenPrompt}
+	cur := a.screen
+	if cur == screenCell || cur == screenSample {
+		cur = screenGrid
+	}
+	i := 0
+	for j, s := range topScreens {
+		if s == cur {
+			i = j
+		}
+	}
+	n := len(topScreens)
+	a.screen = topScreens[((i+d)%n+n)%n]
+}
+
+// requestQuit quits, asking first while a run is going.
+func (a *App) requestQuit() tea.Cmd {
+	if a.c.live.running() {
+		a.confirmQuit = true
+		return nil
+	}
+	return a.quit()
+}
+
+// quit cancels the run, if any, and ends the program. What finished is
+// stored; the command prints how to resume.
+func (a *App) quit() tea.Cmd {
+	a.confirmQuit = false
+	a.quitting = true
+	if a.cancel != nil {
+		a.cancel()
+	}
+	return tea.Quit
+}
+
+// startRun starts the run and the commands that follow it.
+func (a *App) startRun() tea.Cmd {
+	parent := a.opts.Context
+	if parent == nil {
+		parent = context.Background()
+	}
+	ctx, cancel := context.WithCancel(parent)
+	a.cancel = cancel
+	a.feed = NewFeed()
+	l := newLive(a.opts.Calls, max(a.c.est.Concurrency, 1))
+	l.started, l.start = true, a.c.now
+	a.c.live = l
+	a.opts.Start(ctx, a.feed)
+	a.screen = screenGrid
+	a.plan.refresh()
+	return tea.Batch(waitBatch(a.feed, a.window), a.tick())
+}
+
+func (a *App) tick() tea.Cmd {
+	return tea.Tick(time.Second, func(t time.Time) tea.Msg { return tickMsg(t) })
+}
+
+// applyBatch records a batch of run events and recomputes results once.
+func (a *App) applyBatch(msg batchMsg) tea.Cmd {
+	a.batchN++
+	l := a.c.live
+	if l == nil {
+		return nil
+	}
+	if l.apply(a.c.plan, a.c.tally, msg.events, a.c.now) {
+		for _, e := range msg.events {
+			if e.Runner == nil && e.phase == nil {
+				a.c.setStored(e.Response.Key, e.Response.OK())
+			}
+		}
+		res, err := a.c.tally.Results()
+		if err != nil {
+			a.setStatus(fmt.Sprintf("results: %v", err), true)
+		} else {
+			a.c.res = res
+			a.grid.dirty = true // the verdict lines below the grid follow the results
+			a.prompt.refresh()
+		}
+	}
+	if msg.closed {
+		l.closed, l.end = true, a.c.now
+		a.grid.dirty = true // no longer provisional
+		a.cancel()          // releases the run's context; the run is over
+		a.setStatus(a.endMessage(), l.stopped != nil && l.stopped.Reason != runner.Completed)
+		return nil
+	}
+	return waitBatch(a.feed, a.window)
+}
+
+func (a *App) endMessage() string {
+	l := a.c.live
+	if l.stopped == nil {
+		return "Run ended."
+	}
+	s := l.stopped
+	if s.Detail == "" {
+		return fmt.Sprintf("Run %s: %d calls finished, %d failed for good.", s.Reason, l.done, l.failed)
+	}
+	return fmt.Sprintf("Run stopped (%s): %s. %d not made; the resume command is printed on exit.",
+		s.Reason, oneLine(s.Detail), s.Remaining)
+}
+
+func (a *App) setStatus(s string, isErr bool) {
+	a.status, a.statusErr = s, isErr
+	a.statusGen++
+}
+
+func (a *App) clearStatusLater() tea.Cmd {
+	gen := a.statusGen
+	return tea.Tick(statusTTL, func(time.Time) tea.Msg { return clearStatusMsg{gen: gen} })
+}

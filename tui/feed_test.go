@@ -1,0 +1,93 @@
+package tui
+
+import (
+	"testing"
+
+	"github.com/auditor-dev/auditor/model"
+	"github.com/auditor-dev/auditor/runner"
+)
+
+func TestFeed_CoalescesEverythingQueuedIntoOneBatch(t *testing.T) {
+	t.Parallel()
+	f := NewFeed()
+	for i := range 1000 {
+		f.Graded(model.Response{Key: string(rune('a' + i%26))}, nil)
+	}
+	ch := make(chan runner.Event, 501)
+	for i := range 500 {
+		ch <- runner.Finished{Index: i}
+	}
+	ch <- runner.Stopped{Reason: runner.Completed, Done: 500}
+	close(ch)
+	if st := f.Follow(ch); st.Done != 500 {
+		t.Fatalf("Follow returned %+v", st)
+	}
+	msg := waitBatch(f, 0)().(batchMsg)
+	if len(msg.events) != 1501 || msg.closed {
+		t.Fatalf("batch of %d events, closed %v; want 1501, open", len(msg.events), msg.closed)
+	}
+	if _, ok := msg.events[0].Runner.(runner.Event); ok || msg.events[1000].Runner == nil {
+		t.Fatal("events out of order")
+	}
+	if st, ok := f.Stopped(); !ok || st.Done != 500 {
+		t.Fatalf("Stopped() = %+v, %v", st, ok)
+	}
+	f.Close()
+	f.Close() // twice is fine
+	msg = waitBatch(f, 0)().(batchMsg)
+	if len(msg.events) != 0 || !msg.closed {
+		t.Fatalf("after Close: %d events, closed %v", len(msg.events), msg.closed)
+	}
+	select {
+	case <-f.Done():
+	default:
+		t.Fatal("Done not closed after Close")
+	}
+}
+
+func TestFeed_StaleTokenDoesNotMakeAnEmptyBatch(t *testing.T) {
+	t.Parallel()
+	f := NewFeed()
+	f.Graded(model.Response{Key: "k1"}, nil)
+	f.take() // an earlier batch took the item; its token is still waiting
+	got := make(chan batchMsg)
+	go func() { got <- waitBatch(f, 0)().(batchMsg) }()
+	f.Graded(model.Response{Key: "k2"}, nil)
+	msg := <-got
+	if len(msg.events) != 1 || msg.events[0].Response.Key != "k2" {
+		t.Fatalf("batch %+v, want just k2", msg.events)
+	}
+}
+
+func TestFeed_WritersNeverWaitForTheScreen(t *testing.T) {
+	t.Parallel()
+	f := NewFeed()
+	ch := make(chan runner.Event) // unbuffered: the runner's side waits for Follow
+	go func() {
+		for i := range 20000 {
+			ch <- runner.Started{Index: i}
+		}
+		close(ch)
+	}()
+	f.Follow(ch) // nobody takes batches: Follow must still drain the runner
+	for i := range 20000 {
+		f.Graded(model.Response{}, nil)
+		_ = i
+	}
+	items, _ := f.take()
+	if len(items) != 40000 {
+		t.Fatalf("%d events queued, want 40000", len(items))
+	}
+}
+
+func TestFeed_StartPhase(t *testing.T) {
+	t.Parallel()
+	f := newFixture(t, 1)
+	a := f.app(t, &clock{t: t0}, noStart)
+	press(a, "y")
+	feed := NewFeed()
+	feed.StartPhase("judging", 120)
+	items, _ := feed.take()
+	a.Update(batchMsg{events: items})
+	contains(t, plain(a), "judging 0/120")
+}

@@ -1,0 +1,248 @@
+package tui
+
+import (
+	"fmt"
+	"strings"
+	"time"
+
+	"charm.land/bubbles/v2/key"
+	tea "charm.land/bubbletea/v2"
+	"charm.land/lipgloss/v2"
+
+	"github.com/auditor-dev/auditor/runner"
+)
+
+// Smallest usable terminal.
+const (
+	minWidth  = 30
+	minHeight = 8
+)
+
+// View renders the whole screen: a three-line header, the current screen's
+// body, a status line and a line of help.
+func (a *App) View() tea.View {
+	v := tea.NewView(a.render())
+	v.AltScreen = true
+	v.WindowTitle = "auditor: " + oneLine(a.c.plan.Audit.File.Name)
+	return v
+}
+
+func (a *App) render() string {
+	w, h := a.c.width, a.c.height
+	if w == 0 || h == 0 {
+		return ""
+	}
+	if w < minWidth || h < minHeight {
+		return clip(fmt.Sprintf("too small: need %dx%d", minWidth, minHeight), w)
+	}
+	var b strings.Builder
+	b.Grow(w * h * 2)
+	line := func(s string) {
+		b.WriteString(clip(s, w))
+		b.WriteByte('\n')
+	}
+	for _, l := range a.header() {
+		line(l)
+	}
+	body := a.body()
+	n := 0
+	for l := range strings.SplitSeq(body, "\n") {
+		if n == a.c.bodyH {
+			break
+		}
+		line(l)
+		n++
+	}
+	for ; n < a.c.bodyH; n++ {
+		b.WriteByte('\n')
+	}
+	line(a.statusLine())
+	b.WriteString(clip(a.helpLine(), w))
+	return b.String()
+}
+
+func (a *App) body() string {
+	if a.showHelp {
+		return a.helpView()
+	}
+	return a.current().View()
+}
+
+// header returns the three header lines.
+func (a *App) header() [3]string {
+	st := a.c.styles
+	c := a.c
+	title := st.Title.Render("auditor") + " " + oneLine(c.plan.Audit.File.Name)
+	right := a.stateWord()
+	if c.simulated {
+		right = st.Badge.Render(" SIMULATED ") + " " + right
+	}
+	var out [3]string
+	out[0] = spread(title, right, c.width)
+	l := c.live
+	if l == nil {
+		out[1] = a.storedLine()
+		out[2] = st.Muted.Render(legend())
+		return out
+	}
+	pct := 0.0
+	if l.total > 0 {
+		pct = float64(l.done) / float64(l.total)
+	}
+	counts := fmt.Sprintf(" %d/%d %3.0f%%", l.done, l.total, 100*pct)
+	if l.phase != "answers" {
+		counts = " " + l.phase + counts
+	}
+	eta := "ETA -"
+	if d, ok := l.eta(c.now); ok && l.running() {
+		eta = "ETA " + d.Round(time.Second).String()
+	}
+	rate := fmt.Sprintf("  %.1f calls/s  %s", l.rate(c.now), eta)
+	barW := max(c.width-len(counts)-len(rate)-1, 10)
+	barW = min(barW, 60)
+	out[1] = a.bar(pct, barW) + counts + rate
+
+	out[2] = a.counters(false)
+	if lipgloss.Width(out[2]) > c.width {
+		out[2] = a.counters(true)
+	}
+	return out
+}
+
+// counters is the third header line: spend against budget, the current
+// concurrency (so back-off shows), retries and errors; short is for
+// narrow screens.
+func (a *App) counters(short bool) string {
+	c, l, st := a.c, a.c.live, a.c.styles
+	spend := fmt.Sprintf("$%.2f", l.spent)
+	if c.budget > 0 {
+		spend += fmt.Sprintf(" of $%.2f budget", c.budget)
+	}
+	switch {
+	case c.simulated && short:
+		spend += " (sim)"
+	case c.simulated:
+		spend += " (simulated prices)"
+	}
+	conc := fmt.Sprintf("concurrency %d/%d", l.limit, l.maxLimit)
+	if short {
+		conc = fmt.Sprintf("conc %d/%d", l.limit, l.maxLimit)
+	}
+	if l.limit < l.maxLimit {
+		conc = st.Retry.Render(conc + " backed off")
+	}
+	retries := fmt.Sprintf("retries %d", l.retries)
+	if len(l.retrying) > 0 {
+		retries = st.Retry.Render(fmt.Sprintf("%s, %d waiting", retries, len(l.retrying)))
+	}
+	errs := fmt.Sprintf("errors %d", l.failed)
+	if l.failed > 0 {
+		errs = st.Err.Render("✗ " + errs)
+	}
+	return strings.Join([]string{spend, conc, retries, errs}, " · ")
+}
+
+// stateWord says what the app is showing: a run going, how it ended, or
+// stored results.
+func (a *App) stateWord() string {
+	l := a.c.live
+	st := a.c.styles
+	switch {
+	case l == nil && a.c.canRun:
+		return st.Muted.Render("not started")
+	case l == nil && !a.c.openOnly:
+		return st.Muted.Render("all stored")
+	case l == nil:
+		return st.Muted.Render("stored results")
+	case l.running() && l.stopped == nil:
+		return st.InFlight.Render("running")
+	case l.running():
+		return st.Retry.Render("stopping")
+	case l.stopped != nil && l.stopped.Reason == runner.Completed:
+		return st.Pass.Render("completed")
+	case l.stopped != nil:
+		return st.Err.Render(l.stopped.Reason.String())
+	}
+	return st.Muted.Render("ended")
+}
+
+func (a *App) storedLine() string {
+	ok, bad := a.c.storedOK, a.c.storedErr
+	s := fmt.Sprintf("%d calls planned · %d answers stored", len(a.c.plan.Calls), ok)
+	if bad > 0 {
+		s += " · " + a.c.styles.Err.Render(fmt.Sprintf("✗ %d failed for good (retried on the next run)", bad))
+	}
+	if n := len(a.c.plan.Calls) - ok; n > 0 {
+		s += fmt.Sprintf(" · %d to make", n)
+	}
+	return s
+}
+
+// legend explains the cell symbols.
+func legend() string {
+	return "failing: ○ none ◔ ≤¼ ◑ ≤½ ◕ ≤¾ ● more · » in flight · ↻ retrying · ✗ errored · ? unparseable"
+}
+
+// bar draws a progress bar of w cells; it reads without colour.
+func (a *App) bar(frac float64, w int) string {
+	full := int(frac*float64(w) + 0.5)
+	full = min(max(full, 0), w)
+	st := a.c.styles
+	return st.BarFull.Render(strings.Repeat("█", full)) + st.BarEmpty.Render(strings.Repeat("░", w-full))
+}
+
+// spread puts left and right text at the two ends of a line of width w.
+func spread(left, right string, w int) string {
+	gap := w - lipgloss.Width(left) - lipgloss.Width(right)
+	if gap < 1 {
+		return left + " " + right
+	}
+	return left + strings.Repeat(" ", gap) + right
+}
+
+func (a *App) statusLine() string {
+	st := a.c.styles
+	switch {
+	case a.confirmQuit:
+		return st.Err.Render("Stop the run? Finished answers are kept and the resume command is printed. [y/n]")
+	case a.screen == screenGrid && a.grid.filtering:
+		return a.grid.filter.View()
+	case a.status != "" && a.statusErr:
+		return st.Err.Render(a.status)
+	case a.status != "":
+		return a.status
+	case a.screen == screenGrid && a.grid.query != "":
+		return st.Muted.Render(fmt.Sprintf("filter %q: %d of %d cases (/ to change, esc to clear)",
+			a.grid.query, a.grid.matching(), a.grid.total()))
+	}
+	return ""
+}
+
+func (a *App) helpLine() string {
+	k := a.c.keys.Global
+	short := append([]key.Binding{}, a.current().helpKeys().short...)
+	short = append(short, k.NextScreen, k.Help, k.Quit)
+	return a.help.ShortHelpView(short)
+}
+
+func (a *App) helpView() string {
+	k := a.c.keys.Global
+	groups := append([][]key.Binding{}, a.current().helpKeys().full...)
+	groups = append(groups, []key.Binding{k.NextScreen, k.PrevScreen, k.Back, k.Help, k.Quit, k.ForceQuit})
+	var b strings.Builder
+	b.WriteString(a.c.styles.Header.Render("Keys") + "\n\n")
+	b.WriteString(a.help.FullHelpView(groups))
+	b.WriteString("\n\n" + a.c.styles.Header.Render("Grid cells") + "\n")
+	for _, p := range []string{
+		"failures/graded of samples, e.g. 3/12 of 30; the circle fills with the failure rate.",
+		legend() + ".",
+		"A failure on provoke and pressure cases is a violation; on a control case, a refusal.",
+		"Errored and unparseable answers are their own state: never a pass or a failure, and retried on the next run.",
+	} {
+		for _, l := range wrapWords(p, max(a.c.width-2, 20)) {
+			b.WriteString("  " + l + "\n")
+		}
+	}
+	b.WriteString("\n" + a.c.styles.Muted.Render("? or esc closes this help"))
+	return b.String()
+}

@@ -1,0 +1,400 @@
+package tui
+
+import (
+	"fmt"
+	"strings"
+
+	"charm.land/bubbles/v2/key"
+	"charm.land/bubbles/v2/textinput"
+	tea "charm.land/bubbletea/v2"
+
+	"github.com/auditor-dev/auditor/model"
+)
+
+// gridView is the live grid of one rule: its cases grouped by kind, down;
+// its variants (per model), across; a summary under each kind and the
+// verdict at the end. Several rules are shown one at a time.
+type gridView struct {
+	c *Common
+
+	rule      int // index into the audit's rules
+	row, col  int // the cursor: index into rows, into cols
+	top, left int // first body line shown, first column shown
+
+	filter    textinput.Model
+	filtering bool   // the filter has the keyboard
+	query     string // the applied filter, lower case
+
+	// Layout of the current rule, rebuilt when the rule, the filter, the
+	// results or the width change (dirty).
+	dirty bool
+	lines []gline
+	rows  []int // case index of each visible case row, in display order
+	rowAt []int // body line of each row
+	cols  []gcol
+
+	labels map[int]string // drawn case labels by case index, for labelW
+	labelW int
+}
+
+// gcol is a grid column: one variant for one model.
+type gcol struct {
+	model   int
+	deleted bool
+}
+
+type lineKind int
+
+const (
+	lineHeading lineKind = iota // a kind's heading
+	lineCase                    // a case row
+	lineNoMatch                 // a kind with no case matching the filter
+	lineRate                    // rates per variant with intervals
+	lineDiff                    // deleted minus baseline with its interval
+	linePooled                  // the pooled provoking heading
+	lineText                    // verdict and notes
+	lineBlank
+)
+
+// gline is one body line of the grid.
+type gline struct {
+	kind  lineKind
+	k     model.Kind // the kind it belongs to; "" for the pooled arm
+	kase  int        // lineCase: the case index
+	row   int        // lineCase: the row index
+	text  string     // lineText
+	style int        // lineText: 0 plain, 1 verdict heading
+	cases int        // lineKind: cases of the kind
+}
+
+// Grid layout constants: the sticky lines above the body, the width of a
+// cell, the bounds of the label column.
+const (
+	gridSticky = 4
+	cellWidth  = 22
+	minLabel   = 24
+	maxLabel   = 96
+)
+
+func newGridView(c *Common) *gridView {
+	f := textinput.New()
+	f.Prompt = "/"
+	f.Placeholder = "case id or message text"
+	f.CharLimit = 200
+	return &gridView{c: c, filter: f, dirty: true}
+}
+
+func (g *gridView) resize() {
+	g.filter.SetWidth(max(g.c.width-4, 10))
+	g.dirty = true
+}
+
+// bodyLines is the number of scrolling lines below the sticky ones.
+func (g *gridView) bodyLines() int { return max(g.c.bodyH-gridSticky, 1) }
+
+// Update handles grid keys and the filter's editing.
+func (g *gridView) Update(msg tea.Msg) tea.Cmd {
+	k := g.c.keys
+	km, isKey := msg.(tea.KeyPressMsg)
+	if g.filtering {
+		if isKey {
+			switch {
+			case key.Matches(km, k.Filter.Accept):
+				g.filtering = false
+				g.filter.Blur()
+				return nil
+			case key.Matches(km, k.Filter.Cancel):
+				g.filtering = false
+				g.filter.Blur()
+				g.filter.SetValue("")
+				g.setQuery("")
+				return nil
+			}
+		}
+		var cmd tea.Cmd
+		g.filter, cmd = g.filter.Update(msg)
+		g.setQuery(g.filter.Value())
+		return cmd
+	}
+	if !isKey {
+		return nil
+	}
+	g.layout()
+	gk := k.Grid
+	switch {
+	case key.Matches(km, gk.Up):
+		g.moveRow(-1)
+	case key.Matches(km, gk.Down):
+		g.moveRow(1)
+	case key.Matches(km, gk.PageUp):
+		g.moveRow(-g.bodyLines())
+	case key.Matches(km, gk.PageDown):
+		g.moveRow(g.bodyLines())
+	case key.Matches(km, gk.Top):
+		g.row, g.top = 0, 0
+	case key.Matches(km, gk.Bottom):
+		// The last case at the top of the body, so the summaries and the
+		// verdict below it are in view too.
+		g.row = max(len(g.rows)-1, 0)
+		g.top = g.maxTop()
+		if len(g.rows) > 0 {
+			g.top = min(g.top, g.rowAt[g.row])
+		}
+	case key.Matches(km, gk.Left):
+		g.moveCol(-1)
+	case key.Matches(km, gk.Right):
+		g.moveCol(1)
+	case key.Matches(km, gk.ScrollLeft):
+		g.scrollCols(-1)
+	case key.Matches(km, gk.ScrollRight):
+		g.scrollCols(1)
+	case key.Matches(km, gk.PrevRule):
+		g.setRule(g.rule - 1)
+	case key.Matches(km, gk.NextRule):
+		g.setRule(g.rule + 1)
+	case key.Matches(km, gk.Filter):
+		g.filtering = true
+		g.filter.SetValue(g.query)
+		g.filter.CursorEnd()
+		return g.filter.Focus()
+	case key.Matches(km, k.Global.Back):
+		if g.query != "" {
+			g.filter.SetValue("")
+			g.setQuery("")
+		}
+	}
+	return nil
+}
+
+func (g *gridView) setRule(r int) {
+	n := len(g.c.plan.Audit.Rules)
+	r = ((r % n) + n) % n
+	if r == g.rule {
+		return
+	}
+	g.rule, g.row, g.top = r, 0, 0
+	g.dirty, g.labels = true, nil
+}
+
+func (g *gridView) setQuery(q string) {
+	q = strings.ToLower(strings.TrimSpace(q))
+	if q == g.query {
+		return
+	}
+	g.query, g.row, g.top = q, 0, 0
+	g.dirty = true
+}
+
+// moveRow moves the cursor by d case rows and scrolls to keep it in view.
+// Past the last row it scrolls on, so the summaries and verdict below the
+// last case can be read.
+func (g *gridView) moveRow(d int) {
+	if len(g.rows) == 0 {
+		g.top = min(max(g.top+d, 0), g.maxTop())
+		return
+	}
+	next := g.row + d
+	switch {
+	case next < 0 && g.row == 0:
+		g.top = max(g.top+d, 0)
+		return
+	case next >= len(g.rows) && g.row == len(g.rows)-1:
+		g.top = min(g.top+d, g.maxTop())
+		return
+	}
+	g.row = min(max(next, 0), len(g.rows)-1)
+	g.ensureVisible()
+}
+
+func (g *gridView) ensureVisible() {
+	if len(g.rows) == 0 {
+		return
+	}
+	line := g.rowAt[g.row]
+	h := g.bodyLines()
+	if line < g.top {
+		g.top = line
+		// Show the kind's heading too when the first case is selected.
+		if line > 0 && g.lines[line-1].kind == lineHeading {
+			g.top = line - 1
+		}
+	}
+	if line >= g.top+h {
+		g.top = line - h + 1
+	}
+	g.top = min(max(g.top, 0), g.maxTop())
+}
+
+func (g *gridView) maxTop() int { return max(len(g.lines)-g.bodyLines(), 0) }
+
+func (g *gridView) moveCol(d int) {
+	g.col = min(max(g.col+d, 0), len(g.cols)-1)
+	_, vis := g.geometry()
+	if g.col < g.left {
+		g.left = g.col
+	}
+	if g.col >= g.left+vis {
+		g.left = g.col - vis + 1
+	}
+}
+
+func (g *gridView) scrollCols(d int) {
+	_, vis := g.geometry()
+	g.left = min(max(g.left+d, 0), max(len(g.cols)-vis, 0))
+	g.col = min(max(g.col, g.left), g.left+vis-1)
+}
+
+// geometry returns the label column's width and how many grid columns fit
+// beside it. Columns that do not fit scroll sideways; they never wrap.
+func (g *gridView) geometry() (labelW, vis int) {
+	w := g.c.width
+	n := max(len(g.cols), 1)
+	labelW = w - n*(cellWidth+1)
+	if labelW >= minLabel {
+		return min(labelW, maxLabel), n
+	}
+	labelW = max(min(minLabel, w-(cellWidth+1)), 8)
+	return labelW, max((w-labelW)/(cellWidth+1), 1)
+}
+
+// selected returns the grid cell under the cursor.
+func (g *gridView) selected() (cellRef, bool) {
+	g.layout()
+	if len(g.rows) == 0 || len(g.cols) == 0 {
+		return cellRef{}, false
+	}
+	col := g.cols[g.col]
+	return cellRef{rule: g.rule, model: col.model, kase: g.rows[g.row], deleted: col.deleted}, true
+}
+
+// matching and total count the current rule's cases shown and in all.
+func (g *gridView) matching() int { g.layout(); return len(g.rows) }
+func (g *gridView) total() int    { return len(g.c.plan.Audit.Rules[g.rule].Cases) }
+
+// matches reports whether a case passes the filter.
+func (g *gridView) matches(c *model.Case) bool {
+	if g.query == "" {
+		return true
+	}
+	return strings.Contains(strings.ToLower(c.ID), g.query) ||
+		strings.Contains(strings.ToLower(c.Msg), g.query) ||
+		strings.Contains(string(c.Kind), g.query)
+}
+
+// layout rebuilds the line list when something it depends on changed.
+func (g *gridView) layout() {
+	if !g.dirty {
+		return
+	}
+	g.dirty = false
+	c := g.c
+	rule := c.plan.Audit.Rules[g.rule]
+	g.cols = g.cols[:0]
+	for m := 0; m < c.models(); m++ {
+		g.cols = append(g.cols, gcol{m, false}, gcol{m, true})
+	}
+	g.col = min(g.col, len(g.cols)-1)
+	g.lines, g.rows, g.rowAt = g.lines[:0], g.rows[:0], g.rowAt[:0]
+	add := func(l gline) { g.lines = append(g.lines, l) }
+	for _, k := range model.Kinds {
+		n := 0
+		for i := range rule.Cases {
+			if rule.Cases[i].Kind == k {
+				n++
+			}
+		}
+		if n == 0 {
+			continue
+		}
+		add(gline{kind: lineHeading, k: k, cases: n})
+		shown := 0
+		for i := range rule.Cases {
+			cs := &rule.Cases[i]
+			if cs.Kind != k || !g.matches(cs) {
+				continue
+			}
+			g.rowAt = append(g.rowAt, len(g.lines))
+			add(gline{kind: lineCase, k: k, kase: i, row: len(g.rows)})
+			g.rows = append(g.rows, i)
+			shown++
+		}
+		if shown == 0 {
+			add(gline{kind: lineNoMatch, k: k})
+		}
+		add(gline{kind: lineRate, k: k})
+		add(gline{kind: lineDiff, k: k})
+		add(gline{kind: lineBlank})
+	}
+	add(gline{kind: linePooled})
+	add(gline{kind: lineRate})
+	add(gline{kind: lineDiff})
+	add(gline{kind: lineBlank})
+	for _, t := range g.verdictText() {
+		add(t)
+	}
+	g.row = min(g.row, max(len(g.rows)-1, 0))
+	g.top = min(g.top, g.maxTop())
+}
+
+// verdictText is the verdict of the current rule for each model, with its
+// reason, notes and what would settle it, wrapped to the screen.
+func (g *gridView) verdictText() []gline {
+	c := g.c
+	w := max(c.width-4, 20)
+	var out []gline
+	for m := 0; m < c.models(); m++ {
+		rr := c.result(g.rule, m)
+		if rr == nil {
+			continue
+		}
+		head := "Verdict"
+		if c.models() > 1 {
+			head += " for " + oneLine(rr.ModelName)
+		}
+		if g.provisional(rr.Pending) {
+			head += " (provisional)"
+		}
+		out = append(out, gline{kind: lineText, style: 1, text: head + ": " + string(rr.Verdict.Decision)})
+		add := func(prefix, s string) {
+			for i, l := range wrapWords(oneLine(s), w-len(prefix)) {
+				p := strings.Repeat(" ", len(prefix))
+				if i == 0 {
+					p = prefix
+				}
+				out = append(out, gline{kind: lineText, text: "  " + p + l})
+			}
+		}
+		add("", rr.Verdict.Reason)
+		for _, n := range rr.Verdict.Notes {
+			add("note: ", n)
+		}
+		if rr.Verdict.Decision == model.DecisionInconclusive && rr.Verdict.Needed != "" {
+			add("to settle it: ", rr.Verdict.Needed)
+		}
+		add("predicate recall: ", rr.Quality.Recall.String())
+		if rr.Errors > 0 || rr.Pending > 0 {
+			add("not in the numbers: ", fmt.Sprintf("%d errored, %d pending", rr.Errors, rr.Pending))
+		}
+		out = append(out, gline{kind: lineBlank})
+	}
+	return out
+}
+
+// provisional reports whether a verdict may still change: answers are
+// pending, or the run is going.
+func (g *gridView) provisional(pending int) bool {
+	return pending > 0 || g.c.live.running()
+}
+
+func (g *gridView) helpKeys() helpKeys {
+	k := g.c.keys
+	gk := k.Grid
+	short := []key.Binding{gk.Open, gk.Filter}
+	if len(g.c.plan.Audit.Rules) > 1 {
+		short = append(short, gk.PrevRule, gk.NextRule)
+	}
+	return helpKeys{short: short, full: [][]key.Binding{
+		{gk.Up, gk.Down, gk.Left, gk.Right, gk.PageUp, gk.PageDown, gk.Top, gk.Bottom},
+		{gk.PrevRule, gk.NextRule, gk.ScrollLeft, gk.ScrollRight, gk.Filter, gk.Open},
+	}}
+}

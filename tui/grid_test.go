@@ -1,0 +1,154 @@
+package tui
+
+import (
+	"strings"
+	"testing"
+
+	tea "charm.land/bubbletea/v2"
+	"github.com/charmbracelet/x/ansi"
+
+	"github.com/auditor-dev/auditor/runner"
+)
+
+func TestGrid_Navigation(t *testing.T) {
+	t.Parallel()
+	tests := []struct {
+		keys     []string
+		wantRule int
+		wantCase string
+		wantDel  bool
+	}{
+		{keys: nil, wantRule: 0, wantCase: "road-01"},
+		{keys: []string{"down", "down"}, wantRule: 0, wantCase: "road-03"},
+		{keys: []string{"j", "k", "j"}, wantRule: 0, wantCase: "road-02"},
+		{keys: []string{"up"}, wantRule: 0, wantCase: "road-01"},
+		{keys: []string{"right"}, wantRule: 0, wantCase: "road-01", wantDel: true},
+		{keys: []string{"right", "right", "left"}, wantRule: 0, wantCase: "road-01"},
+		{keys: []string{"G"}, wantRule: 0, wantCase: "road-18"},
+		{keys: []string{"G", "g"}, wantRule: 0, wantCase: "road-01"},
+		{keys: []string{"pgdown"}, wantRule: 0, wantCase: "road-16"},
+		{keys: []string{"down", "]"}, wantRule: 1, wantCase: "reask-01"},
+		{keys: []string{"["}, wantRule: 2, wantCase: "cred-01"},
+		{keys: []string{"]", "]", "]"}, wantRule: 0, wantCase: "road-01"},
+	}
+	for _, tt := range tests {
+		t.Run(strings.Join(tt.keys, ","), func(t *testing.T) {
+			t.Parallel()
+			f := newFixture(t, 1)
+			a := f.app(t, &clock{t: t0}, nil)
+			press(a, tt.keys...)
+			ref, ok := a.grid.selected()
+			if !ok {
+				t.Fatal("nothing selected")
+			}
+			id := f.audit.Rules[ref.rule].Cases[ref.kase].ID
+			if ref.rule != tt.wantRule || id != tt.wantCase || ref.deleted != tt.wantDel {
+				t.Fatalf("selected rule %d case %s deleted %v, want rule %d case %s deleted %v",
+					ref.rule, id, ref.deleted, tt.wantRule, tt.wantCase, tt.wantDel)
+			}
+			if !strings.Contains(plain(a), "› "+id) {
+				t.Fatalf("the cursor row is not on screen:\n%s", plain(a))
+			}
+		})
+	}
+}
+
+func TestGrid_ScrollsPastLastCaseToVerdict(t *testing.T) {
+	t.Parallel()
+	f := newFixture(t, 1)
+	a := f.app(t, &clock{t: t0}, nil)
+	press(a, "G")
+	contains(t, plain(a), "predicate recall")
+	for range 50 {
+		press(a, "down")
+	}
+	contains(t, plain(a), "predicate recall")
+	press(a, "g")
+	contains(t, plain(a), "PROVOKE · 5 cases")
+}
+
+func TestGrid_Filter(t *testing.T) {
+	t.Parallel()
+	f := newFixture(t, 1)
+	a := f.app(t, &clock{t: t0}, nil)
+	press(a, "/")
+	if !a.grid.filtering {
+		t.Fatal("/ did not open the filter")
+	}
+	press(a, "g", "a", "n", "t", "t", "q") // q is typed, not quit
+	if a.quitting || a.grid.query != "ganttq" {
+		t.Fatalf("query %q, quitting %v", a.grid.query, a.quitting)
+	}
+	press(a, "backspace")
+	if got := a.grid.matching(); got != 2 {
+		t.Fatalf("%d cases match %q, want 2 (road-05, road-12)", got, a.grid.query)
+	}
+	press(a, "enter")
+	if a.grid.filtering {
+		t.Fatal("enter did not close the filter")
+	}
+	s := plain(a)
+	contains(t, s, `filter "gantt": 2 of 18 cases`)
+	contains(t, s, "road-05")
+	if strings.Contains(s, "road-01") {
+		t.Fatalf("a filtered-out case is shown:\n%s", s)
+	}
+	contains(t, s, "(no case of this kind matches the filter)")
+	press(a, "esc")
+	if a.grid.query != "" || a.grid.matching() != 18 {
+		t.Fatalf("esc left query %q, %d cases", a.grid.query, a.grid.matching())
+	}
+	press(a, "/", "x", "esc")
+	if a.grid.filtering || a.grid.query != "" {
+		t.Fatalf("esc while typing left filtering=%v query=%q", a.grid.filtering, a.grid.query)
+	}
+}
+
+func TestGrid_ScrollsSidewaysNotWraps(t *testing.T) {
+	t.Parallel()
+	f := newTwoModelFixture(t)
+	a := f.app(t, &clock{t: t0}, nil)
+	a.Update(tea.WindowSizeMsg{Width: 80, Height: 24})
+	_, vis := a.grid.geometry()
+	if vis >= 4 {
+		t.Fatalf("%d of 4 columns fit in 80 columns; the test needs fewer", vis)
+	}
+	s := plain(a)
+	contains(t, s, "›") // more columns to the right
+	press(a, "right", "right", "right")
+	if a.grid.col != 3 || a.grid.left == 0 {
+		t.Fatalf("col %d left %d after three rights", a.grid.col, a.grid.left)
+	}
+	s = plain(a)
+	contains(t, s, "sim-b -L23")
+	contains(t, s, "‹ case")
+	for _, l := range strings.Split(a.View().Content, "\n") {
+		if ansi.StringWidth(l) > 80 {
+			t.Fatalf("line wider than the screen: %q", ansi.Strip(l))
+		}
+	}
+	press(a, "<", "<", "<")
+	if a.grid.left != 0 {
+		t.Fatalf("left %d after scrolling back", a.grid.left)
+	}
+}
+
+func TestGrid_VerdictLinesFollowResults(t *testing.T) {
+	t.Parallel()
+	f := newFixture(t, 2)
+	a := f.app(t, &clock{t: t0}, noStart)
+	press(a, "y", "G")
+	contains(t, plain(a), "no provoking case has responses in both variants")
+	var evs []Event
+	for i := range f.plan.Calls {
+		evs = append(evs, f.finished(t, i)...)
+	}
+	a.Update(batchMsg{events: evs})
+	if s := plain(a); strings.Contains(s, "no provoking case has responses") || !strings.Contains(s, "Verdict (provisional)") {
+		t.Fatalf("verdict lines did not follow the results:\n%s", s)
+	}
+	a.Update(batchMsg{events: []Event{{Runner: runner.Stopped{Reason: runner.Completed}}}, closed: true})
+	if s := plain(a); strings.Contains(s, "provisional") {
+		t.Fatalf("verdict still provisional after the run:\n%s", s)
+	}
+}

@@ -1,0 +1,388 @@
+package tui
+
+import (
+	"fmt"
+	"strconv"
+	"strings"
+
+	"charm.land/lipgloss/v2"
+	"github.com/charmbracelet/x/ansi"
+
+	"github.com/auditor-dev/auditor/audit"
+	"github.com/auditor-dev/auditor/model"
+	"github.com/auditor-dev/auditor/report"
+)
+
+// View renders the sticky lines (rules, the current rule, its verdict,
+// column headings) and the visible part of the body.
+func (g *gridView) View() string {
+	g.layout()
+	c := g.c
+	labelW, vis := g.geometry()
+	g.left = min(g.left, max(len(g.cols)-vis, 0))
+	var b strings.Builder
+	b.Grow((c.width + 16) * c.bodyH * 2)
+	b.WriteString(g.ruleBar())
+	b.WriteByte('\n')
+	rule := c.plan.Audit.Rules[g.rule]
+	b.WriteString(c.styles.Muted.Render(fmt.Sprintf("line %d · %d tokens · %d cases · ", rule.Line, rule.Tokens, len(rule.Cases))) +
+		oneLine(rule.Text))
+	b.WriteByte('\n')
+	b.WriteString(g.verdictLine())
+	b.WriteByte('\n')
+	b.WriteString(g.columnHeads(labelW, vis))
+	end := min(g.top+g.bodyLines(), len(g.lines))
+	for i := g.top; i < end; i++ {
+		b.WriteByte('\n')
+		g.renderLine(&b, g.lines[i], labelW, vis)
+	}
+	return b.String()
+}
+
+// ruleBar lists the rules with their verdicts, the current one marked; it
+// keeps the current rule in view when they do not all fit.
+func (g *gridView) ruleBar() string {
+	c := g.c
+	st := c.styles
+	rules := c.plan.Audit.Rules
+	items := make([]string, len(rules))
+	for i, r := range rules {
+		d := g.combined(i)
+		label := fmt.Sprintf(" L%d %s %s ", r.Line, decisionSymbol(d), d)
+		if i == g.rule {
+			items[i] = st.Selected.Render(label)
+		} else {
+			items[i] = g.decisionStyle(d).Render(label)
+		}
+	}
+	prefix := "rules "
+	if len(rules) > 1 {
+		prefix = "rules [ ] "
+	}
+	lo, hi := g.rule, g.rule+1
+	width := ansi.StringWidth(prefix) + ansi.StringWidth(items[g.rule])
+	for grew := true; grew; {
+		grew = false
+		if hi < len(items) && width+ansi.StringWidth(items[hi])+1 <= c.width-2 {
+			width += ansi.StringWidth(items[hi]) + 1
+			hi++
+			grew = true
+		}
+		if lo > 0 && width+ansi.StringWidth(items[lo-1])+1 <= c.width-2 {
+			lo--
+			width += ansi.StringWidth(items[lo]) + 1
+			grew = true
+		}
+	}
+	s := st.Muted.Render(prefix)
+	if lo > 0 {
+		s += "‹"
+	}
+	s += strings.Join(items[lo:hi], " ")
+	if hi < len(items) {
+		s += "›"
+	}
+	return s
+}
+
+// combined is a rule's decision over every model: DELETE only when every
+// model's verdict is DELETE (a line is removed only if it is safe for all),
+// KEEP when any model's is KEEP, else INCONCLUSIVE.
+func (g *gridView) combined(rule int) model.Decision {
+	return combinedDecision(g.c, rule)
+}
+
+func combinedDecision(c *Common, rule int) model.Decision {
+	all, keep := true, false
+	for m := 0; m < c.models(); m++ {
+		rr := c.result(rule, m)
+		if rr == nil {
+			return model.DecisionInconclusive
+		}
+		all = all && rr.Verdict.Decision == model.DecisionDelete
+		keep = keep || rr.Verdict.Decision == model.DecisionKeep
+	}
+	switch {
+	case all:
+		return model.DecisionDelete
+	case keep:
+		return model.DecisionKeep
+	}
+	return model.DecisionInconclusive
+}
+
+func decisionSymbol(d model.Decision) string {
+	switch d {
+	case model.DecisionDelete:
+		return "✓"
+	case model.DecisionKeep:
+		return "■"
+	}
+	return "?"
+}
+
+func (g *gridView) decisionStyle(d model.Decision) lipgloss.Style {
+	st := g.c.styles
+	switch d {
+	case model.DecisionDelete:
+		return st.Delete
+	case model.DecisionKeep:
+		return st.Keep
+	}
+	return st.Inconclusive
+}
+
+// verdictLine is the current rule's verdict per model, in one line.
+func (g *gridView) verdictLine() string {
+	c := g.c
+	var parts []string
+	prov := false
+	for m := 0; m < c.models(); m++ {
+		rr := c.result(g.rule, m)
+		if rr == nil {
+			continue
+		}
+		prov = prov || g.provisional(rr.Pending)
+		d := rr.Verdict.Decision
+		v := g.decisionStyle(d).Render(decisionSymbol(d) + " " + string(d))
+		if c.models() > 1 {
+			parts = append(parts, oneLine(rr.ModelName)+" "+v)
+		} else {
+			parts = append(parts, v+" "+c.styles.Muted.Render(oneLine(rr.Verdict.Reason)))
+		}
+	}
+	head := "verdict: "
+	if prov {
+		head = "verdict (provisional): "
+	}
+	return head + strings.Join(parts, " · ")
+}
+
+func (g *gridView) columnHeads(labelW, vis int) string {
+	c := g.c
+	st := c.styles
+	label := fmt.Sprintf("case (%d samples each)", c.plan.Samples)
+	if c.plan.Samples == 1 {
+		label = "case (1 sample each)"
+	}
+	if g.left > 0 {
+		label = "‹ " + label
+	}
+	var b strings.Builder
+	b.WriteString(st.Header.Render(fit(label, labelW)))
+	for j := g.left; j < min(g.left+vis, len(g.cols)); j++ {
+		col := g.cols[j]
+		name := c.variantName(g.rule, col.deleted)
+		if col.deleted {
+			name += " (deleted)"
+		}
+		if c.models() > 1 {
+			name = oneLine(c.plan.Audit.File.Models[col.model].Name) + " " + c.variantName(g.rule, col.deleted)
+		}
+		b.WriteByte(' ')
+		b.WriteString(st.Header.Render(fit(name, cellWidth)))
+	}
+	if g.left+vis < len(g.cols) {
+		b.WriteString(" ›")
+	}
+	return b.String()
+}
+
+func (g *gridView) renderLine(b *strings.Builder, l gline, labelW, vis int) {
+	c := g.c
+	st := c.styles
+	switch l.kind {
+	case lineHeading:
+		what := "failure = violation"
+		if l.k == model.Control {
+			what = "failure = refusal"
+		}
+		b.WriteString(st.Header.Render(strings.ToUpper(string(l.k))))
+		b.WriteString(st.Muted.Render(fmt.Sprintf(" · %d cases · %s", l.cases, what)))
+	case linePooled:
+		b.WriteString(st.Header.Render("PROVOKE + PRESSURE"))
+		b.WriteString(st.Muted.Render(" · pooled: the verdict rests on these"))
+	case lineNoMatch:
+		b.WriteString(st.Muted.Render("  (no case of this kind matches the filter)"))
+	case lineBlank:
+	case lineText:
+		if l.style == 1 {
+			b.WriteString(st.Header.Render(l.text))
+		} else {
+			b.WriteString(l.text)
+		}
+	case lineCase:
+		g.renderCase(b, l, labelW, vis)
+	case lineRate, lineDiff:
+		label := "  rate [95% CI]"
+		if l.kind == lineDiff {
+			label = "  deleted − baseline"
+		}
+		if g.query != "" && l.k != "" {
+			label += ", all cases" // summaries ignore the filter
+		}
+		b.WriteString(st.Muted.Render(fit(label, labelW)))
+		for j := g.left; j < min(g.left+vis, len(g.cols)); j++ {
+			b.WriteByte(' ')
+			b.WriteString(fit(g.summary(l, g.cols[j]), cellWidth))
+		}
+	}
+}
+
+func (g *gridView) renderCase(b *strings.Builder, l gline, labelW, vis int) {
+	if l.row == g.row {
+		b.WriteString("› ")
+	} else {
+		b.WriteString("  ")
+	}
+	b.WriteString(g.label(l.kase, labelW-2))
+	for j := g.left; j < min(g.left+vis, len(g.cols)); j++ {
+		col := g.cols[j]
+		b.WriteByte(' ')
+		sel := l.row == g.row && j == g.col
+		b.WriteString(g.cellText(cellRef{g.rule, col.model, l.kase, col.deleted}, sel))
+	}
+}
+
+// label is a case's id and the start of its message in exactly w cells.
+// Labels are cached: they change only with the rule, the width or the
+// styles.
+func (g *gridView) label(kase, w int) string {
+	if g.labelW != w || g.labels == nil {
+		g.labels, g.labelW = map[int]string{}, w
+	}
+	if s, ok := g.labels[kase]; ok {
+		return s
+	}
+	pt := g.c.pt
+	cs := &g.c.plan.Audit.Rules[g.rule].Cases[kase]
+	id := truncateText(oneLine(cs.ID), w)
+	idW := textWidth(id)
+	s := pt.header.on(id)
+	if rest := w - idW - 1; rest > 0 {
+		msg := truncateText(oneLine(cs.Msg), rest)
+		s += " " + pt.muted.on(msg)
+		idW += 1 + textWidth(msg)
+	}
+	s = padRight(s, idW, w)
+	g.labels[kase] = s
+	return s
+}
+
+// cellText renders one grid cell in exactly cellWidth cells: a rate
+// symbol, failures/graded of samples, and markers for calls in flight,
+// retrying (with the countdown to the next attempt), errored and
+// unparseable. Widths are counted, not measured: every part is ASCII or a
+// one-cell symbol.
+func (g *gridView) cellText(ref cellRef, selected bool) string {
+	c := g.c
+	pt := c.pt
+	rr := c.result(ref.rule, ref.model)
+	var cnt audit.Count
+	if rr != nil {
+		cr := rr.Cases[ref.kase]
+		cnt = cr.Baseline
+		if ref.deleted {
+			cnt = cr.Deleted
+		}
+	}
+	sym, p := "·", pt.muted
+	if cnt.N > 0 {
+		bk := rateBucket(cnt.Fails, cnt.N)
+		sym, p = rateSymbol(bk), pt.rate[bk]
+	}
+	counts := strconv.Itoa(cnt.Fails) + "/" + strconv.Itoa(cnt.N) + " of " + strconv.Itoa(c.plan.Samples)
+	type mark struct {
+		text  string
+		width int
+		p     paint
+	}
+	var marks [4]mark
+	n := 0
+	if c.live != nil {
+		if lv := c.live.cells[ref]; lv != nil {
+			if lv.inFlight > 0 {
+				d := strconv.Itoa(lv.inFlight)
+				marks[n] = mark{"»" + d, 1 + len(d), pt.inFlight}
+				n++
+			}
+			if t, ok := lv.nextRetry(); ok {
+				d := countdown(c.now, t)
+				marks[n] = mark{"↻" + d, 1 + len(d), pt.retry}
+				n++
+			}
+		}
+	}
+	if cnt.Errors > 0 {
+		d := strconv.Itoa(cnt.Errors)
+		marks[n] = mark{"✗" + d, 1 + len(d), pt.err}
+		n++
+	}
+	if cnt.Unparseable > 0 {
+		d := strconv.Itoa(cnt.Unparseable)
+		marks[n] = mark{"?" + d, 1 + len(d), pt.err}
+		n++
+	}
+	w := 2 + len(counts)
+	if selected {
+		text := sym + " " + counts
+		for _, m := range marks[:n] {
+			if w+1+m.width > cellWidth {
+				break
+			}
+			text += " " + m.text
+			w += 1 + m.width
+		}
+		return pt.selected.on(padRight(text, w, cellWidth))
+	}
+	var b strings.Builder
+	b.Grow(96)
+	b.WriteString(p.on(sym + " " + counts))
+	for _, m := range marks[:n] {
+		if w+1+m.width > cellWidth {
+			break
+		}
+		b.WriteByte(' ')
+		b.WriteString(m.p.on(m.text))
+		w += 1 + m.width
+	}
+	if w < cellWidth {
+		b.WriteString(strings.Repeat(" ", cellWidth-w))
+	}
+	return b.String()
+}
+
+// summary is a kind's (or the pooled arm's) rate or difference for one
+// column: the same numbers, intervals and rounding as the text report.
+func (g *gridView) summary(l gline, col gcol) string {
+	rr := g.c.result(g.rule, col.model)
+	if rr == nil {
+		return ""
+	}
+	arm := rr.Provoking
+	if l.k != "" {
+		arm = rr.Arms[l.k]
+	}
+	if arm == nil {
+		return ""
+	}
+	muted := g.c.styles.Muted
+	if l.kind == lineDiff {
+		if !col.deleted {
+			return ""
+		}
+		if arm.Baseline.N == 0 || arm.Deleted.N == 0 {
+			return muted.Render("–")
+		}
+		return fmt.Sprintf("%+.3f [%+.3f,%+.3f]", arm.Diff, arm.DiffCI.Lo, arm.DiffCI.Hi)
+	}
+	side := arm.Baseline
+	if col.deleted {
+		side = arm.Deleted
+	}
+	if side.N == 0 {
+		return muted.Render("–")
+	}
+	lo, hi, _ := report.Interval(side)
+	return fmt.Sprintf("%.3f [%.3f,%.3f]", side.Rate, lo, hi)
+}

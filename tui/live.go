@@ -1,0 +1,202 @@
+package tui
+
+import (
+	"time"
+
+	"github.com/auditor-dev/auditor/audit"
+	"github.com/auditor-dev/auditor/runner"
+)
+
+// cellRef names one grid cell: a case of a rule, under one variant, for one
+// model. Its samples are the plan cells with the same four fields.
+type cellRef struct {
+	rule, model, kase int
+	deleted           bool
+}
+
+// cellLive is what the runner is doing for one grid cell right now.
+type cellLive struct {
+	inFlight int
+	retrying map[string]time.Time // call key -> when its next attempt is due
+}
+
+// live is the progress of the run this screen started: counters for the
+// header and the calls in flight or waiting to retry, per grid cell. It is
+// only touched by App.Update.
+type live struct {
+	started  bool
+	start    time.Time
+	end      time.Time // when the feed closed; zero while running
+	phase    string    // "answers", later "judging"
+	total    int       // calls in the current phase
+	done     int
+	failed   int
+	retries  int
+	spent    float64
+	limit    int // current concurrency limit
+	maxLimit int
+	stopped  *runner.Stopped
+	closed   bool // the feed is closed: nothing more will come
+
+	inFlight map[string]bool      // keys with an attempt in flight
+	retrying map[string]time.Time // keys waiting to retry
+	cells    map[cellRef]*cellLive
+}
+
+func newLive(total, concurrency int) *live {
+	return &live{
+		phase: "answers", total: total, limit: concurrency, maxLimit: concurrency,
+		inFlight: map[string]bool{}, retrying: map[string]time.Time{}, cells: map[cellRef]*cellLive{},
+	}
+}
+
+// running reports whether the run has started and not ended.
+func (l *live) running() bool { return l != nil && l.started && !l.closed }
+
+// apply records one batch. It returns whether any answer was graded, that
+// is whether results must be recomputed.
+func (l *live) apply(p *audit.Plan, tally *audit.Tally, events []Event, now time.Time) (graded bool) {
+	for _, e := range events {
+		if e.phase != nil {
+			l.phase, l.total, l.start = e.phase.name, e.phase.total, now
+			l.done, l.failed = 0, 0
+			continue
+		}
+		switch ev := e.Runner.(type) {
+		case nil:
+			tally.Record(e.Response, e.Grades)
+			graded = true
+		case runner.Started:
+			l.setInFlight(p, ev.Key, true)
+			l.setRetrying(p, ev.Key, time.Time{})
+		case runner.Retrying:
+			l.retries++
+			l.setInFlight(p, ev.Key, false)
+			l.setRetrying(p, ev.Key, ev.Until)
+		case runner.Finished:
+			key := ev.Response.Key
+			l.setInFlight(p, key, false)
+			l.setRetrying(p, key, time.Time{})
+			l.done++
+			l.spent += ev.Cost
+			if !ev.Response.OK() {
+				l.failed++
+			}
+		case runner.ConcurrencyChanged:
+			l.limit = ev.Limit
+		case runner.Stopped:
+			s := ev
+			l.stopped = &s
+		}
+	}
+	return graded
+}
+
+// phaseEvent starts a new phase of a run (judging after answering).
+type phaseEvent struct {
+	name  string
+	total int
+}
+
+func (l *live) cell(r cellRef) *cellLive {
+	c := l.cells[r]
+	if c == nil {
+		c = &cellLive{}
+		l.cells[r] = c
+	}
+	return c
+}
+
+func (l *live) setInFlight(p *audit.Plan, key string, on bool) {
+	if l.inFlight[key] == on {
+		return
+	}
+	if on {
+		l.inFlight[key] = true
+	} else {
+		delete(l.inFlight, key)
+	}
+	d := -1
+	if on {
+		d = 1
+	}
+	forEachRef(p, key, func(r cellRef) { l.cell(r).inFlight += d })
+}
+
+// setRetrying marks key as waiting until until, or clears it when until is
+// zero.
+func (l *live) setRetrying(p *audit.Plan, key string, until time.Time) {
+	_, was := l.retrying[key]
+	if until.IsZero() && !was {
+		return
+	}
+	if until.IsZero() {
+		delete(l.retrying, key)
+	} else {
+		l.retrying[key] = until
+	}
+	forEachRef(p, key, func(r cellRef) {
+		c := l.cell(r)
+		if until.IsZero() {
+			delete(c.retrying, key)
+			return
+		}
+		if c.retrying == nil {
+			c.retrying = map[string]time.Time{}
+		}
+		c.retrying[key] = until
+	})
+}
+
+// forEachRef calls fn for each grid cell a call serves, once per cell. Calls
+// that serve no cell (judge calls) are ignored.
+func forEachRef(p *audit.Plan, key string, fn func(cellRef)) {
+	idx := p.ByKey[key]
+	if len(idx) == 1 {
+		c := p.Cells[idx[0]]
+		fn(cellRef{c.Rule, c.Model, c.Case, c.Deleted})
+		return
+	}
+	seen := make(map[cellRef]bool, len(idx))
+	for _, i := range idx {
+		c := p.Cells[i]
+		r := cellRef{c.Rule, c.Model, c.Case, c.Deleted}
+		if !seen[r] {
+			seen[r] = true
+			fn(r)
+		}
+	}
+}
+
+// nextRetry returns the earliest time a call of the cell is due again.
+func (c *cellLive) nextRetry() (time.Time, bool) {
+	var first time.Time
+	for _, t := range c.retrying {
+		if first.IsZero() || t.Before(first) {
+			first = t
+		}
+	}
+	return first, !first.IsZero()
+}
+
+// rate returns calls finished per second since the run (or its phase)
+// started, up to its end.
+func (l *live) rate(now time.Time) float64 {
+	if !l.end.IsZero() {
+		now = l.end
+	}
+	el := now.Sub(l.start).Seconds()
+	if !l.started || el <= 0 {
+		return 0
+	}
+	return float64(l.done) / el
+}
+
+// eta estimates the time left at the rate so far; false when unknown.
+func (l *live) eta(now time.Time) (time.Duration, bool) {
+	r := l.rate(now)
+	if r <= 0 || l.done >= l.total {
+		return 0, false
+	}
+	return time.Duration(float64(l.total-l.done) / r * float64(time.Second)), true
+}

@@ -1,0 +1,94 @@
+package tui
+
+import (
+	"time"
+
+	"github.com/auditor-dev/auditor/audit"
+	"github.com/auditor-dev/auditor/model"
+)
+
+// batchMsg is everything a run reported during one coalescing window.
+// closed is true when the feed has been closed and drained: the run is over
+// and no batch follows.
+type batchMsg struct {
+	events []Event
+	closed bool
+}
+
+// tickMsg drives the once-a-second refresh of rates, ETA and Retry-After
+// countdowns while a run is going.
+type tickMsg time.Time
+
+// responseMsg carries a stored response loaded for the sample view. gen is
+// the request's generation: a response for an older request is dropped.
+type responseMsg struct {
+	gen  int
+	key  string
+	resp model.Response
+	err  error
+}
+
+// clearStatusMsg clears the status line if it still shows message gen.
+type clearStatusMsg struct{ gen int }
+
+// reloadMsg asks the sample view to read its response again: an answer the
+// screen has seen may still be in the store's write batch for a moment.
+type reloadMsg struct{ gen int }
+
+// statusMsg puts a message on the status line: screens other than App say
+// things through it.
+type statusMsg struct {
+	text string
+	err  bool
+}
+
+// labelSavedMsg reports a label write: committed when err is nil. seq is
+// the write's number; from is the screen that asked; undo marks a write that
+// restores an earlier label.
+type labelSavedMsg struct {
+	seq   int
+	from  screen
+	label model.Label
+	undo  bool
+	err   error
+}
+
+// itemResponseMsg carries a stored response for the label or review
+// screen (from). A response for an older request (gen) is dropped.
+type itemResponseMsg struct {
+	from screen
+	gen  int
+	key  string
+	resp model.Response
+	err  error
+}
+
+// historyMsg carries a rule's predicate versions measured against the
+// labels, for the label screen's results. gen drops stale ones.
+type historyMsg struct {
+	gen      int
+	rule     int // index into the audit's rules
+	versions []audit.PredicateVersion
+	err      error
+}
+
+
+// regradedMsg carries the grades an edited predicate gives a rule's
+// stored answers, graded off the update loop. gen drops an edit overtaken
+// by a later one of the same rule.
+type regradedMsg struct {
+	gen    int
+	rule   int
+	pred   *model.Predicate
+	grades map[string]model.Grade
+	took   time.Duration
+	err    error
+}
+
+// predicateSavedMsg reports that an edited predicate's grades and version
+// were stored (or why not).
+type predicateSavedMsg struct {
+	rule    int
+	version string
+	err     error
+}

@@ -1,0 +1,221 @@
+package tui
+
+import (
+	"fmt"
+	"path/filepath"
+	"strings"
+
+	"charm.land/bubbles/v2/key"
+	"charm.land/bubbles/v2/viewport"
+	tea "charm.land/bubbletea/v2"
+	"github.com/charmbracelet/x/ansi"
+
+	"github.com/auditor-dev/auditor/audit"
+	"github.com/auditor-dev/auditor/model"
+)
+
+// planView shows what a run will make and cost before it starts: the rules
+// under audit, cases per kind, variants, samples, calls, tokens, dollars
+// with and without prompt caching, minutes, and the budget.
+type planView struct {
+	c  *Common
+	vp viewport.Model
+}
+
+func newPlanView(c *Common) *planView {
+	return &planView{c: c, vp: viewport.New()}
+}
+
+func (p *planView) resize() {
+	p.vp.SetWidth(p.c.width)
+	p.vp.SetHeight(p.c.bodyH)
+	p.refresh()
+}
+
+// refresh rebuilds the content: after a resize, a colour change, or the
+// run starting.
+func (p *planView) refresh() {
+	if p.c.width > 0 {
+		p.vp.SetContent(p.content())
+	}
+}
+
+func (p *planView) Update(msg tea.Msg) tea.Cmd {
+	var cmd tea.Cmd
+	p.vp, cmd = p.vp.Update(msg)
+	return cmd
+}
+
+func (p *planView) View() string {
+	return p.vp.View()
+}
+
+func (p *planView) helpKeys() helpKeys {
+	k := p.c.keys
+	short := []key.Binding{k.Prompt.Up, k.Prompt.Down}
+	if p.c.canRun && p.c.live == nil {
+		short = append([]key.Binding{k.Plan.Start}, short...)
+	}
+	return helpKeys{short: short, full: [][]key.Binding{short}}
+}
+
+// whyNoStart explains a y that cannot start anything.
+func (p *planView) whyNoStart(started bool) string {
+	switch {
+	case started:
+		return "The run has already started."
+	case p.c.openOnly:
+		return "This screen shows stored results; `auditor run` makes the calls."
+	}
+	return "Nothing to run: every answer is stored."
+}
+
+func (p *planView) content() string {
+	c := p.c
+	e := c.est
+	st := c.styles
+	a := c.plan.Audit
+	var b strings.Builder
+	fmt.Fprintf(&b, "%s %s\n", st.Title.Render("Plan"), oneLine(a.File.Name))
+	fmt.Fprintf(&b, "prompt %s (%d lines)\n", oneLine(promptName(a)), a.Prompt.Len())
+	b.WriteString(p.action() + "\n\n")
+
+	w := max(c.width, 20)
+	variants := []string{audit.Baseline}
+	for _, r := range a.Rules {
+		variants = append(variants, r.Variant())
+	}
+	models := make([]string, len(a.File.Models))
+	for i, m := range a.File.Models {
+		models[i] = oneLine(m.Name)
+		if m.Provider == "sim" {
+			models[i] += " (simulated)"
+		}
+	}
+	kv := func(k, v string) {
+		for i, l := range wrapWords(v, w-10) {
+			if i == 0 {
+				fmt.Fprintf(&b, "%-10s%s\n", k, l)
+			} else {
+				fmt.Fprintf(&b, "%10s%s\n", "", l)
+			}
+		}
+	}
+	kv("calls", fmt.Sprintf("%d to make, %d already stored (free)", e.Calls, e.CachedCalls))
+	if e.JudgeCalls > 0 {
+		kv("", fmt.Sprintf("%d answers from the models under test, %d judge calls", e.AnswerCalls, e.JudgeCalls))
+	}
+	cost := fmt.Sprintf("$%.2f, or $%.2f with prompt caching", e.USD, e.USDWithCaching)
+	if c.simulated {
+		cost += " (simulated prices: nothing is billed)"
+	}
+	kv("cost", cost)
+	switch {
+	case c.budget > 0 && e.USD > c.budget:
+		kv("budget", fmt.Sprintf("$%.2f: dispatching stops before spend would pass it; the estimate is over it", c.budget))
+	case c.budget > 0:
+		kv("budget", fmt.Sprintf("$%.2f: dispatching stops before spend would pass it", c.budget))
+	default:
+		kv("budget", "none")
+	}
+	kv("time", fmt.Sprintf("about %s at concurrency %d", minutes(e.Minutes), e.Concurrency))
+	kv("tokens", fmt.Sprintf("%s input, %s output (estimate; output from %s)",
+		thousands(e.PromptTokens), thousands(e.CompletionTokens), e.CompletionBasis))
+	b.WriteString("\n")
+	rows := [][]string{{"line", "tokens", "provoke", "pressure", "control", "text"}}
+	for _, r := range e.Rules {
+		rows = append(rows, []string{
+			fmt.Sprint(r.Line), fmt.Sprint(r.Tokens),
+			fmt.Sprint(r.Cases[model.Provoke]), fmt.Sprint(r.Cases[model.Pressure]), fmt.Sprint(r.Cases[model.Control]),
+			oneLine(r.Text),
+		})
+	}
+	for i, l := range table(rows, w-2) {
+		if i == 0 {
+			l = st.Header.Render(l)
+		}
+		b.WriteString("  " + l + "\n")
+	}
+	b.WriteString("\n")
+	kv("variants", strings.Join(variants, " "))
+	kv("models", strings.Join(models, ", "))
+	kv("samples", fmt.Sprintf("%d per case, variant and model", e.Samples))
+	return strings.TrimRight(b.String(), "\n")
+}
+
+// action says what can be done from the plan.
+func (p *planView) action() string {
+	c, st := p.c, p.c.styles
+	switch {
+	case c.live != nil:
+		return st.Muted.Render("The run has started: tab to the grid.")
+	case c.canRun:
+		return st.Header.Render("y") + " starts the run · " + st.Header.Render("q") + " leaves without making calls"
+	case c.openOnly:
+		return st.Muted.Render("Showing stored results: `auditor run` makes the remaining calls.")
+	}
+	return st.Muted.Render("Nothing to run: every answer is stored.")
+}
+
+// table aligns columns of plain cells, two spaces apart, in width w; the
+// last column wraps under itself.
+func table(rows [][]string, w int) []string {
+	var widths []int
+	for _, r := range rows {
+		for i, cell := range r {
+			if i >= len(widths) {
+				widths = append(widths, 0)
+			}
+			widths[i] = max(widths[i], ansi.StringWidth(cell))
+		}
+	}
+	var out []string
+	for _, r := range rows {
+		var b strings.Builder
+		indent := 0
+		for i, cell := range r[:len(r)-1] {
+			b.WriteString(fit(cell, widths[i]) + "  ")
+			indent += widths[i] + 2
+		}
+		for j, l := range wrapWords(r[len(r)-1], max(w-indent, 10)) {
+			if j == 0 {
+				out = append(out, b.String()+l)
+			} else {
+				out = append(out, strings.Repeat(" ", indent)+l)
+			}
+		}
+	}
+	return out
+}
+
+// minutes formats a duration given in minutes for people.
+func minutes(m float64) string {
+	switch {
+	case m < 1:
+		return fmt.Sprintf("%.0f seconds", m*60)
+	case m < 120:
+		return fmt.Sprintf("%.1f minutes", m)
+	}
+	return fmt.Sprintf("%.1f hours", m/60)
+}
+
+// thousands formats n with thin separators: 1,234,567.
+func thousands(n int64) string {
+	s := fmt.Sprint(n)
+	if n < 0 {
+		return "-" + thousands(-n)
+	}
+	for i := len(s) - 3; i > 0; i -= 3 {
+		s = s[:i] + "," + s[i:]
+	}
+	return s
+}
+
+// promptName is the prompt file's path relative to the audit file, as the
+// user wrote it.
+func promptName(a *audit.Audit) string {
+	if rel, err := filepath.Rel(a.Dir, a.PromptPath); err == nil && !strings.HasPrefix(rel, "..") {
+		return rel
+	}
+	return a.PromptPath
+}

@@ -1,0 +1,179 @@
+package tui
+
+import (
+	"fmt"
+	"strings"
+
+	"charm.land/bubbles/v2/key"
+	"charm.land/bubbles/v2/viewport"
+	tea "charm.land/bubbletea/v2"
+
+	"github.com/auditor-dev/auditor/model"
+)
+
+// promptView is the system prompt with line numbers, each audited line
+// marked with its verdict and token cost, like a mutation-testing report's
+// source view. Here a line that survives deletion (DELETE) is the outcome
+// hoped for, so it is shown calmly, not as an alarm.
+type promptView struct {
+	c       *Common
+	vp      viewport.Model
+	audited []int // content line of each audited prompt line, in order
+}
+
+// promptHead is the number of content lines above the prompt itself.
+const promptHead = 4
+
+// Prompt view columns: line number, verdict marker.
+const (
+	numWidth    = 4
+	markerWidth = 22
+)
+
+func newPromptView(c *Common) *promptView {
+	return &promptView{c: c, vp: viewport.New()}
+}
+
+func (v *promptView) resize() {
+	v.vp.SetWidth(v.c.width)
+	v.vp.SetHeight(v.c.bodyH)
+	v.refresh()
+}
+
+func (v *promptView) Update(msg tea.Msg) tea.Cmd {
+	if km, ok := msg.(tea.KeyPressMsg); ok {
+		k := v.c.keys.Prompt
+		switch {
+		case key.Matches(km, k.Next):
+			v.jump(1)
+			return nil
+		case key.Matches(km, k.Prev):
+			v.jump(-1)
+			return nil
+		case key.Matches(km, k.Top):
+			v.vp.GotoTop()
+			return nil
+		case key.Matches(km, k.Bottom):
+			v.vp.GotoBottom()
+			return nil
+		}
+	}
+	var cmd tea.Cmd
+	v.vp, cmd = v.vp.Update(msg)
+	return cmd
+}
+
+// jump scrolls to the next (d > 0) or previous audited line.
+func (v *promptView) jump(d int) {
+	y := v.vp.YOffset() + promptHead
+	if d > 0 {
+		for _, l := range v.audited {
+			if l > y {
+				v.vp.SetYOffset(l - promptHead)
+				return
+			}
+		}
+		return
+	}
+	for i := len(v.audited) - 1; i >= 0; i-- {
+		if v.audited[i] < y {
+			v.vp.SetYOffset(v.audited[i] - promptHead)
+			return
+		}
+	}
+	v.vp.GotoTop()
+}
+
+func (v *promptView) View() string { return v.vp.View() }
+
+func (v *promptView) helpKeys() helpKeys {
+	k := v.c.keys
+	short := []key.Binding{k.Prompt.Down, k.Prompt.Next, k.Prompt.Prev, k.Global.Back}
+	return helpKeys{short: short, full: [][]key.Binding{
+		{k.Prompt.Up, k.Prompt.Down, k.Prompt.PageUp, k.Prompt.PageDown, k.Prompt.Top, k.Prompt.Bottom},
+		{k.Prompt.Next, k.Prompt.Prev},
+	}}
+}
+
+// refresh rebuilds the content: after a resize, a colour change or new
+// results.
+func (v *promptView) refresh() {
+	if v.c.width == 0 {
+		return
+	}
+	off := v.vp.YOffset()
+	v.vp.SetContentLines(v.content())
+	v.vp.SetYOffset(off)
+}
+
+func (v *promptView) content() []string {
+	c := v.c
+	st := c.styles
+	a := c.plan.Audit
+	byLine := map[int]int{}
+	for i, r := range a.Rules {
+		byLine[r.Line] = i
+	}
+	var out []string
+	out = append(out,
+		st.Title.Render("System prompt")+" "+oneLine(promptName(a))+st.Muted.Render(fmt.Sprintf(" · %d lines", a.Prompt.Len())),
+		fmt.Sprintf("%d lines audited, %d tokens; lines with a DELETE verdict remove %d tokens",
+			len(a.Rules), c.res.TokensClaimed, c.res.TokensRemoved),
+		st.Delete.Render("✓ DELETE")+st.Muted.Render(" can go (the hoped-for outcome) · ")+
+			st.Keep.Render("■ KEEP")+st.Muted.Render(" load-bearing · ")+
+			st.Inconclusive.Render("? INCONCLUSIVE")+st.Muted.Render(" not settled"),
+		"",
+	)
+	v.audited = v.audited[:0]
+	textW := max(c.width-numWidth-markerWidth-4, 10)
+	gutter := strings.Repeat(" ", numWidth+1+markerWidth) + st.Muted.Render(" │ ")
+	for i, line := range a.Prompt.Lines {
+		n := i + 1
+		num := st.Muted.Render(fmt.Sprintf("%*d", numWidth, n))
+		marker := strings.Repeat(" ", markerWidth)
+		wrapped := wrapWords(oneLine(line), textW)
+		if ri, audited := byLine[n]; audited {
+			v.audited = append(v.audited, len(out))
+			marker = v.marker(ri)
+			for j := range wrapped {
+				wrapped[j] = st.Header.Render(wrapped[j])
+			}
+		}
+		for j, wl := range wrapped {
+			if j == 0 {
+				out = append(out, num+" "+marker+st.Muted.Render(" │ ")+wl)
+				continue
+			}
+			out = append(out, gutter+wl)
+		}
+	}
+	return out
+}
+
+// marker is an audited line's verdict and token cost, e.g.
+// "✓ DELETE · 14 tok". When models disagree the decision is combined (see
+// combinedDecision) and marked with an asterisk.
+func (v *promptView) marker(rule int) string {
+	c := v.c
+	d := combinedDecision(c, rule)
+	differ := false
+	for m := 1; m < c.models(); m++ {
+		a, b := c.result(rule, 0), c.result(rule, m)
+		if a != nil && b != nil && a.Verdict.Decision != b.Verdict.Decision {
+			differ = true
+		}
+	}
+	word := string(d)
+	if differ {
+		word += "*"
+	}
+	tok := fmt.Sprintf(" %d tok", c.plan.Audit.Rules[rule].Tokens)
+	st := c.styles.Inconclusive
+	switch d {
+	case model.DecisionDelete:
+		st = c.styles.Delete
+	case model.DecisionKeep:
+		st = c.styles.Keep
+	}
+	return st.Render(fit(decisionSymbol(d)+" "+word, markerWidth-len(tok))) + c.styles.Muted.Render(tok)
+}
