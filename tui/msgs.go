@@ -72,7 +72,6 @@ type historyMsg struct {
 	err      error
 }
 
-
 // regradedMsg carries the grades an edited predicate gives a rule's
 // stored answers, graded off the update loop. gen drops an edit overtaken
 // by a later one of the same rule.
