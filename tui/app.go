@@ -411,14 +411,16 @@ func (a *App) applyBatch(msg batchMsg) tea.Cmd {
 			a.prompt.refresh()
 		}
 	}
+	// A sample opened while its call was pending fills in once answered.
+	reload := a.sample.reloadIfAnswered()
 	if msg.closed {
 		l.closed, l.end = true, a.c.now
 		a.grid.dirty = true // no longer provisional
 		a.cancel()          // releases the run's context; the run is over
 		a.setStatus(a.endMessage(), l.stopped != nil && l.stopped.Reason != runner.Completed)
-		return nil
+		return reload
 	}
-	return waitBatch(a.feed, a.window)
+	return tea.Batch(reload, waitBatch(a.feed, a.window))
 }
 
 func (a *App) endMessage() string {
