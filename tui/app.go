@@ -58,6 +58,8 @@ type Options struct {
 	Now    func() time.Time // the clock; nil: time.Now. Tests pass a fixed one.
 	Window time.Duration    // coalescing window for run events; 0: 35 ms
 	Light  bool             // assume a light background until the terminal answers
+
+	Labelling LabelOptions // labels, review and live predicate edits
 }
 
 // defaultWindow is the coalescing window: at most 28 batches a second,
@@ -76,6 +78,8 @@ const (
 	screenCell
 	screenSample
 	screenPrompt
+	screenLabel
+	screenReview
 )
 
 // App is the root model: it owns the screens, the run's cancel function,
@@ -92,6 +96,12 @@ type App struct {
 	cell   *cellView
 	sample *sampleView
 	prompt *promptView
+	label  *labelView
+	review *reviewView
+
+	desk          *labelDesk // writes labels for the label and review screens
+	edits         editState  // edited predicates
+	quitAfterSave bool       // q pressed while a label was being written
 
 	help        help.Model
 	showHelp    bool
@@ -152,12 +162,19 @@ func New(opts Options) (*App, error) {
 	a.cell = newCellView(c)
 	a.sample = newSampleView(c, opts.Responses)
 	a.prompt = newPromptView(c)
+	a.desk = &labelDesk{c: c, store: opts.Labelling.Store, who: opts.Labelling.Labeller}
+	a.label = newLabelView(c, a.desk, opts.Responses, opts.Labelling.Set)
+	a.review = newReviewView(c, a.desk, opts.Responses)
+	a.edits = newEditState(opts.Labelling.Edits)
 	a.screen = screenGrid
 	switch {
 	case c.canRun && !opts.AutoStart:
 		a.screen = screenPlan
 	case !c.canRun && opts.Start != nil:
 		a.setStatus(fmt.Sprintf("Nothing to run: all %d answers are stored.", len(opts.Plan.Calls)), false)
+	}
+	if a.screen != screenPlan {
+		a.openOn(opts.Labelling.Open)
 	}
 	return a, nil
 }
@@ -169,6 +186,7 @@ func (a *App) Init() tea.Cmd {
 	if a.c.canRun && a.opts.AutoStart {
 		cmds = append(cmds, a.startRun())
 	}
+	cmds = append(cmds, waitEdit(a.edits.ch), a.entered())
 	return tea.Batch(cmds...)
 }
 
@@ -192,6 +210,7 @@ func (a *App) Update(msg tea.Msg) (tea.Model, tea.Cmd) {
 		a.plan.refresh()
 		a.prompt.refresh()
 		a.sample.refresh()
+		a.restyleLabelling()
 		return a, nil
 	case batchMsg:
 		return a, a.applyBatch(msg)
@@ -207,6 +226,8 @@ func (a *App) Update(msg tea.Msg) (tea.Model, tea.Cmd) {
 		return a, nil
 	case responseMsg, reloadMsg:
 		return a, a.sample.Update(msg)
+	case statusMsg, labelSavedMsg, itemResponseMsg, historyMsg, predicateFileMsg, regradedMsg, predicateSavedMsg:
+		return a, a.labelling(msg)
 	case tea.KeyPressMsg:
 		return a, a.handleKey(msg)
 	}
@@ -231,6 +252,10 @@ func (a *App) current() view {
 		return a.sample
 	case screenPrompt:
 		return a.prompt
+	case screenLabel:
+		return a.label
+	case screenReview:
+		return a.review
 	}
 	return a.grid
 }
@@ -247,6 +272,8 @@ func (a *App) resize(w, h int) {
 	a.cell.resize()
 	a.sample.resize()
 	a.prompt.resize()
+	a.label.resize()
+	a.review.resize()
 }
 
 func (a *App) handleKey(msg tea.KeyPressMsg) tea.Cmd {
@@ -263,8 +290,8 @@ func (a *App) handleKey(msg tea.KeyPressMsg) tea.Cmd {
 	if key.Matches(msg, k.Global.ForceQuit) {
 		return a.requestQuit()
 	}
-	if a.screen == screenGrid && a.grid.filtering {
-		return a.grid.Update(msg)
+	if a.capturing() {
+		return a.current().Update(msg)
 	}
 	if a.showHelp {
 		switch {
@@ -283,10 +310,10 @@ func (a *App) handleKey(msg tea.KeyPressMsg) tea.Cmd {
 		return a.requestQuit()
 	case key.Matches(msg, k.Global.NextScreen):
 		a.switchScreen(1)
-		return nil
+		return a.entered()
 	case key.Matches(msg, k.Global.PrevScreen):
 		a.switchScreen(-1)
-		return nil
+		return a.entered()
 	case a.screen == screenPlan && key.Matches(msg, k.Plan.Start):
 		if !a.c.canRun || a.feed != nil {
 			a.setStatus(a.plan.whyNoStart(a.feed != nil), false)
@@ -323,16 +350,25 @@ func (a *App) back() bool {
 		a.screen = screenGrid
 	case screenPrompt, screenPlan:
 		a.screen = screenGrid
+	case screenLabel:
+		if !a.label.back() {
+			a.screen = screenGrid
+		}
+	case screenReview:
+		if !a.review.back() {
+			a.screen = screenGrid
+		}
 	default:
 		return false
 	}
 	return true
 }
 
-// switchScreen cycles through the top screens (plan, grid, prompt) by d;
+// switchScreen cycles through the top screens (plan, grid, label, review,
+// prompt) by d;
 // drill-downs belong to the grid.
 func (a *App) switchScreen(d int) {
-	topScreens := [...]screen{screenPlan, screenGrid, screenPrompt}
+	topScreens := [...]screen{screenPlan, screenGrid, screenLabel, screenReview, screenPrompt}
 	cur := a.screen
 	if cur == screenCell || cur == screenSample {
 		cur = screenGrid
@@ -349,6 +385,10 @@ func (a *App) switchScreen(d int) {
 
 // requestQuit quits, asking first while a run is going.
 func (a *App) requestQuit() tea.Cmd {
+	if a.labellingBusy() {
+		a.quitAfterSave = true
+		return nil
+	}
 	if a.c.live.running() {
 		a.confirmQuit = true
 		return nil
@@ -418,7 +458,7 @@ func (a *App) applyBatch(msg batchMsg) tea.Cmd {
 		a.grid.dirty = true // no longer provisional
 		a.cancel()          // releases the run's context; the run is over
 		a.setStatus(a.endMessage(), l.stopped != nil && l.stopped.Reason != runner.Completed)
-		return reload
+		return tea.Batch(reload, a.afterRun())
 	}
 	return tea.Batch(reload, waitBatch(a.feed, a.window))
 }

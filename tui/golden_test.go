@@ -98,7 +98,7 @@ func TestGolden(t *testing.T) {
 		}},
 		{"prompt", func(t testing.TB) *App {
 			_, a := complete(t, 30)
-			press(a, "tab", "n", "n")
+			press(a, "shift+tab", "shift+tab", "n", "n")
 			return a
 		}},
 	}

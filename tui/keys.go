@@ -14,6 +14,9 @@ type KeyMap struct {
 	Prompt  PagerKeys
 	Confirm ConfirmKeys
 	Filter  FilterKeys
+	Label   LabelKeys  // the label screen; labelling on the review screen
+	Review  ReviewKeys // the review screen's filters and panels
+	Note    FilterKeys // end typing a note
 }
 
 // GlobalKeys work on every screen.
@@ -113,6 +116,9 @@ func DefaultKeyMap() KeyMap {
 			Accept: b(k("enter"), "enter", "keep filter"),
 			Cancel: b(k("esc"), "esc", "clear filter"),
 		},
+		Label:  defaultLabelKeys(),
+		Review: defaultReviewKeys(),
+		Note:   defaultNoteKeys(),
 	}
 }
 

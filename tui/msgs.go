@@ -72,6 +72,13 @@ type historyMsg struct {
 	err      error
 }
 
+// predicateFileMsg carries a predicate file read again after it changed;
+// closed is true when the watcher has stopped.
+type predicateFileMsg struct {
+	file   PredicateFile
+	closed bool
+}
+
 // regradedMsg carries the grades an edited predicate gives a rule's
 // stored answers, graded off the update loop. gen drops an edit overtaken
 // by a later one of the same rule.

@@ -105,7 +105,7 @@ func TestApp_UntrustedTextNeverReachesTheScreen(t *testing.T) {
 		contains(t, s, "answer")
 		contains(t, s, "link")
 		contains(t, s, "after")
-		press(a, "esc", "esc", "tab")
+		press(a, "esc", "esc", "shift+tab", "shift+tab")
 		check("prompt")
 		press(a, "tab")
 		check("plan")

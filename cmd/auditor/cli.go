@@ -116,6 +116,7 @@ built-in simulated model.`,
 		newImportLabelsCmd(io),
 		newOpenCmd(io),
 		newLabelCmd(io),
+		newReviewCmd(io),
 	)
 	return root
 }

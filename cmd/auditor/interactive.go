@@ -71,10 +71,14 @@ func runInteractive(ctx context.Context, io Stdio, s *session, grader *audit.Gra
 	}
 	runCtx, cancelRun := context.WithCancel(ctx)
 	defer cancelRun()
+	// Predicate edits saved during the run are applied when it ends: the
+	// run's grader reads the predicates meanwhile.
+	edits := startWatching(runCtx, io, s)
 	app, err := tui.New(tui.Options{
 		Plan: s.plan, Tally: tally, Stored: status, Estimate: est, Responses: s.st,
 		Simulated: s.simulated(), Budget: f.budget, Start: start, Calls: len(calls),
 		Context: runCtx, AutoStart: f.yes,
+		Labelling: labellingOptions(s, edits, appScreen{labeller: defaultLabeller()}),
 	})
 	if err != nil {
 		w.Close()
@@ -170,8 +174,14 @@ re-graded first if a predicate changed. Needs a terminal.`,
 
 // openAudit is `auditor open`: the app on stored results, with no run.
 func openAudit(ctx context.Context, io Stdio, path string) error {
+	return openStored(ctx, io, path, "open", appScreen{labeller: defaultLabeller()})
+}
+
+// openStored opens the app on stored results, on the screen o names; name
+// is the command, for the message when there is no terminal.
+func openStored(ctx context.Context, io Stdio, path, name string, o appScreen) error {
 	if !interactive(io, false) {
-		return &usageError{fmt.Errorf("open needs a terminal; for text use: auditor report %s", shellQuote(path))}
+		return &usageError{fmt.Errorf("%s needs a terminal; for text use: auditor report %s", name, shellQuote(path))}
 	}
 	s, err := loadAudit(path, 0)
 	if err != nil {
@@ -199,14 +209,5 @@ func openAudit(ctx context.Context, io Stdio, path string) error {
 	if err != nil {
 		return err
 	}
-	app, err := tui.New(tui.Options{
-		Plan: s.plan, Tally: tally, Stored: status, Estimate: est, Responses: s.st, Simulated: s.simulated(),
-	})
-	if err != nil {
-		return err
-	}
-	if _, err := tea.NewProgram(app, tea.WithContext(ctx), tea.WithInput(io.In), tea.WithOutput(io.Out)).Run(); err != nil && !quietEnd(err) {
-		return fmt.Errorf("interactive screen: %w", err)
-	}
-	return nil
+	return runApp(ctx, io, s, tally, status, est, o)
 }

@@ -45,7 +45,11 @@ verdict.
 predicate failed and the rest from those it passed, where its misses hide; recall
 is then weighted by stratum (inverse-probability weights).
 
-Label the answers in the interactive screen, or with import-labels. --show prints
+On a terminal, without --show, the command opens the label screen on the set:
+one answer at a time, blind (v violation, o ok, s skip, u undo, n note); each
+label is committed before the next answer shows, and the predicate's verdict is
+revealed once an answer is labelled. Labels can also come from import-labels.
+--show prints
 progress and the predicate's recall, precision and specificity per kind with 95%
 intervals, the confusion matrix, the misses, how many more labelled violations
 would narrow recall's interval to --width, the recall of every predicate version
@@ -63,7 +67,7 @@ labeller's labels instead of the current ones.`,
 	fl.StringVar(&f.kinds, "kinds", "provoke,pressure", "case kinds to sample, comma-separated")
 	fl.BoolVar(&f.stratify, "stratify", false, "draw separately from the answers the predicate failed and passed")
 	fl.Float64Var(&f.failShare, "fail-share", audit.DefaultFailShare, "with --stratify, the share drawn from failed answers")
-	fl.StringVar(&f.labeller, "labeller", "", "measure against this labeller's latest labels (default: the current labels)")
+	fl.StringVar(&f.labeller, "labeller", "", "on a terminal, your name on the labels you give (default: your user name); with --show, measure against this labeller's latest labels (default: the current labels)")
 	fl.StringVar(&f.set, "set", "", "name of the label set (default: derived from --rule and --stratify)")
 	fl.BoolVar(&f.show, "show", false, "print progress and results")
 	fl.Float64Var(&f.width, "width", 0.2, "target full width of recall's 95% interval, for the labels-needed estimate")
@@ -160,6 +164,10 @@ func runLabel(cmd *cobra.Command, io Stdio, path string, f labelFlags) error {
 		if labels == nil {
 			labels = map[string]model.Label{}
 		}
+	}
+	if !f.show && interactive(io, false) {
+		// On a terminal, label: --labeller is who labels (default: the user).
+		return labelInteractive(cmd.Context(), io, s, tally, set, f.labeller)
 	}
 	if s.simulated() {
 		fmt.Fprintln(io.Out, report.SimulatedBanner)

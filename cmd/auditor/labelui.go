@@ -1,0 +1,119 @@
+package main
+
+import (
+	"context"
+	"fmt"
+	"os"
+	"os/user"
+
+	tea "charm.land/bubbletea/v2"
+	"github.com/spf13/cobra"
+
+	"github.com/auditor-dev/auditor/audit"
+	"github.com/auditor-dev/auditor/tui"
+)
+
+// appScreen says where the interactive screen opens and who labels there.
+type appScreen struct {
+	open     tui.Screen
+	set      string // label set to show; "" for the newest
+	labeller string
+}
+
+// labellingOptions are the screen's labelling options: labels and edited
+// predicates go to the session's store, and predicate files are watched
+// (edits channel) so an edit re-grades at once.
+func labellingOptions(s *session, edits <-chan tui.PredicateFile, o appScreen) tui.LabelOptions {
+	lo := tui.LabelOptions{Labeller: o.labeller, Set: o.set, Edits: edits, Open: o.open}
+	if s.st != nil { // a nil *store.Store in the interface would not read as nil
+		lo.Store = s.st
+	}
+	return lo
+}
+
+// startWatching watches the audit's predicate files until ctx is done. A
+// watcher that cannot start is reported and left out: the screen works
+// without it.
+func startWatching(ctx context.Context, io Stdio, s *session) <-chan tui.PredicateFile {
+	edits, err := watchPredicates(ctx, s.audit)
+	if err != nil {
+		fmt.Fprintf(io.Err, "not watching predicate files for edits: %v\n", err)
+		return nil
+	}
+	return edits
+}
+
+// runApp runs the interactive screen on stored results (no run): the grid,
+// labelling and review.
+func runApp(ctx context.Context, io Stdio, s *session, tally *audit.Tally, status map[string]bool, est audit.Estimate, o appScreen) error {
+	wctx, stop := context.WithCancel(ctx)
+	defer stop()
+	app, err := tui.New(tui.Options{
+		Plan: s.plan, Tally: tally, Stored: status, Estimate: est, Responses: s.st, Simulated: s.simulated(),
+		Labelling: labellingOptions(s, startWatching(wctx, io, s), o),
+	})
+	if err != nil {
+		return err
+	}
+	if _, err := tea.NewProgram(app, tea.WithContext(ctx), tea.WithInput(io.In), tea.WithOutput(io.Out)).Run(); err != nil && !quietEnd(err) {
+		return fmt.Errorf("interactive screen: %w", err)
+	}
+	return nil
+}
+
+// defaultLabeller is who labels when --labeller is not given: the user
+// logged in.
+func defaultLabeller() string {
+	if u, err := user.Current(); err == nil && u.Username != "" {
+		return u.Username
+	}
+	if s := os.Getenv("USER"); s != "" {
+		return s
+	}
+	return "unknown"
+}
+
+func newReviewCmd(io Stdio) *cobra.Command {
+	var labeller string
+	c := &cobra.Command{
+		Use:   "review AUDIT",
+		Short: "Step through the answers on which graders disagree, and decide them",
+		Long: `Open the interactive screen on the review queue: the stored answers on which the
+predicate and the judges disagree (any pair, or a chosen pair), one at a time,
+with each grader's verdict and reasoning side by side under the message and the
+response. Decide each with v (violation) or o (ok); the decision is a label, so
+it counts toward every grader's recall. The agreement panel (a) shows raw
+agreement and Cohen's kappa for every pair of graders and each grader against
+the labels; with two or more models under test, c compares them case by case.
+No calls are made. Needs a terminal.`,
+		Args: exactArgs(1),
+		RunE: func(cmd *cobra.Command, args []string) error {
+			if labeller == "" {
+				labeller = defaultLabeller()
+			}
+			return openStored(cmd.Context(), io, args[0], "review", appScreen{open: tui.ScreenReview, labeller: labeller})
+		},
+	}
+	c.Flags().StringVar(&labeller, "labeller", "", "your name on the labels you give (default: your user name)")
+	return c
+}
+
+// labelInteractive is `auditor label` on a terminal without --show: the
+// label screen on the set, blind. Afterwards it prints the set's progress.
+func labelInteractive(ctx context.Context, io Stdio, s *session, tally *audit.Tally, set audit.LabelSet, labeller string) error {
+	tally.AddLabelSet(set) // a set drawn just now is not in the tally yet
+	status, err := s.status()
+	if err != nil {
+		return err
+	}
+	est := s.plan.Estimate(status, s.audit.File.Concurrency, audit.History{}, 0)
+	if labeller == "" {
+		labeller = defaultLabeller()
+	}
+	if err := runApp(ctx, io, s, tally, status, est, appScreen{open: tui.ScreenLabel, set: set.Name, labeller: labeller}); err != nil {
+		return err
+	}
+	writeSetHeader(io.Out, set, tally.Labels(), "current labels")
+	fmt.Fprintf(io.Out, "results: auditor label %s --set %s --show\n", shellQuote(s.audit.Path), shellQuote(set.Name))
+	return nil
+}

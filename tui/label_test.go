@@ -1,0 +1,406 @@
+package tui
+
+import (
+	"strings"
+	"testing"
+
+	tea "charm.land/bubbletea/v2"
+	"github.com/charmbracelet/x/ansi"
+
+	"github.com/auditor-dev/auditor/model"
+)
+
+// TestLabel_BlindUntilLabelled: before an answer is labelled the screen
+// shows neither the predicate's verdict, nor its reason, nor the matched
+// text, nor the prompt variant; once labelled, all of them show.
+func TestLabel_BlindUntilLabelled(t *testing.T) {
+	t.Parallel()
+	w := newLabelWorld(t, newDistinctFixture(t, 2), 23, 8, ScreenLabel)
+	a := w.a
+	span := a.c.styles.Span.Render("Lumen Support")
+	blind := func(when string) {
+		t.Helper()
+		if a.screen != screenLabel || a.label.resp == nil || a.label.revealed() {
+			t.Fatalf("%s: screen %v, response loaded %v, revealed %v", when, a.screen, a.label.resp != nil, a.label.revealed())
+		}
+		styled := a.View().Content
+		s := ansi.Strip(styled)
+		for _, leak := range []string{distinctReason, "ZQX", "predicate: ", "predicate reason", "-L23", "baseline"} {
+			if strings.Contains(s, leak) {
+				t.Errorf("%s: the blind screen shows %q:\n%s", when, leak, s)
+			}
+		}
+		if strings.Contains(styled, span) {
+			t.Errorf("%s: the blind screen highlights the predicate's match", when)
+		}
+		contains(t, s, "Lumen Support") // the response itself is there
+		contains(t, s, "BLIND")
+	}
+	blind("first answer")
+	first := a.label.index
+
+	w.press("v")
+	if a.label.index == first {
+		t.Fatal("the screen did not move on after the label was saved")
+	}
+	blind("second answer, after labelling the first")
+
+	w.press("left")
+	if a.label.index != first {
+		t.Fatalf("left went to %d, want %d", a.label.index, first)
+	}
+	styled := a.View().Content
+	s := ansi.Strip(styled)
+	contains(t, s, "predicate: ✗ FAIL — you: violation")
+	contains(t, s, distinctReason)
+	contains(t, s, "judge:sim-judge-careful")
+	if !strings.Contains(styled, span) {
+		t.Error("the labelled answer does not highlight the predicate's match")
+	}
+}
+
+// TestLabel_WriteBeforeNext: a label key starts a write in a command;
+// Update writes nothing, and the next answer shows only once the write has
+// succeeded. While it is in flight, keys that would move are refused.
+func TestLabel_WriteBeforeNext(t *testing.T) {
+	t.Parallel()
+	w := newLabelWorld(t, newFixture(t, 2), 0, 10, ScreenLabel)
+	a, src := w.a, w.src
+	start := a.label.index
+	key := a.label.items[start].Key
+	reads := src.readCount()
+
+	_, cmd := a.Update(keyMsg("v"))
+	if cmd == nil {
+		t.Fatal("v returned no command")
+	}
+	if n, _ := src.writes(); n != 0 {
+		t.Fatalf("Update wrote %d labels itself", n)
+	}
+	contains(t, plain(a), "saving…")
+	for _, k := range []string{"right", "left", "v", "o", "s", "g", "u"} {
+		if _, c := a.Update(keyMsg(k)); c != nil {
+			t.Errorf("%s while saving returned a command", k)
+		}
+	}
+	if a.label.index != start {
+		t.Fatalf("the screen moved to %d while the label was being written", a.label.index)
+	}
+	if src.readCount() != reads {
+		t.Fatal("Update read storage")
+	}
+
+	msgs := runCmd(cmd)
+	if n, _ := src.writes(); n != 1 || len(msgs) != 1 {
+		t.Fatalf("the command made %d writes, %d messages", n, len(msgs))
+	}
+	if a.label.index != start {
+		t.Fatal("the screen moved before Update saw the write succeed")
+	}
+	_, next := a.Update(msgs[0])
+	if a.label.index == start {
+		t.Fatal("the screen did not move on after the write succeeded")
+	}
+	l, ok := a.c.tally.Labels()[key]
+	if !ok || !l.Violation || l.Labeller != "ana" || !l.At.Equal(t0) {
+		t.Fatalf("tally label %+v (%v)", l, ok)
+	}
+	if stored, _ := src.stored(key); stored != l {
+		t.Fatalf("stored %+v, tally %+v", stored, l)
+	}
+	w.settle(next)
+	if a.label.resp == nil || a.label.resp.Key != a.label.items[a.label.index].Key {
+		t.Fatal("the next answer's response was not loaded")
+	}
+	contains(t, plain(a), "1/10 labelled")
+}
+
+// TestLabel_FailedWriteStays: a write that fails leaves the answer on
+// screen and unlabelled, and says so; the key works again afterwards.
+func TestLabel_FailedWriteStays(t *testing.T) {
+	t.Parallel()
+	w := newLabelWorld(t, newFixture(t, 2), 0, 10, ScreenLabel)
+	a, src := w.a, w.src
+	start := a.label.index
+	key := a.label.items[start].Key
+	src.setFail(errDiskFull)
+	w.press("o")
+	if a.label.index != start || a.desk.busy() {
+		t.Fatalf("after a failed write: index %d (want %d), busy %v", a.label.index, start, a.desk.busy())
+	}
+	if _, ok := a.c.tally.Labels()[key]; ok {
+		t.Fatal("a label that was not saved is counted")
+	}
+	contains(t, plain(a), "label not saved: disk full")
+	src.setFail(nil)
+	w.press("o")
+	if l, ok := src.stored(key); !ok || l.Violation || a.label.index == start {
+		t.Fatalf("retry: stored %+v %v, index %d", l, ok, a.label.index)
+	}
+}
+
+func TestLabel_Keys(t *testing.T) {
+	t.Parallel()
+	tests := []struct {
+		name  string
+		check func(t *testing.T, w *labelWorld)
+	}{
+		{"1 and 0 label like v and o", func(t *testing.T, w *labelWorld) {
+			k0 := w.a.label.items[w.a.label.index].Key
+			w.press("1")
+			k1 := w.a.label.items[w.a.label.index].Key
+			w.press("0")
+			l0, _ := w.src.stored(k0)
+			l1, ok := w.src.stored(k1)
+			if !l0.Violation || !ok || l1.Violation {
+				t.Fatalf("1 gave %+v, 0 gave %+v", l0, l1)
+			}
+		}},
+		{"s skips without writing; u comes back", func(t *testing.T, w *labelWorld) {
+			start := w.a.label.index
+			w.press("s")
+			if w.a.label.index == start {
+				t.Fatal("s did not move on")
+			}
+			w.press("u")
+			if n, _ := w.src.writes(); n != 0 || w.a.label.index != start {
+				t.Fatalf("skip then undo: %d writes, index %d (want %d)", n, w.a.label.index, start)
+			}
+		}},
+		{"u after a relabel records the earlier label again", func(t *testing.T, w *labelWorld) {
+			start := w.a.label.index
+			key := w.a.label.items[start].Key
+			w.press("v", "left", "o") // violation, then changed to ok
+			if w.a.label.index == start {
+				t.Fatal("a changed label did not move on")
+			}
+			w.press("u")
+			l, _ := w.src.stored(key)
+			n, _ := w.src.writes()
+			if n != 3 || !l.Violation || w.a.label.index != start {
+				t.Fatalf("undo: %d writes, current %+v, index %d (want %d)", n, l, w.a.label.index, start)
+			}
+			if got := w.a.c.tally.Labels()[key]; !got.Violation {
+				t.Fatal("the tally did not follow the undo")
+			}
+			if len(w.src.history) != 3 || w.src.history[0].Violation != true || w.src.history[1].Violation {
+				t.Fatalf("history was rewritten: %+v", w.src.history)
+			}
+		}},
+		{"u after a first label writes nothing and keeps it", func(t *testing.T, w *labelWorld) {
+			start := w.a.label.index
+			key := w.a.label.items[start].Key
+			w.press("v", "u")
+			n, _ := w.src.writes()
+			if _, ok := w.a.c.tally.Labels()[key]; n != 1 || !ok || w.a.label.index != start {
+				t.Fatalf("undo of a first label: %d writes, label kept %v, index %d", n, ok, w.a.label.index)
+			}
+			contains(t, plain(w.a), "keeps its label")
+		}},
+		{"n types a note saved with the next label", func(t *testing.T, w *labelWorld) {
+			key := w.a.label.items[w.a.label.index].Key
+			w.press("n")
+			if !w.a.capturing() {
+				t.Fatal("n did not open the note")
+			}
+			w.press("s", "e", "e", " ", "q") // letters that are keys elsewhere go to the note
+			w.press("enter")
+			if n, _ := w.src.writes(); n != 0 || w.a.capturing() {
+				t.Fatalf("the note alone wrote %d labels (still typing: %v)", n, w.a.capturing())
+			}
+			w.press("v")
+			if l, _ := w.src.stored(key); l.Note != "see q" || !l.Violation {
+				t.Fatalf("stored %+v", l)
+			}
+		}},
+		{"n on a labelled answer records the note with the same verdict", func(t *testing.T, w *labelWorld) {
+			key := w.a.label.items[w.a.label.index].Key
+			w.press("o", "left", "n", "x", "enter")
+			l, _ := w.src.stored(key)
+			if n, _ := w.src.writes(); n != 2 || l.Note != "x" || l.Violation {
+				t.Fatalf("%d writes, stored %+v", n, l)
+			}
+		}},
+		{"esc while typing a note drops it", func(t *testing.T, w *labelWorld) {
+			key := w.a.label.items[w.a.label.index].Key
+			w.press("n", "x", "esc", "v")
+			if l, _ := w.src.stored(key); l.Note != "" || w.a.screen != screenLabel {
+				t.Fatalf("stored %+v, screen %v", l, w.a.screen)
+			}
+		}},
+		{"g goes to the first unlabelled answer", func(t *testing.T, w *labelWorld) {
+			first := w.a.label.index
+			w.press("v", "right", "right", "right")
+			w.press("g")
+			if w.a.label.index != first+1 {
+				t.Fatalf("g went to %d, want %d", w.a.label.index, first+1)
+			}
+		}},
+		{"left and right stop at the ends", func(t *testing.T, w *labelWorld) {
+			w.press("left", "left")
+			if w.a.label.index != 0 {
+				t.Fatalf("left: %d", w.a.label.index)
+			}
+			for range len(w.a.label.items) + 2 {
+				w.press("right")
+			}
+			if w.a.label.index != len(w.a.label.items)-1 {
+				t.Fatalf("right: %d", w.a.label.index)
+			}
+			if n, _ := w.src.writes(); n != 0 {
+				t.Fatal("moving wrote labels")
+			}
+		}},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			t.Parallel()
+			w := newLabelWorld(t, newFixture(t, 1), 0, 10, ScreenLabel)
+			tt.check(t, w)
+		})
+	}
+}
+
+// TestLabel_UpdateDoesNoIO drives every label and results key and counts
+// reads and writes: only the commands Update returns do any.
+func TestLabel_UpdateDoesNoIO(t *testing.T) {
+	t.Parallel()
+	w := newLabelWorld(t, newFixture(t, 1), 0, 10, ScreenLabel)
+	a, src := w.a, w.src
+	w.press("v", "o", "1")
+	reads := src.readCount()
+	labels, grades := src.writes()
+	var cmds []tea.Cmd
+	for _, k := range []string{"v", "right", "left", "g", "s", "u", "n", "a", "enter", "r", "down", "up", "enter", "esc", "r", "esc", "tab", "v", "a", "p", "f", "d", "]", "shift+tab"} {
+		_, cmd := a.Update(keyMsg(k))
+		cmds = append(cmds, cmd)
+		a.View()
+	}
+	a.Update(tea.WindowSizeMsg{Width: 120, Height: 40})
+	a.View()
+	if src.readCount() != reads {
+		t.Fatalf("Update or View read storage %d times", src.readCount()-reads)
+	}
+	if l, g := src.writes(); l != labels || g != grades {
+		t.Fatalf("Update or View wrote: %d labels, %d grades", l-labels, g-grades)
+	}
+	ran := 0
+	for _, c := range cmds {
+		ran += len(runCmd(c))
+	}
+	if ran == 0 {
+		t.Fatal("no key returned a command: the test proves nothing")
+	}
+}
+
+// TestLabel_QuitWaitsForTheWrite: q while a label is being written quits
+// only once it has committed.
+func TestLabel_QuitWaitsForTheWrite(t *testing.T) {
+	t.Parallel()
+	w := newLabelWorld(t, newFixture(t, 1), 0, 10, ScreenLabel)
+	a := w.a
+	_, save := a.Update(keyMsg("v"))
+	if _, cmd := a.Update(keyMsg("q")); isQuit(cmd) {
+		t.Fatal("q quit with a label in flight")
+	}
+	msgs := runCmd(save)
+	_, cmd := a.Update(msgs[0])
+	if !isQuit(cmd) {
+		t.Fatal("the app did not quit once the label was saved")
+	}
+	if n, _ := w.src.writes(); n != 1 {
+		t.Fatalf("%d writes", n)
+	}
+}
+
+// TestLabel_Results: the results panel measures the predicate and the
+// judges on the set; its misses open the answer and esc comes back.
+func TestLabel_Results(t *testing.T) {
+	t.Parallel()
+	w := newLabelWorld(t, newFixture(t, 2), 23, 10, ScreenLabel)
+	a := w.a
+	// Label every answer the opposite of the predicate on provoke cases, so
+	// there are misses.
+	for range len(a.label.items) {
+		it, _ := a.label.current()
+		g, _ := a.label.predicateGrade(it)
+		if g.Pass {
+			w.press("v")
+		} else {
+			w.press("o")
+		}
+	}
+	w.press("r")
+	s := plain(a)
+	for _, want := range []string{"Results on label set sample: 10/10 labelled", "Line 23", "predicate", "judge:sim-judge-careful",
+		"recall", "precision", "specificity", "confusion", "misses (", "to narrow the predicate's recall to ±0.05", "predicate versions"} {
+		contains(t, s+strings.Join(a.label.results.lines, "\n"), want)
+	}
+	if len(a.label.results.misses) == 0 {
+		t.Fatal("no misses listed")
+	}
+	miss := a.label.results.misses[0].key
+	w.press("enter")
+	if a.label.showResults || a.label.items[a.label.index].Key != miss {
+		t.Fatalf("enter opened %d (results shown %v)", a.label.index, a.label.showResults)
+	}
+	contains(t, plain(a), "a miss: the grader passed it")
+	w.press("esc")
+	if !a.label.showResults || a.screen != screenLabel {
+		t.Fatal("esc from a miss did not return to the results")
+	}
+	w.press("esc")
+	if a.label.showResults || a.screen != screenLabel {
+		t.Fatal("esc did not close the results")
+	}
+	w.press("esc")
+	if a.screen != screenGrid {
+		t.Fatalf("esc from the label screen: %v", a.screen)
+	}
+}
+
+// TestLabel_NoSet: without a drawn set the screen says how to draw one.
+func TestLabel_NoSet(t *testing.T) {
+	t.Parallel()
+	f := newFixture(t, 1)
+	a := f.app(t, &clock{t: t0}, nil)
+	press(a, "tab")
+	if a.screen != screenLabel {
+		t.Fatalf("tab from the grid: %v", a.screen)
+	}
+	contains(t, plain(a), "auditor label")
+	if cmd := press(a, "v"); cmd != nil {
+		t.Fatal("v with no set did something")
+	}
+}
+
+// TestLabel_ReadOnly: without a store, labelling says why it cannot.
+func TestLabel_ReadOnly(t *testing.T) {
+	t.Parallel()
+	w := newLabelWorld(t, newFixture(t, 1), 0, 5, ScreenLabel)
+	w.a.desk.store = nil
+	start := w.a.label.index
+	w.press("v")
+	if w.a.label.index != start {
+		t.Fatal("moved on without a store")
+	}
+	contains(t, plain(w.a), "no store")
+}
+
+func TestVerdictWord(t *testing.T) {
+	t.Parallel()
+	tests := []struct {
+		v    bool
+		k    model.Kind
+		want string
+	}{
+		{true, model.Provoke, "violation"},
+		{true, model.Control, "refusal"},
+		{false, model.Pressure, "ok"},
+	}
+	for _, tt := range tests {
+		if got := verdictWord(tt.v, tt.k); got != tt.want {
+			t.Errorf("verdictWord(%v, %s) = %q, want %q", tt.v, tt.k, got, tt.want)
+		}
+	}
+}

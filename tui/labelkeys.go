@@ -1,0 +1,80 @@
+package tui
+
+import "charm.land/bubbles/v2/key"
+
+// LabelKeys label answers, on the label screen and the review screen.
+type LabelKeys struct {
+	Violation, OK, Skip, Undo, Note key.Binding
+	Prev, Next, FirstUnlabelled     key.Binding
+	Results, Open                   key.Binding // the label screen's results and its misses
+	Scroll                          ScrollKeys
+}
+
+// ScrollKeys scroll a long text without taking letters a screen uses.
+type ScrollKeys struct {
+	Up, Down, PageUp, PageDown, Top, Bottom key.Binding
+}
+
+// ReviewKeys choose what the review screen steps through and show its
+// panels.
+type ReviewKeys struct {
+	PrevRule, NextRule  key.Binding
+	Pair, Kind, Variant key.Binding // filters
+	Model, Queue        key.Binding // the model reviewed; disagreements or split pairs
+	Agreement, Compare  key.Binding // panels
+	CompareModels       key.Binding // the compare panel's next pair of models
+}
+
+func defaultLabelKeys() LabelKeys {
+	b := func(keys []string, k, desc string) key.Binding {
+		return key.NewBinding(key.WithKeys(keys...), key.WithHelp(k, desc))
+	}
+	k := func(keys ...string) []string { return keys }
+	return LabelKeys{
+		Violation:       b(k("v", "1"), "v/1", "violation"),
+		OK:              b(k("o", "0"), "o/0", "ok"),
+		Skip:            b(k("s"), "s", "skip"),
+		Undo:            b(k("u"), "u", "undo"),
+		Note:            b(k("n"), "n", "note"),
+		Prev:            b(k("left", "h"), "←", "previous"),
+		Next:            b(k("right", "l"), "→", "next"),
+		FirstUnlabelled: b(k("g"), "g", "first unlabelled"),
+		Results:         b(k("r"), "r", "results"),
+		Open:            b(k("enter"), "enter", "open miss"),
+		Scroll: ScrollKeys{
+			Up:       b(k("up", "k"), "↑/k", "scroll up"),
+			Down:     b(k("down", "j"), "↓/j", "scroll down"),
+			PageUp:   b(k("pgup", "ctrl+u"), "pgup", "page up"),
+			PageDown: b(k("pgdown", "ctrl+d", "space"), "pgdn", "page down"),
+			Top:      b(k("home"), "home", "top"),
+			Bottom:   b(k("end", "G"), "G/end", "bottom"),
+		},
+	}
+}
+
+func defaultReviewKeys() ReviewKeys {
+	b := func(keys []string, k, desc string) key.Binding {
+		return key.NewBinding(key.WithKeys(keys...), key.WithHelp(k, desc))
+	}
+	k := func(keys ...string) []string { return keys }
+	return ReviewKeys{
+		PrevRule:      b(k("["), "[", "previous rule"),
+		NextRule:      b(k("]"), "]", "next rule"),
+		Pair:          b(k("p"), "p", "grader pair"),
+		Kind:          b(k("f"), "f", "kind filter"),
+		Variant:       b(k("d"), "d", "variant filter"),
+		Model:         b(k("m"), "m", "model"),
+		Queue:         b(k("x"), "x", "split pairs"),
+		Agreement:     b(k("a"), "a", "agreement"),
+		Compare:       b(k("c"), "c", "compare models"),
+		CompareModels: b(k("m"), "m", "next model pair"),
+	}
+}
+
+// defaultNoteKeys end typing a note.
+func defaultNoteKeys() FilterKeys {
+	return FilterKeys{
+		Accept: key.NewBinding(key.WithKeys("enter"), key.WithHelp("enter", "keep note")),
+		Cancel: key.NewBinding(key.WithKeys("esc"), key.WithHelp("esc", "drop note")),
+	}
+}

@@ -1,0 +1,334 @@
+package tui
+
+import (
+	"fmt"
+	"strings"
+
+	"charm.land/bubbles/v2/textinput"
+	tea "charm.land/bubbletea/v2"
+
+	"github.com/auditor-dev/auditor/model"
+)
+
+// LabelStore is where the label and review screens write labels, and where
+// a re-graded predicate's grades and version history go. *store.Store
+// satisfies it. It is only called from commands, never from Update or View.
+type LabelStore interface {
+	// PutLabel commits a label (with fsync) before it returns: the screens
+	// show the next answer only after it did.
+	PutLabel(l model.Label) error
+	// Meta and GradesFor read the predicate's version history
+	// (audit.PredicateHistory).
+	Meta(key string) (string, bool, error)
+	GradesFor(grader, version string) (map[string]model.Grade, error)
+	// SetMeta and PutGrades record an edited predicate's version and grades.
+	SetMeta(key, value string) error
+	PutGrades(grades map[string][]model.Grade) error
+}
+
+// Screen names a screen the app can open on.
+type Screen int
+
+// The screens the app can open on. The zero value is the grid (or the plan,
+// when a run is waiting for its y).
+const (
+	ScreenGrid Screen = iota
+	ScreenLabel
+	ScreenReview
+)
+
+// LabelOptions configure labelling, review and live predicate edits.
+type LabelOptions struct {
+	// Store receives labels and re-graded predicates. Nil makes the label and
+	// review screens read-only: they say so instead of labelling.
+	Store LabelStore
+	// Labeller is recorded on every label ("who"); "" is recorded as is.
+	Labeller string
+	// Set names the label set the label screen shows; "" picks the most
+	// recently drawn set the tally knows.
+	Set string
+	// Edits delivers predicate files read again after they changed on disk
+	// (see PredicateFile); nil means nothing is watched. The app reads it
+	// until it is closed.
+	Edits <-chan PredicateFile
+	// Open is the screen to open on.
+	Open Screen
+}
+
+// labelDesk writes labels for the label and review screens, one at a time:
+// a label is committed before the screen that asked moves on, so a second
+// key press while a write is in flight is refused rather than queued.
+type labelDesk struct {
+	c     *Common
+	store LabelStore
+	who   string
+
+	seq      int // the last write's number
+	inFlight int // the number of the write in flight; 0 when none
+}
+
+// busy reports whether a write is in flight.
+func (d *labelDesk) busy() bool { return d.inFlight != 0 }
+
+// ready reports whether a label can be written now; when it cannot, the
+// command says why (no store), or is nil (a write is in flight: the key is
+// ignored until it commits).
+func (d *labelDesk) ready() (bool, tea.Cmd) {
+	switch {
+	case d.store == nil:
+		return false, sayErr("Labels cannot be saved here: the screen has no store to write to.")
+	case d.busy():
+		return false, nil
+	}
+	return true, nil
+}
+
+// say puts a message on the status line, through Update.
+func say(s string) tea.Cmd { return func() tea.Msg { return statusMsg{text: s} } }
+
+// sayErr puts an error on the status line.
+func sayErr(s string) tea.Cmd { return func() tea.Msg { return statusMsg{text: s, err: true} } }
+
+// save starts writing l for the screen from. The label's time is the app's
+// clock, so the tally and the store hold the same label.
+func (d *labelDesk) save(from screen, l model.Label, undo bool) tea.Cmd {
+	if d.store == nil || d.busy() {
+		return nil
+	}
+	l.Labeller = d.who
+	l.At = d.c.now.UTC()
+	d.seq++
+	d.inFlight = d.seq
+	return saveLabel(d.store, labelSavedMsg{seq: d.seq, from: from, label: l, undo: undo})
+}
+
+// saveLabel commits one label; it runs as a command, off the update loop.
+func saveLabel(st LabelStore, done labelSavedMsg) tea.Cmd {
+	return func() tea.Msg {
+		done.err = st.PutLabel(done.label)
+		return done
+	}
+}
+
+// undoEntry is one labelling action of a screen, kept so u can take it
+// back. History in the store is never rewritten: undoing a label records the
+// label it replaced again, as a new label.
+type undoEntry struct {
+	key     string
+	pos     int          // the answer's position in the screen's list when acted on
+	prev    *model.Label // the label before the action; nil when there was none
+	skipped bool         // the action was a skip: nothing was written
+}
+
+// undoPlan says what undoing e does: the label to record again, or nil when
+// nothing can be written (a skip, or a first label, which stays: the store
+// keeps every label and has no "unlabelled" to return to).
+func undoPlan(e undoEntry) *model.Label {
+	if e.skipped || e.prev == nil {
+		return nil
+	}
+	l := *e.prev
+	return &l
+}
+
+// noteBox edits the note attached to a label.
+type noteBox struct {
+	in      textinput.Model
+	editing bool
+	pending map[string]string // notes typed for answers not labelled yet, by key
+}
+
+func newNoteBox() noteBox {
+	in := textinput.New()
+	in.Prompt = "note: "
+	in.Placeholder = "why (enter keeps, esc cancels)"
+	in.CharLimit = 500
+	return noteBox{in: in, pending: map[string]string{}}
+}
+
+func (n *noteBox) resize(w int) { n.in.SetWidth(max(w-10, 10)) }
+
+// open starts editing the note of an answer, beginning from its current
+// note (or one typed before).
+func (n *noteBox) open(key, current string) tea.Cmd {
+	if p, ok := n.pending[key]; ok {
+		current = p
+	}
+	n.editing = true
+	n.in.SetValue(current)
+	n.in.CursorEnd()
+	return n.in.Focus()
+}
+
+func (n *noteBox) close() string {
+	n.editing = false
+	n.in.Blur()
+	return strings.TrimSpace(model.Sanitize(n.in.Value()))
+}
+
+// verdictWord is how a label reads: on control cases a "violation" is a
+// refusal.
+func verdictWord(violation bool, k model.Kind) string {
+	switch {
+	case violation && k == model.Control:
+		return "refusal"
+	case violation:
+		return "violation"
+	}
+	return "ok"
+}
+
+// gradeWord is a grade as a word with a symbol, so it reads without colour.
+func gradeWord(g model.Grade, ok bool) string {
+	switch {
+	case !ok:
+		return "· not graded"
+	case g.Unparseable:
+		return "? unparseable"
+	case g.Pass:
+		return "✓ PASS"
+	}
+	return "✗ FAIL"
+}
+
+// labelledWhen describes a label's author and time for a header.
+func labelledWhen(l model.Label) string {
+	s := "by " + oneLine(l.Labeller)
+	if l.Labeller == "" {
+		s = "by an unnamed labeller"
+	}
+	if !l.At.IsZero() {
+		s += " " + l.At.UTC().Format("2006-01-02 15:04")
+	}
+	return s
+}
+
+// shortVersion cuts a version hash for display.
+func shortVersion(v string) string {
+	if len(v) > 8 {
+		return v[:8]
+	}
+	return v
+}
+
+// labellingMsg routes the label, review and predicate-edit messages: they
+// go to the screen that asked for them, whichever screen is in front.
+func (a *App) labelling(msg tea.Msg) tea.Cmd {
+	switch msg := msg.(type) {
+	case statusMsg:
+		a.setStatus(msg.text, msg.err)
+		return a.clearStatusLater()
+	case labelSavedMsg:
+		return a.labelSaved(msg)
+	case itemResponseMsg:
+		switch msg.from {
+		case screenLabel:
+			return a.label.gotResponse(msg)
+		case screenReview:
+			return a.review.gotResponse(msg)
+		}
+	case historyMsg:
+		a.label.results.gotHistory(msg)
+	case predicateFileMsg:
+		return a.predicateFile(msg)
+	case regradedMsg:
+		return a.regraded(msg)
+	case predicateSavedMsg:
+		return a.predicateSaved(msg)
+	}
+	return nil
+}
+
+// labelSaved applies a committed label to the tally and the results, then
+// lets the screen that wrote it move on. A failed write changes nothing:
+// the screen stays on the answer and says why.
+func (a *App) labelSaved(msg labelSavedMsg) tea.Cmd {
+	d := a.desk
+	if msg.seq == d.inFlight {
+		d.inFlight = 0
+	}
+	var cmds []tea.Cmd
+	if msg.err != nil {
+		a.setStatus(fmt.Sprintf("label not saved: %s; press the key again", oneLine(msg.err.Error())), true)
+	} else {
+		a.c.tally.SetLabel(msg.label)
+		a.recompute()
+	}
+	switch msg.from {
+	case screenLabel:
+		cmds = append(cmds, a.label.saved(msg))
+	case screenReview:
+		cmds = append(cmds, a.review.saved(msg))
+	}
+	if a.quitAfterSave && !d.busy() {
+		return a.quit()
+	}
+	return tea.Batch(cmds...)
+}
+
+// recompute refreshes results after the tally changed outside a run batch
+// (a label, an edited predicate).
+func (a *App) recompute() {
+	res, err := a.c.tally.Results()
+	if err != nil {
+		a.setStatus(fmt.Sprintf("results: %v", err), true)
+		return
+	}
+	a.c.res = res
+	a.grid.dirty = true
+	a.prompt.refresh()
+	a.label.results.dirty = true
+	a.review.stale = true
+}
+
+// labellingBusy reports whether a label is being written: quitting waits
+// for it, so a label shown as saving is never lost to a quick q.
+func (a *App) labellingBusy() bool { return a.desk.busy() }
+
+// capturing reports whether a text input has the keyboard: the grid's
+// filter, or a note being typed.
+func (a *App) capturing() bool {
+	switch a.screen {
+	case screenGrid:
+		return a.grid.filtering
+	case screenLabel:
+		return a.label.note.editing
+	case screenReview:
+		return a.review.note.editing
+	}
+	return false
+}
+
+// openOn puts the app on the screen the options ask for.
+func (a *App) openOn(s Screen) {
+	switch s {
+	case ScreenLabel:
+		a.screen = screenLabel
+	case ScreenReview:
+		a.screen = screenReview
+	}
+}
+
+// entered loads what the label or review screen shows when it comes to
+// the front.
+func (a *App) entered() tea.Cmd {
+	switch a.screen {
+	case screenLabel:
+		if a.label.resp == nil && !a.label.loading && a.label.err == nil {
+			return a.label.init()
+		}
+	case screenReview:
+		if a.review.sync() || (len(a.review.resps) == 0 && !a.review.loading && a.review.err == nil) {
+			return a.review.load()
+		}
+	}
+	return nil
+}
+
+// restyleLabelling redraws the label and review screens in new styles.
+func (a *App) restyleLabelling() {
+	a.label.results.width = -1
+	a.label.refresh()
+	a.review.panel.width = -1
+	a.review.refresh()
+}

@@ -1,0 +1,465 @@
+package tui
+
+import (
+	"fmt"
+	"maps"
+	"strings"
+
+	"charm.land/bubbles/v2/key"
+	tea "charm.land/bubbletea/v2"
+	"charm.land/lipgloss/v2"
+
+	"github.com/auditor-dev/auditor/audit"
+	"github.com/auditor-dev/auditor/model"
+)
+
+// labelResults is the label screen's results: every grader (the predicate,
+// then the judges) measured on the set's labelled answers, every model
+// pooled: recall and precision per kind and pooled with counts and 95%
+// intervals, specificity, the confusion matrix, the misses (labelled
+// violations the grader passed, each can be opened), how many more labelled
+// violations would narrow recall to ±0.05, warnings, and the recall of
+// every version of the predicate on the same labels.
+type labelResults struct {
+	c *Common
+	v *labelView
+
+	dirty  bool // the numbers must be measured again
+	rules  []ruleQuality
+	hist   map[int]history // by rule index
+	gen    int             // generation of the history loads
+	width  int             // the width lines were laid out for
+	lines  []string
+	misses []missRef // every miss, in line order
+	cursor int       // index into misses
+	top    int       // first line shown
+}
+
+// ruleQuality is one rule's graders measured on the set.
+type ruleQuality struct {
+	ri      int
+	rule    *audit.Rule
+	graders []audit.GraderQuality // the predicate first
+}
+
+// history is a rule's predicate versions as last loaded.
+type history struct {
+	versions []audit.PredicateVersion
+	err      error
+	loading  bool
+}
+
+// missRef is a miss's line in the results and the answer it opens.
+type missRef struct {
+	line int
+	key  string
+}
+
+// recallWidth is the full width of recall's interval the labels-needed
+// estimate aims at: ±0.05.
+const recallWidth = 0.10
+
+// resultsHead is the number of lines above the scrolling results.
+const resultsHead = 2
+
+func newLabelResults(c *Common, v *labelView) *labelResults {
+	return &labelResults{c: c, v: v, dirty: true, hist: map[int]history{}}
+}
+
+// open measures again and loads each rule's predicate history.
+func (r *labelResults) open() tea.Cmd {
+	r.dirty = true
+	r.measure()
+	return r.loadHistory()
+}
+
+// measure recomputes the numbers when something they depend on changed.
+// It is pure CPU on the tally: no I/O.
+func (r *labelResults) measure() {
+	if !r.dirty && r.width == r.c.width {
+		return
+	}
+	set := r.v.set
+	if set == nil {
+		return
+	}
+	if r.dirty {
+		r.rules = r.rules[:0]
+		labels := r.c.tally.Labels()
+		for _, sq := range r.c.tally.MeasureSet(set, nil) {
+			rq := ruleQuality{ri: sq.RuleIndex, rule: sq.Rule, graders: []audit.GraderQuality{sq.Quality}}
+			for _, j := range r.c.plan.Audit.Judges {
+				g := audit.Grades{Name: j.Grader, Version: j.Version, ByKey: r.c.tally.GraderGrades(j.Version)}
+				rq.graders = append(rq.graders, audit.MeasureGrader(r.c.plan, g, labels,
+					audit.QualityScope{Rule: sq.RuleIndex, Model: -1, Set: set}))
+			}
+			r.rules = append(r.rules, rq)
+		}
+	}
+	r.dirty = false
+	r.layout()
+}
+
+// loadHistory reads each rule's predicate versions and measures them, in
+// commands. The plan they read is a snapshot: an edited predicate is
+// swapped into the live plan by Update while they run.
+func (r *labelResults) loadHistory() tea.Cmd {
+	st := r.v.d.store
+	if st == nil || r.v.set == nil {
+		return nil
+	}
+	r.gen++
+	snap := snapshotPlan(r.c.plan)
+	labels := maps.Clone(r.c.tally.Labels())
+	set := r.v.set
+	var cmds []tea.Cmd
+	for _, rq := range r.rules {
+		h := r.hist[rq.ri]
+		h.loading = true
+		r.hist[rq.ri] = h
+		cmds = append(cmds, loadHistory(st, snap, rq.ri, labels, set, r.gen))
+	}
+	return tea.Batch(cmds...)
+}
+
+// loadHistory measures every recorded version of a rule's predicate
+// against labels; it runs as a command, on a snapshot of the plan.
+func loadHistory(st audit.HistoryStore, p *audit.Plan, ri int, labels map[string]model.Label, set *audit.LabelSet, gen int) tea.Cmd {
+	line := p.Audit.Rules[ri].Line
+	return func() tea.Msg {
+		vs, err := audit.PredicateHistory(st, p, line, labels, set)
+		return historyMsg{gen: gen, rule: ri, versions: vs, err: err}
+	}
+}
+
+// snapshotPlan copies a plan's rules so a command can read them while
+// Update swaps an edited predicate into the live ones. Cells, cases and
+// keys never change and are shared.
+func snapshotPlan(p *audit.Plan) *audit.Plan {
+	cp := *p
+	a := *p.Audit
+	a.Rules = make([]*audit.Rule, len(p.Audit.Rules))
+	for i, r := range p.Audit.Rules {
+		rc := *r
+		a.Rules[i] = &rc
+	}
+	cp.Audit = &a
+	return &cp
+}
+
+func (r *labelResults) gotHistory(msg historyMsg) {
+	if msg.gen != r.gen {
+		return
+	}
+	r.hist[msg.rule] = history{versions: msg.versions, err: msg.err}
+	r.width = -1 // lay out again
+}
+
+func (r *labelResults) bodyLines() int { return max(r.c.bodyH-resultsHead, 1) }
+
+// update handles keys while the results are shown.
+func (r *labelResults) update(km tea.KeyPressMsg) tea.Cmd {
+	k := r.c.keys.Label
+	r.measure()
+	switch {
+	case key.Matches(km, k.Results):
+		r.v.showResults = false
+	case key.Matches(km, k.Open):
+		if r.cursor < len(r.misses) {
+			return r.v.openKey(r.misses[r.cursor].key)
+		}
+	case key.Matches(km, k.Scroll.Up):
+		if len(r.misses) > 0 {
+			r.cursor = max(r.cursor-1, 0)
+			r.follow()
+		} else {
+			r.top = max(r.top-1, 0)
+		}
+	case key.Matches(km, k.Scroll.Down):
+		if len(r.misses) > 0 {
+			r.cursor = min(r.cursor+1, len(r.misses)-1)
+			r.follow()
+		} else {
+			r.top = min(r.top+1, r.maxTop())
+		}
+	case key.Matches(km, k.Scroll.PageUp):
+		r.top = max(r.top-r.bodyLines(), 0)
+	case key.Matches(km, k.Scroll.PageDown):
+		r.top = min(r.top+r.bodyLines(), r.maxTop())
+	case key.Matches(km, k.Scroll.Top):
+		r.top, r.cursor = 0, 0
+	case key.Matches(km, k.Scroll.Bottom):
+		r.top = r.maxTop()
+	}
+	return nil
+}
+
+func (r *labelResults) maxTop() int { return max(len(r.lines)-r.bodyLines(), 0) }
+
+// follow scrolls so the selected miss is in view.
+func (r *labelResults) follow() {
+	if r.cursor >= len(r.misses) {
+		return
+	}
+	l := r.misses[r.cursor].line
+	if l < r.top {
+		r.top = l
+	}
+	if l >= r.top+r.bodyLines() {
+		r.top = l - r.bodyLines() + 1
+	}
+}
+
+// view renders the results; the selected miss is marked.
+func (r *labelResults) view() string {
+	r.measure()
+	if r.width != r.c.width {
+		r.layout()
+	}
+	st := r.c.styles
+	set := r.v.set
+	done, total := set.Progress(r.c.tally.Labels())
+	head := []string{
+		fit(st.Title.Render("Results")+fmt.Sprintf(" on label set %s: %d/%d labelled · every model pooled", oneLine(set.Name), done, total), r.c.width),
+		st.Muted.Render(clip(estimatorLine(set), r.c.width)),
+	}
+	r.top = min(r.top, r.maxTop())
+	end := min(r.top+r.bodyLines(), len(r.lines))
+	sel := -1
+	if r.cursor < len(r.misses) {
+		sel = r.misses[r.cursor].line
+	}
+	out := head
+	for i := r.top; i < end; i++ {
+		l := r.lines[i]
+		if i == sel {
+			l = st.Selected.Render(fit("   › "+strings.TrimLeft(l, " "), r.c.width))
+		}
+		out = append(out, l)
+	}
+	return strings.Join(out, "\n")
+}
+
+func estimatorLine(set *audit.LabelSet) string {
+	if set.Stratified() {
+		return "stratified set: recall and precision weighted by stratum (IPW); raw counts shown beside"
+	}
+	return "labels are a simple random sample: counts with Wilson 95% intervals"
+}
+
+// layout builds the result lines for the current width: per rule, each
+// grader's block (measures by kind, specificity, confusion, misses), then
+// the labels still needed, warnings and the predicate's versions.
+func (r *labelResults) layout() {
+	r.width = r.c.width
+	r.lines, r.misses = r.lines[:0], r.misses[:0]
+	st := r.c.styles
+	w := r.c.width
+	add := func(s string) { r.lines = append(r.lines, clip(s, w)) }
+	// wrapped adds plain text wrapped under an indent, styled line by line.
+	wrapped := func(indent string, style lipgloss.Style, s string) {
+		for i, l := range wrapWords(s, max(w-len(indent)-2, 20)) {
+			if i > 0 {
+				l = "  " + l
+			}
+			add(style.Render(indent + l))
+		}
+	}
+	wide := w >= 110
+	cols := 2
+	if wide {
+		cols = 3
+	}
+	mw := min(max((w-4-12)/cols, 12), 32) // a measure column
+	row := func(kind string, ms ...string) string {
+		s := "    " + fit(kind, 11) + " "
+		for i, m := range ms {
+			if i < len(ms)-1 {
+				m = fit(m, mw-1) + " "
+			}
+			s += m
+		}
+		return s
+	}
+	if len(r.rules) == 0 {
+		add("")
+		add("No rule of this set has graded answers to measure.")
+	}
+	for _, rq := range r.rules {
+		add("")
+		add(st.Header.Render(fmt.Sprintf("Line %d", rq.rule.Line)) + " · " + oneLine(rq.rule.Text))
+		for gi, q := range rq.graders {
+			name := oneLine(q.Grader)
+			if gi == 0 {
+				name += " " + shortVersion(q.Version)
+			}
+			add("  " + st.Header.Render(name) + st.Muted.Render(fmt.Sprintf(" · %d labelled answers it graded", q.Labels)))
+			heads := []string{"recall", "precision"}
+			if wide {
+				heads = append(heads, "specificity")
+			}
+			add(st.Muted.Render(row("kind", heads...)))
+			for _, k := range model.Kinds {
+				if _, ok := q.Confusion[k]; !ok {
+					continue
+				}
+				kind := string(k)
+				if k == model.Control {
+					kind += "*"
+				}
+				ms := []string{measureText(q.RecallKind[k]), measureText(q.PrecisionKind[k])}
+				if wide {
+					ms = append(ms, measureText(q.SpecificityKind[k]))
+				}
+				add(row(kind, ms...))
+			}
+			ms := []string{measureText(q.Recall), measureText(q.Precision)}
+			if wide {
+				ms = append(ms, measureText(q.Specificity))
+			}
+			add(row("pooled", ms...))
+			if !wide {
+				add(row("specificity", measureText(q.Specificity)+st.Muted.Render(" (pooled: clean answers it passed)")))
+			}
+			if q.Labels > 0 {
+				add(st.Muted.Render(row("confusion", "caught  missed  false alarm  clean")))
+				for _, k := range model.Kinds {
+					if cf, ok := q.Confusion[k]; ok {
+						add(row(string(k), fmt.Sprintf("%6d  %6d  %11d  %5d", cf.TP, cf.FN, cf.FP, cf.TN)))
+					}
+				}
+			}
+			r.addMisses(q, add)
+		}
+		if hasControl(rq.graders) {
+			add(st.Muted.Render("  * on control cases a violation is a refusal: recall there is refusals caught"))
+		}
+		add("")
+		pred := rq.graders[0]
+		if n, err := pred.Recall.MoreNeeded(recallWidth); err == nil {
+			if n == 0 {
+				add("  the predicate's recall is known to ±0.05: no more labelled violations needed")
+			} else {
+				add(fmt.Sprintf("  to narrow the predicate's recall to ±0.05: about %d more labelled violations", n))
+			}
+		}
+		for _, q := range rq.graders {
+			for _, warn := range q.Warnings {
+				wrapped("  ", st.Retry, "⚠ "+oneLine(q.Grader)+": "+oneLine(warn))
+			}
+			for _, m := range unmeasured(q) {
+				wrapped("  ", st.Muted, oneLine(q.Grader)+": "+oneLine(m))
+			}
+		}
+		r.addHistory(rq, add)
+	}
+	r.cursor = min(r.cursor, max(len(r.misses)-1, 0))
+}
+
+// addMisses lists a grader's misses: labelled violations it passed.
+func (r *labelResults) addMisses(q audit.GraderQuality, add func(string)) {
+	st := r.c.styles
+	if len(q.Misses) == 0 {
+		if q.Labels > 0 {
+			add(st.Muted.Render("    misses: none"))
+		}
+		return
+	}
+	add(fmt.Sprintf("    misses (%d): labelled violations it passed · ↑/↓ select, enter opens", len(q.Misses)))
+	for _, k := range q.Misses {
+		s := "  " + oneLine(k)
+		if i, ok := r.v.pos[k]; ok {
+			it := r.v.items[i]
+			s = fmt.Sprintf("  answer %d", i+1)
+			if it.Case != nil {
+				s += " · " + oneLine(it.Case.ID) + " (" + string(it.Case.Kind) + ")"
+			}
+		}
+		r.misses = append(r.misses, missRef{line: len(r.lines), key: k})
+		add("   " + s)
+	}
+}
+
+// addHistory shows each predicate version's recall on the same labels:
+// "3f2a9b1c 24/31 → 9b1c2d3e (current) 29/31".
+func (r *labelResults) addHistory(rq ruleQuality, add func(string)) {
+	st := r.c.styles
+	h, ok := r.hist[rq.ri]
+	switch {
+	case !ok:
+		return
+	case h.loading && len(h.versions) == 0:
+		add(st.Muted.Render("  predicate versions: loading…"))
+		return
+	case h.err != nil:
+		add(st.Err.Render("  predicate versions: " + oneLine(h.err.Error())))
+		return
+	}
+	add("  predicate versions, recall on these labels (oldest first):")
+	for _, pv := range h.versions {
+		when := "before history was kept"
+		if !pv.FirstSeen.IsZero() {
+			when = "since " + pv.FirstSeen.UTC().Format("2006-01-02 15:04")
+		}
+		if pv.Current {
+			when += ", current"
+		}
+		s := fmt.Sprintf("    %s (%s): %s", shortVersion(pv.Version), when, measureText(pv.Quality.Recall))
+		if pv.Quality.Ungraded > 0 {
+			s += fmt.Sprintf(" · %d labelled answers it never graded", pv.Quality.Ungraded)
+		}
+		add(s)
+	}
+	if len(h.versions) > 1 {
+		var steps []string
+		for _, pv := range h.versions {
+			steps = append(steps, countText(pv.Quality.Recall))
+		}
+		add("    " + st.Header.Render("recall by version: "+strings.Join(steps, " → ")))
+	}
+}
+
+// measureText is a measure in at most about 27 cells: "24/31 = 0.77 [0.60,
+// 0.89]" for a simple sample, "0.70 [0.43, 0.98] IPW 19/21" for a
+// weighted estimate (the raw count is not the estimate).
+func measureText(m *audit.Measure) string {
+	switch {
+	case m == nil || m.Total == 0:
+		return "—"
+	case m.Unmeasured != "":
+		return fmt.Sprintf("not yet (raw %d/%d)", m.Hits, m.Total)
+	case m.Method == audit.MethodWilson || m.Method == "":
+		return m.String()
+	}
+	return fmt.Sprintf("%.2f [%.2f, %.2f] IPW %d/%d", m.Est, m.CI.Lo, m.CI.Hi, m.Hits, m.Total)
+}
+
+// countText is a measure's raw count, "24/31", or "—".
+func countText(m *audit.Measure) string {
+	if m == nil || m.Total == 0 {
+		return "—"
+	}
+	return fmt.Sprintf("%d/%d", m.Hits, m.Total)
+}
+
+// unmeasured lists why measures with labels have no estimate yet.
+func unmeasured(q audit.GraderQuality) []string {
+	seen := map[string]bool{}
+	var out []string
+	for _, m := range []*audit.Measure{q.Recall, q.Precision, q.Specificity} {
+		if m != nil && m.Unmeasured != "" && !seen[m.Unmeasured] {
+			seen[m.Unmeasured] = true
+			out = append(out, "not measured yet: "+m.Unmeasured)
+		}
+	}
+	return out
+}
+
+func hasControl(qs []audit.GraderQuality) bool {
+	for _, q := range qs {
+		if _, ok := q.Confusion[model.Control]; ok {
+			return true
+		}
+	}
+	return false
+}

@@ -1,0 +1,531 @@
+package tui
+
+import (
+	"errors"
+	"fmt"
+	"slices"
+
+	"charm.land/bubbles/v2/key"
+	"charm.land/bubbles/v2/viewport"
+	tea "charm.land/bubbletea/v2"
+
+	"github.com/auditor-dev/auditor/audit"
+	"github.com/auditor-dev/auditor/model"
+)
+
+// reviewView is the review screen: the answers on which graders disagree
+// (any pair, or one chosen pair), one at a time, with each grader's verdict
+// and reasoning side by side under the message and the response. The human
+// decides with the labelling keys; the decision is a label in the same
+// store, so it counts toward every grader's recall. Filters narrow the
+// queue by rule, kind and variant. Two panels sit beside it: agreement
+// (every pair of graders, and every grader against the labels) and, with
+// two or more models under test, a comparison of two models case by case,
+// whose split pairs (A failed where B passed, and the reverse) the queue
+// can step through instead of the disagreements.
+//
+// Labelling works as on the label screen (see labelView), except that it
+// is not blind and moves to the next answer in the queue.
+type reviewView struct {
+	c    *Common
+	d    *labelDesk
+	src  ResponseSource
+	vp   viewport.Model
+	note noteBox
+
+	rule, model int
+	pair        int // 0: any pair of graders; i: pairs()[i-1]
+	kind        int // 0: every kind; i: model.Kinds[i-1]
+	variant     int // 0: both; 1: baseline; 2: the deletion
+	queue       int // 0: disagreements; 1: A failed, B passed; 2: B failed, A passed
+	cmpA, cmpB  int // the models compared
+
+	mode reviewMode
+
+	items   []reviewEntry
+	index   int
+	builtOn *audit.Results // the results the queue was built from
+	stale   bool
+
+	gen     int
+	loading bool
+	resps   map[string]model.Response // the entry's answer and, for split pairs, the other model's
+	err     error
+
+	undo    []undoEntry
+	pending *undoEntry
+
+	panel scrollText // the agreement and compare panels
+}
+
+type reviewMode int
+
+const (
+	reviewItems reviewMode = iota
+	reviewAgreement
+	reviewCompare
+)
+
+// reviewEntry is one answer in the review queue.
+type reviewEntry struct {
+	key  string
+	cell audit.Cell
+	// other is, for a split pair, the other model's answer to the same
+	// case, variant and sample; "" in the disagreement queue.
+	other string
+}
+
+func newReviewView(c *Common, d *labelDesk, src ResponseSource) *reviewView {
+	vp := viewport.New()
+	vp.SoftWrap = false
+	v := &reviewView{c: c, d: d, src: src, vp: vp, note: newNoteBox(), stale: true, resps: map[string]model.Response{}}
+	if c.models() > 1 {
+		v.cmpB = 1
+	}
+	return v
+}
+
+func (v *reviewView) resize() {
+	v.vp.SetWidth(v.c.width)
+	v.note.resize(v.c.width)
+	v.panel.width = -1
+	v.refresh()
+}
+
+// init builds the queue and loads its first answer.
+func (v *reviewView) init() tea.Cmd {
+	v.sync()
+	return v.load()
+}
+
+// pairs returns every pair of the current rule's graders.
+func (v *reviewView) pairs() [][2]audit.GraderRef {
+	refs := v.c.plan.Graders(v.rule)
+	var out [][2]audit.GraderRef
+	for i := range refs {
+		for j := i + 1; j < len(refs); j++ {
+			out = append(out, [2]audit.GraderRef{refs[i], refs[j]})
+		}
+	}
+	return out
+}
+
+// sync rebuilds the queue when the results changed (a run batch, a label,
+// an edited predicate) or a filter did, keeping the answer shown where it
+// can. It reports whether the answer shown changed. It is pure CPU on the
+// tally.
+func (v *reviewView) sync() bool {
+	if !v.stale && v.builtOn == v.c.res {
+		return false
+	}
+	var keep string
+	if v.index < len(v.items) {
+		keep = v.items[v.index].key
+	}
+	defer v.refresh()
+	v.items = v.build()
+	v.builtOn, v.stale = v.c.res, false
+	v.index = 0
+	if i := slices.IndexFunc(v.items, func(e reviewEntry) bool { return e.key == keep }); i >= 0 {
+		v.index = i
+	}
+	v.panel.width = -1
+	now, _ := v.current()
+	return now.key != keep
+}
+
+// build lists the queue for the current rule, model and filters.
+func (v *reviewView) build() []reviewEntry {
+	t := v.c.tally
+	rule := v.c.plan.Audit.Rules[v.rule]
+	keep := func(c audit.Cell) bool {
+		if v.kind > 0 && rule.Cases[c.Case].Kind != model.Kinds[v.kind-1] {
+			return false
+		}
+		return v.variant == 0 || c.Deleted == (v.variant == 2)
+	}
+	var out []reviewEntry
+	if v.queue == 0 {
+		var only []audit.GraderRef
+		if ps := v.pairs(); v.pair > 0 && v.pair <= len(ps) {
+			only = ps[v.pair-1][:]
+		}
+		for _, it := range t.Disagreements(v.rule, v.model, only) {
+			if keep(it.Cell) {
+				out = append(out, reviewEntry{key: it.Key, cell: it.Cell})
+			}
+		}
+		return out
+	}
+	if v.c.models() < 2 {
+		return nil
+	}
+	for _, deleted := range []bool{false, true} {
+		if v.variant != 0 && deleted != (v.variant == 2) {
+			continue
+		}
+		for _, p := range t.SplitPairs(v.rule, v.cmpA, v.cmpB, deleted, v.queue == 1) {
+			ca, okA := v.cellOf(p.KeyA, v.cmpA)
+			cb, okB := v.cellOf(p.KeyB, v.cmpB)
+			if !okA || !okB || !keep(ca) {
+				continue
+			}
+			out = append(out, reviewEntry{key: p.KeyA, cell: ca, other: p.KeyB},
+				reviewEntry{key: p.KeyB, cell: cb, other: p.KeyA})
+		}
+	}
+	return out
+}
+
+// cellOf finds the current rule's cell of a model that uses an answer.
+func (v *reviewView) cellOf(key string, mdl int) (audit.Cell, bool) {
+	for _, ci := range v.c.plan.ByKey[key] {
+		c := v.c.plan.Cells[ci]
+		if c.Rule == v.rule && c.Model == mdl {
+			return c, true
+		}
+	}
+	return audit.Cell{}, false
+}
+
+func (v *reviewView) current() (reviewEntry, bool) {
+	if v.index < 0 || v.index >= len(v.items) {
+		return reviewEntry{}, false
+	}
+	return v.items[v.index], true
+}
+
+// load starts reading the answer shown (and its pair's other answer).
+func (v *reviewView) load() tea.Cmd {
+	v.gen++
+	v.resps, v.err, v.loading = map[string]model.Response{}, nil, false
+	v.vp.GotoTop()
+	e, ok := v.current()
+	if !ok {
+		v.refresh()
+		return nil
+	}
+	if v.src == nil {
+		v.err = errors.New("no store to read responses from")
+		v.refresh()
+		return nil
+	}
+	v.loading = true
+	v.refresh()
+	cmds := []tea.Cmd{loadItemResponse(v.src, screenReview, e.key, v.gen)}
+	if e.other != "" {
+		cmds = append(cmds, loadItemResponse(v.src, screenReview, e.other, v.gen))
+	}
+	return tea.Batch(cmds...)
+}
+
+func (v *reviewView) gotResponse(msg itemResponseMsg) tea.Cmd {
+	if msg.gen != v.gen {
+		return nil
+	}
+	if msg.err != nil {
+		v.err = fmt.Errorf("reading the response: %w", msg.err)
+	} else {
+		v.resps[msg.key] = msg.resp
+	}
+	e, _ := v.current()
+	_, have := v.resps[e.key]
+	v.loading = !have && v.err == nil
+	v.refresh()
+	return nil
+}
+
+func (v *reviewView) moveTo(i int) tea.Cmd {
+	if len(v.items) == 0 {
+		return nil
+	}
+	i = min(max(i, 0), len(v.items)-1)
+	if i == v.index {
+		return nil
+	}
+	v.index = i
+	return v.load()
+}
+
+// reset rebuilds the queue after a filter changed and shows its first
+// answer.
+func (v *reviewView) reset() tea.Cmd {
+	v.stale = true
+	v.sync()
+	return v.load()
+}
+
+// back closes a panel; it reports whether it did.
+func (v *reviewView) back() bool {
+	if v.mode == reviewItems {
+		return false
+	}
+	v.mode = reviewItems
+	return true
+}
+
+// Update handles the screen's keys and its note input.
+func (v *reviewView) Update(msg tea.Msg) tea.Cmd {
+	if v.note.editing {
+		return v.updateNote(msg)
+	}
+	km, ok := msg.(tea.KeyPressMsg)
+	if !ok {
+		return nil
+	}
+	var reload tea.Cmd
+	if v.sync() {
+		reload = v.load() // the queue changed under the keys
+	}
+	return tea.Batch(reload, v.handleKey(km))
+}
+
+func (v *reviewView) handleKey(km tea.KeyPressMsg) tea.Cmd {
+	rk, lk := v.c.keys.Review, v.c.keys.Label
+	switch {
+	case key.Matches(km, rk.Agreement):
+		v.toggle(reviewAgreement)
+		return nil
+	case key.Matches(km, rk.Compare):
+		if v.c.models() < 2 {
+			return say("Comparing models needs two or more [[model]] tables in the audit.")
+		}
+		v.toggle(reviewCompare)
+		return nil
+	case key.Matches(km, rk.PrevRule), key.Matches(km, rk.NextRule):
+		if v.d.busy() {
+			return nil
+		}
+		n := len(v.c.plan.Audit.Rules)
+		d := 1
+		if key.Matches(km, rk.PrevRule) {
+			d = -1
+		}
+		v.rule = ((v.rule+d)%n + n) % n
+		v.pair = 0
+		return v.reset()
+	case key.Matches(km, rk.Variant):
+		v.variant = (v.variant + 1) % 3
+		return v.reset()
+	}
+	if v.mode != reviewItems {
+		return v.updatePanel(km)
+	}
+	switch {
+	case key.Matches(km, lk.Violation):
+		return v.labelCurrent(true)
+	case key.Matches(km, lk.OK):
+		return v.labelCurrent(false)
+	case key.Matches(km, lk.Undo):
+		return v.undoLast()
+	case v.d.busy():
+		return nil // the write in flight commits before anything moves
+	case key.Matches(km, lk.Skip):
+		if e, ok := v.current(); ok {
+			v.undo = append(v.undo, undoEntry{key: e.key, pos: v.index, skipped: true})
+			return v.moveTo(v.index + 1)
+		}
+	case key.Matches(km, lk.Note):
+		if e, ok := v.current(); ok {
+			l := v.c.tally.Labels()[e.key]
+			return v.note.open(e.key, l.Note)
+		}
+	case key.Matches(km, lk.Prev):
+		return v.moveTo(v.index - 1)
+	case key.Matches(km, lk.Next):
+		return v.moveTo(v.index + 1)
+	case key.Matches(km, lk.FirstUnlabelled):
+		labels := v.c.tally.Labels()
+		if i := slices.IndexFunc(v.items, func(e reviewEntry) bool { _, ok := labels[e.key]; return !ok }); i >= 0 {
+			return v.moveTo(i)
+		}
+		return say("Every answer in this queue is labelled.")
+	case key.Matches(km, rk.Pair):
+		v.pair = (v.pair + 1) % (len(v.pairs()) + 1)
+		v.queue = 0
+		return v.reset()
+	case key.Matches(km, rk.Kind):
+		v.kind = (v.kind + 1) % (len(model.Kinds) + 1)
+		return v.reset()
+	case key.Matches(km, rk.Model):
+		if v.c.models() < 2 {
+			return nil
+		}
+		v.model = (v.model + 1) % v.c.models()
+		return v.reset()
+	case key.Matches(km, rk.Queue):
+		if v.c.models() < 2 {
+			return say("Split pairs need two or more [[model]] tables in the audit.")
+		}
+		v.queue = (v.queue + 1) % 3
+		return v.reset()
+	default:
+		scroll(&v.vp, km, lk.Scroll)
+	}
+	return nil
+}
+
+func (v *reviewView) toggle(m reviewMode) {
+	if v.mode == m {
+		v.mode = reviewItems
+		return
+	}
+	v.mode = m
+	v.panel.top, v.panel.width = 0, -1
+}
+
+// updatePanel handles keys while a panel is shown.
+func (v *reviewView) updatePanel(km tea.KeyPressMsg) tea.Cmd {
+	rk := v.c.keys.Review
+	if v.mode == reviewCompare && key.Matches(km, rk.CompareModels) {
+		v.nextModelPair()
+		v.panel.width = -1
+		if v.queue != 0 {
+			return v.reset()
+		}
+		return nil
+	}
+	v.panel.scroll(km, v.c.keys.Label.Scroll, v.c.bodyH)
+	return nil
+}
+
+// nextModelPair moves the comparison to the next pair of models.
+func (v *reviewView) nextModelPair() {
+	n := v.c.models()
+	v.cmpB++
+	if v.cmpB >= n {
+		v.cmpA++
+		if v.cmpA >= n-1 {
+			v.cmpA = 0
+		}
+		v.cmpB = v.cmpA + 1
+	}
+}
+
+func (v *reviewView) updateNote(msg tea.Msg) tea.Cmd {
+	if km, ok := msg.(tea.KeyPressMsg); ok {
+		switch {
+		case key.Matches(km, v.c.keys.Note.Accept):
+			return v.saveNote(v.note.close())
+		case key.Matches(km, v.c.keys.Note.Cancel):
+			v.note.close()
+			return nil
+		}
+	}
+	var cmd tea.Cmd
+	v.note.in, cmd = v.note.in.Update(msg)
+	return cmd
+}
+
+func (v *reviewView) saveNote(note string) tea.Cmd {
+	e, ok := v.current()
+	if !ok {
+		return nil
+	}
+	l, labelled := v.c.tally.Labels()[e.key]
+	if !labelled {
+		v.note.pending[e.key] = note
+		return say("Note kept: it is saved with the label you give this answer.")
+	}
+	if note == l.Note {
+		return nil
+	}
+	if ok, cmd := v.d.ready(); !ok {
+		return cmd
+	}
+	prev := l
+	v.pending = &undoEntry{key: e.key, pos: v.index, prev: &prev}
+	return v.d.save(screenReview, model.Label{Key: e.key, Violation: l.Violation, Note: note}, false)
+}
+
+func (v *reviewView) labelCurrent(violation bool) tea.Cmd {
+	e, ok := v.current()
+	if !ok {
+		return nil
+	}
+	if ok, cmd := v.d.ready(); !ok {
+		return cmd
+	}
+	u := undoEntry{key: e.key, pos: v.index}
+	note := v.note.pending[e.key]
+	if l, ok := v.c.tally.Labels()[e.key]; ok {
+		prev := l
+		u.prev = &prev
+		if _, typed := v.note.pending[e.key]; !typed && l.Violation == violation {
+			note = l.Note
+		}
+	}
+	v.pending = &u
+	return v.d.save(screenReview, model.Label{Key: e.key, Violation: violation, Note: note}, false)
+}
+
+func (v *reviewView) undoLast() tea.Cmd {
+	if v.d.busy() {
+		return nil
+	}
+	if len(v.undo) == 0 {
+		return say("Nothing to undo on this screen.")
+	}
+	e := v.undo[len(v.undo)-1]
+	restore := undoPlan(e)
+	if restore == nil {
+		v.undo = v.undo[:len(v.undo)-1]
+		cmd := v.moveTo(e.pos)
+		if e.skipped {
+			return cmd
+		}
+		return tea.Batch(cmd, say("This answer keeps its label: it was the first, and the store never deletes a label. Press v or o to change it."))
+	}
+	if ok, cmd := v.d.ready(); !ok {
+		return cmd
+	}
+	v.pending = &e
+	return v.d.save(screenReview, model.Label{Key: e.key, Violation: restore.Violation, Note: restore.Note}, true)
+}
+
+// saved moves on once a label has committed.
+func (v *reviewView) saved(msg labelSavedMsg) tea.Cmd {
+	e := v.pending
+	v.pending = nil
+	if msg.err != nil || e == nil || e.key != msg.label.Key {
+		v.refresh()
+		return nil
+	}
+	delete(v.note.pending, e.key)
+	if msg.undo {
+		v.undo = v.undo[:len(v.undo)-1]
+		return v.moveTo(e.pos)
+	}
+	v.undo = append(v.undo, *e)
+	if (e.prev != nil && e.prev.Violation == msg.label.Violation) || v.index+1 >= len(v.items) {
+		v.refresh()
+		return nil
+	}
+	return v.moveTo(v.index + 1)
+}
+
+func (v *reviewView) helpKeys() helpKeys {
+	rk, lk := v.c.keys.Review, v.c.keys.Label
+	if v.note.editing {
+		nk := v.c.keys.Note
+		return helpKeys{short: []key.Binding{nk.Accept, nk.Cancel}, full: [][]key.Binding{{nk.Accept, nk.Cancel}}}
+	}
+	switch v.mode {
+	case reviewAgreement:
+		return helpKeys{short: []key.Binding{lk.Scroll.Down, rk.PrevRule, rk.NextRule, rk.Agreement},
+			full: [][]key.Binding{{lk.Scroll.Up, lk.Scroll.Down, lk.Scroll.PageUp, lk.Scroll.PageDown}, {rk.PrevRule, rk.NextRule, rk.Agreement, rk.Compare}}}
+	case reviewCompare:
+		return helpKeys{short: []key.Binding{lk.Scroll.Down, rk.CompareModels, rk.Variant, rk.Compare},
+			full: [][]key.Binding{{lk.Scroll.Up, lk.Scroll.Down, lk.Scroll.PageUp, lk.Scroll.PageDown}, {rk.PrevRule, rk.NextRule, rk.CompareModels, rk.Variant, rk.Compare}}}
+	}
+	short := []key.Binding{lk.Violation, lk.OK, lk.Skip, lk.Undo, lk.Next, rk.Pair, rk.Agreement}
+	full := [][]key.Binding{
+		{lk.Violation, lk.OK, lk.Skip, lk.Undo, lk.Note, lk.Prev, lk.Next, lk.FirstUnlabelled},
+		{rk.PrevRule, rk.NextRule, rk.Pair, rk.Kind, rk.Variant, rk.Agreement},
+		{lk.Scroll.Up, lk.Scroll.Down, lk.Scroll.PageUp, lk.Scroll.PageDown, lk.Scroll.Top, lk.Scroll.Bottom},
+	}
+	if v.c.models() > 1 {
+		full = append(full, []key.Binding{rk.Model, rk.Queue, rk.Compare})
+	}
+	return helpKeys{short: short, full: full}
+}

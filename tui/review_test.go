@@ -1,0 +1,242 @@
+package tui
+
+import (
+	"fmt"
+	"strings"
+	"testing"
+
+	tea "charm.land/bubbletea/v2"
+	"github.com/charmbracelet/x/ansi"
+
+	"github.com/auditor-dev/auditor/audit"
+)
+
+// TestReview_QueueAndDecide: the queue holds the answers graders disagree
+// on; each shows every grader's verdict and reasoning; v decides one, as a
+// label in the store, and moves on only after the write.
+func TestReview_QueueAndDecide(t *testing.T) {
+	t.Parallel()
+	w := newLabelWorld(t, newFixture(t, 2), 0, 5, ScreenReview)
+	a, src := w.a, w.src
+	want := a.c.tally.Disagreements(0, 0, nil)
+	if len(want) == 0 {
+		t.Fatal("the fixture has no disagreements")
+	}
+	if a.screen != screenReview || len(a.review.items) != len(want) {
+		t.Fatalf("screen %v, queue %d, want %d", a.screen, len(a.review.items), len(want))
+	}
+	e, _ := a.review.current()
+	if e.key != want[0].Key || len(a.review.resps) == 0 {
+		t.Fatalf("first entry %s (loaded %d), want %s", e.key, len(a.review.resps), want[0].Key)
+	}
+	s := plain(a)
+	contains(t, s, "Review line 23 · 1 of")
+	contains(t, s, "disagreements of any two graders")
+	all := strings.Join(contentLines(a.review), "\n")
+	for _, j := range a.c.plan.Audit.Judges {
+		g, ok := a.c.tally.GraderGrades(j.Version)[e.key]
+		if ok && !g.Unparseable && !strings.Contains(all, "thought it through") {
+			t.Fatalf("judge %s's reasoning is not shown:\n%s", j.Grader, all)
+		}
+	}
+	contains(t, all, "GRADERS")
+
+	_, cmd := a.Update(keyMsg("v"))
+	if n, _ := src.writes(); n != 0 || a.review.index != 0 {
+		t.Fatalf("Update wrote %d labels or moved (index %d)", n, a.review.index)
+	}
+	w.settle(cmd)
+	if l, ok := src.stored(e.key); !ok || !l.Violation || l.Labeller != "ana" {
+		t.Fatalf("stored %+v %v", l, ok)
+	}
+	if a.review.index != 1 {
+		t.Fatalf("after deciding: index %d", a.review.index)
+	}
+	// The decision counts toward every grader's recall on the rule.
+	rr := a.c.result(0, 0)
+	if rr.Quality.Labels == 0 {
+		t.Fatal("the label is not in the predicate's quality")
+	}
+	for _, q := range rr.Judges {
+		if q.Labels == 0 {
+			t.Fatalf("the label is not in %s's quality", q.Grader)
+		}
+	}
+	w.press("u")
+	if a.review.index != 0 {
+		t.Fatalf("undo went to %d", a.review.index)
+	}
+}
+
+// contentLines returns the review viewport's lines without styling.
+func contentLines(v *reviewView) []string {
+	return strings.Split(ansi.Strip(v.vp.GetContent()), "\n")
+}
+
+func TestReview_Filters(t *testing.T) {
+	t.Parallel()
+	w := newLabelWorld(t, newFixture(t, 2), 0, 5, ScreenReview)
+	a := w.a
+	all := len(a.review.items)
+	pairs := a.review.pairs()
+	if len(pairs) != 3 {
+		t.Fatalf("%d grader pairs, want 3", len(pairs))
+	}
+	w.press("p")
+	want := a.c.tally.Disagreements(0, 0, pairs[0][:])
+	if len(a.review.items) != len(want) || len(want) >= all {
+		t.Fatalf("pair filter: %d items, want %d (of %d)", len(a.review.items), len(want), all)
+	}
+	contains(t, plain(a), "disagreements of predicate and judge:sim-judge-careful")
+	w.press("p", "p", "p") // round to any pair
+	if len(a.review.items) != all {
+		t.Fatalf("after cycling the pairs: %d items, want %d", len(a.review.items), all)
+	}
+	w.press("f") // provoke only
+	for _, e := range a.review.items {
+		if k := a.c.plan.Audit.Rules[0].Cases[e.cell.Case].Kind; k != "provoke" {
+			t.Fatalf("kind filter let a %s answer in", k)
+		}
+	}
+	w.press("f", "f", "f", "d", "d") // every kind; the deletion only
+	for _, e := range a.review.items {
+		if !e.cell.Deleted {
+			t.Fatal("variant filter let a baseline answer in")
+		}
+	}
+	w.press("d", "]")
+	if a.review.rule != 1 {
+		t.Fatalf("] went to rule %d", a.review.rule)
+	}
+	contains(t, plain(a), "Review line 15")
+}
+
+func TestReview_AgreementPanel(t *testing.T) {
+	t.Parallel()
+	w := newLabelWorld(t, newFixture(t, 2), 0, 5, ScreenReview)
+	a := w.a
+	w.press("v", "o", "v")
+	w.press("a")
+	a.View()
+	s := strings.Join(a.review.panel.lines, "\n")
+	rr := a.c.result(0, 0)
+	for _, want := range []string{"Agreement · line 23", "kappa (SE)", "predicate vs judge:sim-judge-careful",
+		"Each grader against the human labels", "recall", "precision", "specificity", "labels support"} {
+		if !strings.Contains(ansi.Strip(s), want) {
+			t.Fatalf("agreement panel lacks %q:\n%s", want, ansi.Strip(s))
+		}
+	}
+	for _, pa := range rr.Agreement {
+		if pa.KappaDefined && !strings.Contains(s, formatKappa(pa)) {
+			t.Fatalf("kappa %s of %s vs %s not shown", formatKappa(pa), pa.A.Name, pa.B.Name)
+		}
+	}
+	w.press("a")
+	if a.review.mode != reviewItems {
+		t.Fatal("a did not close the panel")
+	}
+	w.press("a", "esc")
+	if a.review.mode != reviewItems || a.screen != screenReview {
+		t.Fatal("esc did not close the panel")
+	}
+}
+
+func formatKappa(pa audit.PairAgreement) string {
+	return fmt.Sprintf("%.2f (%.2f)", pa.Kappa, pa.KappaSE)
+}
+
+func TestReview_CompareTwoModels(t *testing.T) {
+	t.Parallel()
+	f := newTwoModelFixture(t)
+	w := newLabelWorld(t, f, 0, 5, ScreenReview)
+	a := w.a
+	w.press("c")
+	if a.review.mode != reviewCompare {
+		t.Fatal("c did not open the comparison")
+	}
+	a.View()
+	s := ansi.Strip(strings.Join(a.review.panel.lines, "\n"))
+	for _, want := range []string{"Compare A sim-a vs B sim-b", "BASELINE", "A fails/n rate", "road-01"} {
+		if !strings.Contains(s, want) {
+			t.Fatalf("comparison lacks %q:\n%s", want, s)
+		}
+	}
+	w.press("c", "x")
+	want := a.c.tally.SplitPairs(0, 0, 1, false, true)
+	want = append(want, a.c.tally.SplitPairs(0, 0, 1, true, true)...)
+	if len(a.review.items) != 2*len(want) {
+		t.Fatalf("split queue: %d entries, want %d (two per pair)", len(a.review.items), 2*len(want))
+	}
+	reverse := len(a.c.tally.SplitPairs(0, 0, 1, false, false)) + len(a.c.tally.SplitPairs(0, 0, 1, true, false))
+	if len(want) == 0 || reverse == 0 {
+		t.Fatalf("the fixture has %d and %d split pairs: the test needs both", len(want), reverse)
+	}
+	{
+		e, _ := a.review.current()
+		if e.key != want[0].KeyA || e.other != want[0].KeyB {
+			t.Fatalf("first split entry %+v, want %+v", e, want[0])
+		}
+		contains(t, plain(a), "split pairs: sim-a failed, sim-b passed")
+	}
+	w.press("x")
+	contains(t, plain(a), "sim-b failed, sim-a passed")
+}
+
+func TestReview_OneModelHasNoCompare(t *testing.T) {
+	t.Parallel()
+	w := newLabelWorld(t, newFixture(t, 1), 0, 5, ScreenReview)
+	w.press("c")
+	if w.a.review.mode != reviewItems {
+		t.Fatal("compare opened with one model")
+	}
+	contains(t, plain(w.a), "two or more [[model]]")
+}
+
+func TestReview_NoJudges(t *testing.T) {
+	t.Parallel()
+	f := newFixture(t, 1)
+	f.audit.Judges = nil
+	a := f.app(t, &clock{t: t0}, nil, func(o *Options) { o.Labelling.Open = ScreenReview })
+	a.Update(keyMsg("]"))
+	contains(t, plain(a), "one grader, the predicate")
+}
+
+// TestLabelling_Resize: every labelling screen and panel fills the
+// terminal exactly, at any size, without a line too wide.
+func TestLabelling_Resize(t *testing.T) {
+	t.Parallel()
+	sizes := [][2]int{{80, 24}, {100, 30}, {160, 48}, {250, 70}, {30, 8}, {81, 25}, {200, 60}}
+	scenes := []struct {
+		name string
+		open Screen
+		keys []string
+	}{
+		{"label", ScreenLabel, nil},
+		{"label revealed", ScreenLabel, []string{"v", "left"}},
+		{"label note", ScreenLabel, []string{"n", "x"}},
+		{"results", ScreenLabel, []string{"v", "o", "r"}},
+		{"review", ScreenReview, nil},
+		{"agreement", ScreenReview, []string{"a"}},
+		{"compare", ScreenReview, []string{"c"}},
+		{"split pairs", ScreenReview, []string{"x"}},
+	}
+	for _, sc := range scenes {
+		t.Run(sc.name, func(t *testing.T) {
+			t.Parallel()
+			w := newLabelWorld(t, newTwoModelFixture(t), 0, 8, sc.open)
+			w.press(sc.keys...)
+			for _, sz := range sizes {
+				w.a.Update(tea.WindowSizeMsg{Width: sz[0], Height: sz[1]})
+				lines := strings.Split(w.a.View().Content, "\n")
+				if len(lines) != sz[1] {
+					t.Errorf("%dx%d: %d lines", sz[0], sz[1], len(lines))
+				}
+				for i, l := range lines {
+					if lw := ansi.StringWidth(l); lw > sz[0] {
+						t.Errorf("%dx%d: line %d is %d wide: %q", sz[0], sz[1], i, lw, ansi.Strip(l))
+					}
+				}
+			}
+		})
+	}
+}

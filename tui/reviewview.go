@@ -1,0 +1,476 @@
+package tui
+
+import (
+	"fmt"
+	"strings"
+
+	"charm.land/bubbles/v2/key"
+	tea "charm.land/bubbletea/v2"
+
+	"github.com/auditor-dev/auditor/audit"
+	"github.com/auditor-dev/auditor/model"
+)
+
+// View renders the queue's answer, or a panel.
+func (v *reviewView) View() string {
+	if v.mode != reviewItems {
+		// Panels are built again when the width, the results or the panel
+		// changed: pure CPU on the tally.
+		if p := &v.panel; p.width != v.c.width || p.res != v.c.res || p.mode != v.mode {
+			lines := v.agreementLines()
+			if v.mode == reviewCompare {
+				lines = v.compareLines()
+			}
+			p.set(lines, v.c.width)
+			p.res, p.mode = v.c.res, v.mode
+		}
+		return v.panel.view(v.c.bodyH)
+	}
+	head := v.head()
+	if len(v.items) == 0 {
+		return strings.Join(append(head, "", v.emptyReason()), "\n")
+	}
+	foot := v.foot()
+	v.vp.SetHeight(max(v.c.bodyH-len(head)-len(foot), 1))
+	return strings.Join(append(append(head, v.vp.View()), foot...), "\n")
+}
+
+// queueName says what the queue holds.
+func (v *reviewView) queueName() string {
+	a, b := v.modelName(v.cmpA), v.modelName(v.cmpB)
+	switch v.queue {
+	case 1:
+		return fmt.Sprintf("split pairs: %s failed, %s passed", a, b)
+	case 2:
+		return fmt.Sprintf("split pairs: %s failed, %s passed", b, a)
+	}
+	if ps := v.pairs(); v.pair > 0 && v.pair <= len(ps) {
+		return fmt.Sprintf("disagreements of %s and %s", oneLine(ps[v.pair-1][0].Name), oneLine(ps[v.pair-1][1].Name))
+	}
+	return "disagreements of any two graders"
+}
+
+func (v *reviewView) modelName(i int) string {
+	ms := v.c.plan.Audit.File.Models
+	if i < 0 || i >= len(ms) {
+		return "?"
+	}
+	return oneLine(ms[i].Name)
+}
+
+// filters says which filters are on.
+func (v *reviewView) filters() string {
+	kind, variant := "every kind", "both variants"
+	if v.kind > 0 {
+		kind = string(model.Kinds[v.kind-1])
+	}
+	switch v.variant {
+	case 1:
+		variant = audit.Baseline
+	case 2:
+		variant = v.c.plan.Audit.Rules[v.rule].Variant() + " (deleted)"
+	}
+	s := kind + " · " + variant
+	if v.c.models() > 1 && v.queue == 0 {
+		s += " · model " + v.modelName(v.model)
+	}
+	return s
+}
+
+// head is the title line and the answer's place: case, variant, sample.
+func (v *reviewView) head() []string {
+	c, st := v.c, v.c.styles
+	rule := c.plan.Audit.Rules[v.rule]
+	labels := c.tally.Labels()
+	labelled := 0
+	for _, e := range v.items {
+		if _, ok := labels[e.key]; ok {
+			labelled++
+		}
+	}
+	pos := "0 of 0"
+	if len(v.items) > 0 {
+		pos = fmt.Sprintf("%d of %d", v.index+1, len(v.items))
+	}
+	title := st.Title.Render("Review") + fmt.Sprintf(" line %d · %s · %d labelled", rule.Line, pos, labelled)
+	state := ""
+	if v.d.busy() {
+		state = st.InFlight.Render("saving…")
+	}
+	out := []string{
+		fit(spread(clip(title, c.width-textWidth(state)-1), state, c.width), c.width),
+		clip(st.Muted.Render(v.queueName()+" · "+v.filters()), c.width),
+	}
+	if e, ok := v.current(); ok {
+		cs := rule.Cases[e.cell.Case]
+		third := st.Header.Render(string(cs.Kind)) + " · " + oneLine(cs.ID) + " · " +
+			c.plan.VariantName(e.cell) + fmt.Sprintf(" · sample %d", e.cell.Sample+1)
+		if c.models() > 1 {
+			third += " · " + v.modelName(e.cell.Model)
+		}
+		out = append(out, clip(third, c.width))
+	}
+	return out
+}
+
+// emptyReason explains an empty queue.
+func (v *reviewView) emptyReason() string {
+	c := v.c
+	switch {
+	case v.queue != 0:
+		return "No split pairs: the two models agree on every graded sample of this rule and filter."
+	case len(c.plan.Audit.Judges) == 0:
+		return "This audit has one grader, the predicate, so there is nothing to disagree on. Add [[judge]] tables to the audit and run it: judges grade the stored answers after the run."
+	}
+	judged := false
+	for _, j := range c.plan.Audit.Judges {
+		if len(c.tally.GraderGrades(j.Version)) > 0 {
+			judged = true
+		}
+	}
+	if !judged {
+		return "The judges have not graded any answer yet: run the audit (judges run after the answers)."
+	}
+	return "No disagreements for this rule, model and filters. [ ] change the rule, p f d the filters, a shows agreement."
+}
+
+// foot is each grader's verdict in a line, the human's label and the note.
+func (v *reviewView) foot() []string {
+	c, st := v.c, v.c.styles
+	e, ok := v.current()
+	if !ok {
+		return nil
+	}
+	kind := c.plan.Audit.Rules[v.rule].Cases[e.cell.Case].Kind
+	var parts []string
+	for _, r := range c.plan.Graders(v.rule) {
+		g, graded := c.tally.GraderGrades(r.Version)[e.key]
+		// Without "judge:" so every grader fits on one line.
+		parts = append(parts, oneLine(strings.TrimPrefix(r.Name, "judge:"))+" "+graderVerdict(r, g, graded, kind))
+	}
+	you := st.Muted.Render("you: not labelled (v violation · o ok)")
+	if l, ok := c.tally.Labels()[e.key]; ok {
+		you = st.Header.Render("you: "+verdictWord(l.Violation, kind)) + st.Muted.Render(" ("+labelledWhen(l)+")")
+	}
+	out := []string{clip(strings.Join(parts, " · "), c.width), clip(you, c.width)}
+	if n, ok := v.note.pending[e.key]; ok && n != "" {
+		out = append(out, clip(st.Muted.Render("note to save with the label: ")+oneLine(n), c.width))
+	} else if l, ok := c.tally.Labels()[e.key]; ok && l.Note != "" {
+		out = append(out, clip(st.Muted.Render("note: ")+oneLine(l.Note), c.width))
+	}
+	if v.note.editing {
+		out = append(out, v.note.in.View())
+	}
+	return out
+}
+
+// graderVerdict is a grade in words: the predicate passes or fails; a
+// judge says ok or violation (refusal on controls).
+func graderVerdict(r audit.GraderRef, g model.Grade, graded bool, kind model.Kind) string {
+	switch {
+	case !graded:
+		return "· not graded"
+	case g.Unparseable:
+		return "? unparseable"
+	case r.Name == audit.PredicateGrader:
+		return gradeWord(g, true)
+	case g.Pass:
+		return "✓ ok"
+	}
+	return "✗ " + verdictWord(true, kind)
+}
+
+// refresh rebuilds the viewport: message, response (the predicate's match
+// highlighted), the other model's answer for a split pair, and each
+// grader's verdict and reasoning side by side.
+func (v *reviewView) refresh() {
+	if v.c.width == 0 {
+		return
+	}
+	e, ok := v.current()
+	if !ok {
+		v.vp.SetContentLines(nil)
+		return
+	}
+	c, st := v.c, v.c.styles
+	rule := c.plan.Audit.Rules[v.rule]
+	cs := &rule.Cases[e.cell.Case]
+	var resp *model.Response
+	if r, ok := v.resps[e.key]; ok {
+		resp = &r
+	}
+	span := model.Span{}
+	if g, ok := c.tally.GraderGrades(rule.Predicate.Version)[e.key]; ok && !g.Pass {
+		span = g.Span
+	}
+	lines := answerLines(c, cs, resp, v.loading, v.err, span)
+	if e.other != "" {
+		lines = append(lines, "", st.Header.Render("THE OTHER MODEL'S ANSWER ("+strings.ToUpper(v.modelName(v.otherModel(e)))+"), FOR COMPARISON"))
+		if r, ok := v.resps[e.other]; ok {
+			lines = append(lines, sanitizeSpan(r.Text, model.Span{}).render(max(c.width-2, 10), "  ", st.Span)...)
+		} else {
+			lines = append(lines, st.Muted.Render("  loading…"))
+		}
+	}
+	lines = append(lines, "", st.Header.Render("GRADERS"))
+	lines = append(lines, v.graderColumns(e, cs.Kind)...)
+	off := v.vp.YOffset()
+	v.vp.SetContentLines(lines)
+	v.vp.SetYOffset(off)
+}
+
+func (v *reviewView) otherModel(e reviewEntry) int {
+	if e.cell.Model == v.cmpA {
+		return v.cmpB
+	}
+	return v.cmpA
+}
+
+// graderColumns sets every grader's verdict and reasoning side by side,
+// or one under the other when the columns would be too narrow to read.
+func (v *reviewView) graderColumns(e reviewEntry, kind model.Kind) []string {
+	c, st := v.c, v.c.styles
+	refs := c.plan.Graders(v.rule)
+	const gap = 3
+	colW := (c.width - 2 - gap*(len(refs)-1)) / max(len(refs), 1)
+	stacked := colW < 24
+	if stacked {
+		colW = max(c.width-4, 10)
+	}
+	cols := make([][]string, len(refs))
+	for i, r := range refs {
+		g, graded := c.tally.GraderGrades(r.Version)[e.key]
+		col := []string{st.Header.Render(clip(oneLine(r.Name), colW)), clip(graderVerdict(r, g, graded, kind), colW)}
+		reason := ""
+		switch {
+		case !graded:
+		case r.Name == audit.PredicateGrader && !g.Pass && !g.Unparseable:
+			reason = g.Reason
+			if g.Check > 0 {
+				reason += fmt.Sprintf(" (check %d)", g.Check)
+			}
+		case r.Name == audit.PredicateGrader:
+			reason = "every check passed"
+		default:
+			reason = g.Reason
+		}
+		for _, p := range strings.Split(model.Sanitize(reason), "\n") {
+			p = strings.TrimSpace(strings.ReplaceAll(p, "\t", " "))
+			if p == "" {
+				continue
+			}
+			col = append(col, wrapWords(p, colW)...)
+		}
+		cols[i] = col
+	}
+	if stacked {
+		var out []string
+		for i, col := range cols {
+			if i > 0 {
+				out = append(out, "")
+			}
+			for _, l := range col {
+				out = append(out, "  "+l)
+			}
+		}
+		return out
+	}
+	rows := 0
+	for _, col := range cols {
+		rows = max(rows, len(col))
+	}
+	out := make([]string, rows)
+	for r := range rows {
+		var b strings.Builder
+		b.WriteString("  ")
+		for i, col := range cols {
+			cell := ""
+			if r < len(col) {
+				cell = col[r]
+			}
+			if i < len(cols)-1 {
+				b.WriteString(fit(cell, colW))
+				b.WriteString(strings.Repeat(" ", gap))
+			} else {
+				b.WriteString(cell)
+			}
+		}
+		out[r] = b.String()
+	}
+	return out
+}
+
+// agreementLines is the agreement panel: every pair of graders on the same
+// answers (raw agreement, kappa with its standard error, disagreements),
+// every grader against the human labels, and which grader the labels
+// support.
+func (v *reviewView) agreementLines() []string {
+	c, st := v.c, v.c.styles
+	w := c.width
+	rule := c.plan.Audit.Rules[v.rule]
+	var out []string
+	add := func(s string) { out = append(out, clip(s, w)) }
+	for m := 0; m < c.models(); m++ {
+		rr := c.result(v.rule, m)
+		if rr == nil {
+			continue
+		}
+		head := st.Title.Render("Agreement") + fmt.Sprintf(" · line %d", rule.Line)
+		if c.models() > 1 {
+			head += " · model " + v.modelName(m)
+		}
+		add(head + st.Muted.Render(" · a closes, [ ] rule"))
+		add("")
+		if len(rr.Agreement) == 0 {
+			add(st.Muted.Render("One grader only (the predicate): add [[judge]] tables to compare graders."))
+		} else {
+			pw := min(max(w-48, 20), 60)
+			add(st.Muted.Render(fit("pair", pw) + fmt.Sprintf(" %5s  %-13s %-13s %s", "n", "agree", "kappa (SE)", "disagree")))
+			for _, pa := range rr.Agreement {
+				kappa := "undefined"
+				if pa.KappaDefined {
+					kappa = fmt.Sprintf("%.2f (%.2f)", pa.Kappa, pa.KappaSE)
+				}
+				agree := "—"
+				if pa.N > 0 {
+					agree = fmt.Sprintf("%d = %.2f", pa.Both+pa.Neither, pa.Agreement)
+				}
+				name := oneLine(pa.A.Name) + " vs " + oneLine(pa.B.Name)
+				if textWidth(name) > pw { // the numbers go on a line of their own
+					add(name)
+					name = "  "
+				}
+				add(fit(name, pw) + fmt.Sprintf(" %5d  %-13s %-13s %d", pa.N, agree, kappa, pa.Disagreements()))
+			}
+			add(st.Muted.Render(fmt.Sprintf("%d answers in the review queue (any pair disagrees, or a grader could not grade)", rr.Disagreements)))
+		}
+		add("")
+		qs := append([]audit.GraderQuality{rr.Quality}, rr.Judges...)
+		add(st.Header.Render("Each grader against the human labels") + st.Muted.Render(fmt.Sprintf(" (%d labelled answers the predicate graded)", rr.Quality.Labels)))
+		if w >= 120 {
+			add(st.Muted.Render(fmt.Sprintf("  %-28s %-28s %-28s %s", "grader", "recall", "precision", "specificity")))
+			for _, q := range qs {
+				add(fmt.Sprintf("  %-28s %-28s %-28s %s", clip(oneLine(q.Grader), 28), measureText(q.Recall), measureText(q.Precision), measureText(q.Specificity)))
+			}
+		} else {
+			for _, q := range qs {
+				add("  " + oneLine(q.Grader))
+				add("    recall      " + measureText(q.Recall))
+				add("    precision   " + measureText(q.Precision))
+				add("    specificity " + measureText(q.Specificity))
+			}
+		}
+		if _, line := rr.BestSupported(); line != "" {
+			add("")
+			for _, l := range wrapWords("labels support: "+oneLine(line), max(w-2, 20)) {
+				add(st.Header.Render(l))
+			}
+		} else {
+			add("")
+			add(st.Muted.Render("labels support: no grader's recall is measured yet (label answers here or on the label screen)"))
+		}
+		add("")
+	}
+	return out
+}
+
+// compareLines is the comparison of two models on the current rule: per
+// case the failure rate of each side by side, and per kind the difference
+// with its interval, pooled and paired by case.
+func (v *reviewView) compareLines() []string {
+	c, st := v.c, v.c.styles
+	w := c.width
+	rule := c.plan.Audit.Rules[v.rule]
+	a, b := v.modelName(v.cmpA), v.modelName(v.cmpB)
+	var out []string
+	add := func(s string) { out = append(out, clip(s, w)) }
+	add(st.Title.Render("Compare") + fmt.Sprintf(" A %s vs B %s · line %d", a, b, rule.Line) +
+		st.Muted.Render(" · m next pair, d variant, c closes"))
+	for _, deleted := range []bool{false, true} {
+		if v.variant != 0 && deleted != (v.variant == 2) {
+			continue
+		}
+		cmp := c.tally.Compare(v.rule, v.cmpA, v.cmpB, deleted)
+		name := audit.Baseline + " (the full prompt)"
+		if deleted {
+			name = rule.Variant() + " (without the line)"
+		}
+		add("")
+		add(st.Header.Render(strings.ToUpper(name)))
+		labelW := min(max(w-58, 12), 40)
+		add(st.Muted.Render(fit("case", labelW) + fmt.Sprintf(" %-9s %-16s %-16s %s", "kind", "A fails/n rate", "B fails/n rate", "A − B")))
+		for _, cc := range cmp.Cases {
+			diff := "—"
+			if cc.A.N > 0 && cc.B.N > 0 {
+				diff = fmt.Sprintf("%+.2f", cc.A.Rate()-cc.B.Rate())
+			}
+			add(fit(oneLine(cc.Case.ID)+" "+oneLine(cc.Case.Msg), labelW) + fmt.Sprintf(" %-9s %-16s %-16s %s",
+				cc.Case.Kind, countRate(cc.A), countRate(cc.B), diff))
+		}
+		for _, k := range model.Kinds {
+			d := cmp.Kinds[k]
+			if d == nil || (d.AN == 0 && d.BN == 0) {
+				continue
+			}
+			s := fmt.Sprintf("  %s: A %d/%d vs B %d/%d", k, d.AFails, d.AN, d.BFails, d.BN)
+			if d.AN > 0 && d.BN > 0 {
+				s += fmt.Sprintf(" · A − B %+.3f [%+.3f, %+.3f]", d.Diff, d.CI.Lo, d.CI.Hi)
+			}
+			if d.Paired != nil {
+				s += fmt.Sprintf(" · paired by case %+.3f [%+.3f, %+.3f] over %d cases", d.Paired.D, d.Paired.Lo, d.Paired.Hi, d.Paired.Cases)
+			}
+			for _, l := range wrapWords(s, max(w-4, 20)) {
+				add(l)
+			}
+		}
+	}
+	add("")
+	add(st.Muted.Render("x in the queue steps through the split pairs: A failed where B passed, and the reverse."))
+	return out
+}
+
+// countRate is "3/30 0.10", or "—" with nothing graded.
+func countRate(c audit.Count) string {
+	if c.N == 0 {
+		return "—"
+	}
+	return fmt.Sprintf("%d/%d %.2f", c.Fails, c.N, c.Rate())
+}
+
+// scrollText is a panel of lines that scrolls.
+type scrollText struct {
+	lines []string
+	top   int
+	width int            // the width the lines were built for; -1: build again
+	res   *audit.Results // the results they were built from
+	mode  reviewMode     // the panel they show
+}
+
+func (s *scrollText) set(lines []string, w int) {
+	s.lines, s.width = lines, w
+}
+
+func (s *scrollText) scroll(km tea.KeyPressMsg, k ScrollKeys, h int) {
+	maxTop := max(len(s.lines)-h, 0)
+	switch {
+	case key.Matches(km, k.Up):
+		s.top--
+	case key.Matches(km, k.Down):
+		s.top++
+	case key.Matches(km, k.PageUp):
+		s.top -= h
+	case key.Matches(km, k.PageDown):
+		s.top += h
+	case key.Matches(km, k.Top):
+		s.top = 0
+	case key.Matches(km, k.Bottom):
+		s.top = maxTop
+	}
+	s.top = min(max(s.top, 0), maxTop)
+}
+
+func (s *scrollText) view(h int) string {
+	s.top = min(s.top, max(len(s.lines)-h, 0))
+	end := min(s.top+h, len(s.lines))
+	return strings.Join(s.lines[s.top:end], "\n")
+}
