@@ -82,7 +82,9 @@ func (a *App) header() [3]string {
 	l := c.live
 	if l == nil {
 		out[1] = a.storedLine()
-		out[2] = st.Muted.Render(legend())
+		if a.screen == screenGrid || a.screen == screenCell {
+			out[2] = st.Muted.Render(legend()) // the symbols are the grid's
+		}
 		return out
 	}
 	pct := 0.0
