@@ -165,12 +165,58 @@ func (g *Grader) Regrade(st GradeStore) (int, error) {
 	if err != nil {
 		return 0, err
 	}
+	added, n, err := g.regrade(status, func(version string) (map[string]model.Grade, error) {
+		return st.GradesFor(PredicateGrader, version)
+	}, st)
+	if err != nil || n == 0 {
+		return n, err
+	}
+	return n, st.PutGrades(added)
+}
+
+// AnswerStore is what RegradeTally needs from storage: the answers it
+// grades, and a place for their grades. store.Store satisfies it.
+type AnswerStore interface {
+	Response(key string) (model.Response, error)
+	PutGrades(grades map[string][]model.Grade) error
+}
+
+// RegradeTally is Regrade working from the state a Tally has loaded rather
+// than reading status and grades from storage again: showing results then
+// reads them once (NewTally, RegradeTally, Tally.Results) instead of once
+// to re-grade and once more to aggregate. It stores the grades it adds and
+// records them in t, which then holds what Aggregate would load.
+func (g *Grader) RegradeTally(t *Tally, st AnswerStore) (int, error) {
+	added, n, err := g.regrade(t.status, func(version string) (map[string]model.Grade, error) {
+		return t.grades[version], nil
+	}, st)
+	if err != nil || n == 0 {
+		return n, err
+	}
+	if err := st.PutGrades(added); err != nil {
+		return n, err
+	}
+	for key, gs := range added {
+		for _, gr := range gs {
+			t.RecordGrade(key, gr)
+		}
+	}
+	return n, nil
+}
+
+// regrade returns the grades missing from have for every answered cell,
+// by response key, and how many there are. It reads the texts of those
+// answers only.
+func (g *Grader) regrade(status map[string]bool, have func(version string) (map[string]model.Grade, error),
+	st interface {
+		Response(key string) (model.Response, error)
+	}) (map[string][]model.Grade, int, error) {
 	added := map[string][]model.Grade{}
 	n := 0
 	for ri, rule := range g.plan.Audit.Rules {
-		have, err := st.GradesFor(PredicateGrader, rule.Predicate.Version)
+		have, err := have(rule.Predicate.Version)
 		if err != nil {
-			return 0, err
+			return nil, 0, err
 		}
 		graded := map[string]bool{}
 		for _, ci := range g.plan.cellsOfRule(ri) {
@@ -184,20 +230,17 @@ func (g *Grader) Regrade(st GradeStore) (int, error) {
 			graded[cell.Key] = true
 			r, err := st.Response(cell.Key)
 			if err != nil {
-				return n, err
+				return nil, n, err
 			}
 			gr, err := g.gradeOne(ri, rule.Cases[cell.Case], r.Text)
 			if err != nil {
-				return n, err
+				return nil, n, err
 			}
 			added[cell.Key] = append(added[cell.Key], gr)
 			n++
 		}
 	}
-	if n == 0 {
-		return 0, nil
-	}
-	return n, st.PutGrades(added)
+	return added, n, nil
 }
 
 // cellsOfRule returns the indices of the cells of one rule, in plan order.

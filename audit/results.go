@@ -5,6 +5,7 @@ import (
 
 	"github.com/auditor-dev/auditor/model"
 	"github.com/auditor-dev/auditor/model/stats"
+	"github.com/auditor-dev/auditor/runner"
 )
 
 // Source is the stored state results are computed from. store.Store
@@ -123,9 +124,18 @@ type Tally struct {
 	sets   []LabelSet // label sets, for weighting stratified labels
 }
 
+// KeyedSource is a Source that can build its maps with key strings the
+// caller supplies (store.Store satisfies it). NewTally then keys them with
+// the plan's own strings: a tally of a hundred thousand answers would
+// otherwise hold two more copies of every key.
+type KeyedSource interface {
+	StatusUsing(key func(k []byte) string) (map[string]bool, error)
+	GradesForUsing(grader, version string, key func(k []byte) string) (map[string]model.Grade, error)
+}
+
 // NewTally loads the state of the plan's calls from src.
 func NewTally(p *Plan, src Source) (*Tally, error) {
-	status, err := src.Status()
+	status, err := loadStatus(p, src)
 	if err != nil {
 		return nil, err
 	}
@@ -143,18 +153,41 @@ func NewTally(p *Plan, src Source) (*Tally, error) {
 		if _, ok := t.grades[v]; ok {
 			continue
 		}
-		if t.grades[v], err = src.GradesFor(PredicateGrader, v); err != nil {
+		if t.grades[v], err = loadGrades(p, src, PredicateGrader, v); err != nil {
 			return nil, err
 		}
 	}
 	// Judge versions hash the judge's model and rubric, so they never collide
 	// with predicate versions and share the map.
 	for _, j := range p.Audit.Judges {
-		if t.grades[j.Version], err = src.GradesFor(j.Grader, j.Version); err != nil {
+		if t.grades[j.Version], err = loadGrades(p, src, j.Grader, j.Version); err != nil {
 			return nil, err
 		}
 	}
 	return t, nil
+}
+
+func loadStatus(p *Plan, src Source) (map[string]bool, error) {
+	if ks, ok := src.(KeyedSource); ok {
+		return ks.StatusUsing(p.key)
+	}
+	return src.Status()
+}
+
+func loadGrades(p *Plan, src Source, grader, version string) (map[string]model.Grade, error) {
+	if ks, ok := src.(KeyedSource); ok {
+		return ks.GradesForUsing(grader, version, p.key)
+	}
+	return src.GradesFor(grader, version)
+}
+
+// key returns the plan's own string for a response key, or a new one for a
+// key the plan does not use (a judge call's).
+func (p *Plan) key(k []byte) string {
+	if cells := p.ByKey[string(k)]; len(cells) > 0 { // a lookup: no allocation
+		return p.Cells[cells[0]].Key
+	}
+	return string(k)
 }
 
 // GraderGrades returns the grades one grader version has given so far, by
@@ -377,23 +410,25 @@ type Spend struct {
 }
 
 // SpendOf adds up the usage of every stored response the plan uses. each
-// visits stored responses (store.Store.ForEachResponse satisfies it).
+// visits stored responses; only their keys and token counts are read, so
+// store.Store.ForEachResponseMeta, which skips the texts, is the one to
+// pass (ForEachResponse gives the same sum, slower).
 func (p *Plan) SpendOf(each func(fn func(model.Response) error) error) (Spend, error) {
-	idx := make(map[string]int, len(p.Calls))
-	for i, c := range p.Calls {
-		idx[c.Key] = i
+	prices := make([]runner.Price, len(p.Audit.File.Models))
+	for i, m := range p.Audit.File.Models {
+		prices[i] = priceOf(m)
 	}
 	var s Spend
 	err := each(func(r model.Response) error {
-		i, ok := idx[r.Key]
-		if !ok {
-			return nil
+		cells := p.ByKey[r.Key]
+		if len(cells) == 0 {
+			return nil // not an answer of this plan (a judge call, another audit's)
 		}
 		s.Calls++
 		s.PromptTokens += int64(r.PromptTokens)
 		s.CachedTokens += int64(r.CachedTokens)
 		s.CompletionTokens += int64(r.CompletionTokens)
-		s.USD += p.Calls[i].Price.Cost(r.PromptTokens, r.CachedTokens, r.CompletionTokens)
+		s.USD += prices[p.Cells[cells[0]].Model].Cost(r.PromptTokens, r.CachedTokens, r.CompletionTokens)
 		return nil
 	})
 	return s, err

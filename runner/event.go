@@ -50,7 +50,7 @@ type Stopped struct {
 	Detail    string  // why, for people; empty when Completed
 	Done      int     // calls finished (answered or failed for good) and saved
 	Failed    int     // of Done, calls that failed for good
-	Remaining int     // calls not finished: len(calls) - Done
+	Remaining int     // calls not finished: len(calls) - Done, less those Options.Skip left out
 	Spent     float64 // dollars spent by all attempts, by their reported usage
 }
 

@@ -51,6 +51,13 @@ type Options struct {
 	// must not be shared with another run in progress. Tests pass a seeded
 	// one; nil means one seeded from the clock.
 	Rand *rand.Rand
+	// Skip, when set, leaves out the calls for which it returns true (by
+	// index into the calls given to Run): they are not made, saved or
+	// reported, and Stopped.Remaining counts only the others. It lets a
+	// caller run what is left of a large plan without copying the calls
+	// still to make. The run calls it from one goroutine, possibly more
+	// than once per call, and it must give the same answer every time.
+	Skip func(i int) bool
 }
 
 func (o Options) withDefaults() Options {
@@ -83,9 +90,10 @@ func (o Options) withDefaults() Options {
 // Run makes the calls and reports progress on the returned channel, saving
 // each call that ends through sink (nil: nothing is saved). It returns at
 // once; the work happens in goroutines owned by the run. Calls should have
-// distinct keys: Run makes every call it is given. The calls slice must not
-// be modified until the channel is closed. Cancel ctx to stop the run. See
-// the package documentation for the delivery contract.
+// distinct keys: Run makes every call it is given but those Options.Skip
+// leaves out. The calls slice must not be modified until the channel is
+// closed. Cancel ctx to stop the run. See the package documentation for the
+// delivery contract.
 func Run(ctx context.Context, calls []Call, sink Sink, opts Options) <-chan Event {
 	opts = opts.withDefaults()
 	r := &run{
@@ -97,6 +105,7 @@ func Run(ctx context.Context, calls []Call, sink Sink, opts Options) <-chan Even
 		results: make(chan attemptResult, opts.Concurrency),
 		saved:   make(chan saveResult, opts.Concurrency),
 		aimd:    aimd{limit: opts.Concurrency, max: opts.Concurrency},
+		total:   len(calls),
 	}
 	go r.loop()
 	return r.events
@@ -125,6 +134,7 @@ type run struct {
 	reserved float64 // estimated dollars of attempts in flight
 
 	done, failed int
+	total        int // calls to make: len(calls) less those skipped
 
 	stopped bool
 	reason  StopReason
@@ -158,6 +168,13 @@ type saveResult struct {
 
 func (r *run) loop() {
 	defer close(r.events)
+	if r.opts.Skip != nil {
+		for i := range r.calls {
+			if r.opts.Skip(i) {
+				r.total--
+			}
+		}
+	}
 	ctxDone := r.ctx.Done()
 	timer := time.NewTimer(time.Hour)
 	timer.Stop()
@@ -166,7 +183,7 @@ func (r *run) loop() {
 		now := time.Now()
 		r.dispatch(now)
 		if r.inFlight == 0 && r.saving == 0 &&
-			(r.stopped || (r.next >= len(r.calls) && r.waiting.Len() == 0)) {
+			(r.stopped || (r.skipTo() >= len(r.calls) && r.waiting.Len() == 0)) {
 			break
 		}
 		// Wake for the earliest retry only when a slot is free for it;
@@ -192,7 +209,7 @@ func (r *run) loop() {
 		Detail:    r.detail,
 		Done:      r.done,
 		Failed:    r.failed,
-		Remaining: len(r.calls) - r.done,
+		Remaining: r.total - r.done,
 		Spent:     r.spent,
 	})
 }
@@ -208,7 +225,7 @@ func (r *run) dispatch(now time.Time) {
 		switch {
 		case r.waiting.Len() > 0 && !r.waiting[0].readyAt.After(now):
 			st = heap.Pop(&r.waiting).(*callState)
-		case r.next < len(r.calls):
+		case r.skipTo() < len(r.calls):
 			c := &r.calls[r.next]
 			key := c.Key
 			if key == "" {
@@ -232,6 +249,14 @@ func (r *run) dispatch(now time.Time) {
 		r.emit(Started{Index: st.index, Key: st.key, Attempt: st.attempts})
 		go r.attempt(st, est)
 	}
+}
+
+// skipTo moves next past skipped calls and returns it.
+func (r *run) skipTo() int {
+	for r.opts.Skip != nil && r.next < len(r.calls) && r.opts.Skip(r.next) {
+		r.next++
+	}
+	return r.next
 }
 
 // attempt makes one attempt and reports it to the loop. It runs in its own

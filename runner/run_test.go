@@ -657,3 +657,77 @@ func TestStopReason_String(t *testing.T) {
 		seen[s] = true
 	}
 }
+
+// Options.Skip leaves calls out: they are not made, saved or reported, and
+// Remaining counts only the others.
+func TestRun_Skip(t *testing.T) {
+	t.Parallel()
+	var mu sync.Mutex
+	made := map[string]int{}
+	p := funcProvider(func(ctx context.Context, c Call) (Completion, error) {
+		mu.Lock()
+		made[c.Key]++
+		mu.Unlock()
+		return Completion{Text: "ok", FinishReason: "stop"}, nil
+	})
+	tests := []struct {
+		name string
+		skip func(i int) bool
+		want int // calls made of 20
+	}{
+		{"every third", func(i int) bool { return i%3 == 0 }, 13},
+		{"all", func(int) bool { return true }, 0},
+		{"none", func(int) bool { return false }, 20},
+		{"the tail", func(i int) bool { return i >= 5 }, 5},
+	}
+	for _, tc := range tests {
+		t.Run(tc.name, func(t *testing.T) {
+			scripts := make([]string, 20)
+			for i := range scripts {
+				scripts[i] = tc.name
+			}
+			calls := scriptCalls(p, scripts...)
+			sink := newMemSink()
+			opts := fastOpts(3)
+			opts.Skip = tc.skip
+			evs := collect(t, Run(context.Background(), calls, sink, opts))
+			stop, ok := evs[len(evs)-1].(Stopped)
+			if !ok || stop.Reason != Completed || stop.Done != tc.want || stop.Remaining != 0 {
+				t.Fatalf("stopped %+v, want completed after %d calls", evs[len(evs)-1], tc.want)
+			}
+			for _, e := range evs {
+				var i int
+				switch e := e.(type) {
+				case Started:
+					i = e.Index
+				case Finished:
+					i = e.Index
+				default:
+					continue
+				}
+				if tc.skip(i) {
+					t.Errorf("event %T for skipped call %d", e, i)
+				}
+			}
+			saved := sink.keys()
+			mu.Lock()
+			defer mu.Unlock()
+			for i, c := range calls {
+				if want := !tc.skip(i); saved[c.Key] != want || (made[c.Key] == 1) != want {
+					t.Errorf("call %d: saved %v, made %d times; want made: %v", i, saved[c.Key], made[c.Key], want)
+				}
+			}
+		})
+	}
+
+	// A run stopped early counts only the calls it was to make as remaining.
+	calls := scriptCalls(p, make([]string, 10)...)
+	ctx, cancel := context.WithCancel(context.Background())
+	cancel()
+	opts := fastOpts(2)
+	opts.Skip = func(i int) bool { return i < 4 }
+	evs := collect(t, Run(ctx, calls, nil, opts))
+	if stop := evs[len(evs)-1].(Stopped); stop.Reason != Cancelled || stop.Remaining != 6-stop.Done {
+		t.Errorf("cancelled run stopped %+v, want remaining %d", stop, 6-stop.Done)
+	}
+}

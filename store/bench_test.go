@@ -86,3 +86,25 @@ func BenchmarkGradesFor100k(b *testing.B) {
 		}
 	}
 }
+
+// BenchmarkForEachResponseMeta100k is what summing the spend of a large
+// audit costs: records only, no texts.
+func BenchmarkForEachResponseMeta100k(b *testing.B) {
+	s := fill100k(b)
+	for b.Loop() {
+		n := 0
+		if err := s.ForEachResponseMeta(func(model.Response) error { n++; return nil }); err != nil || n != benchN {
+			b.Fatalf("ForEachResponseMeta: %d responses, %v", n, err)
+		}
+	}
+}
+
+func BenchmarkForEachResponse100k(b *testing.B) {
+	s := fill100k(b)
+	for b.Loop() {
+		n := 0
+		if err := s.ForEachResponse(func(model.Response) error { n++; return nil }); err != nil || n != benchN {
+			b.Fatalf("ForEachResponse: %d responses, %v", n, err)
+		}
+	}
+}

@@ -45,19 +45,29 @@ func (s *Store) PutGrades(grades map[string][]model.Grade) error {
 // key. The map is empty (not nil) when that version graded nothing. It reads
 // one nested bucket in key order.
 func (s *Store) GradesFor(grader, version string) (map[string]model.Grade, error) {
-	m := map[string]model.Grade{}
+	return s.GradesForUsing(grader, version, nil)
+}
+
+// GradesForUsing is GradesFor with the map's key strings supplied by key,
+// as for StatusUsing.
+func (s *Store) GradesForUsing(grader, version string, key func(k []byte) string) (map[string]model.Grade, error) {
+	var m map[string]model.Grade
 	err := s.view(func(tx *bolt.Tx) error {
 		b := versionBucket(tx, grader, version)
 		if b == nil {
+			m = map[string]model.Grade{}
 			return nil
 		}
+		m = make(map[string]model.Grade, min(b.Sequence(), maxSizeHint))
+		in := interner{} // failing grades of one check share its reason
+		buf := new([hexKeyLen]byte)
 		return b.ForEach(func(k, v []byte) error {
-			g, err := decodeGrade(v)
+			g, err := decodeGradeInterned(v, in)
 			if err != nil {
 				return s.corrupt("grade of response", k, err)
 			}
 			g.Grader, g.Version = grader, version
-			m[string(k)] = g
+			m[keyUsing(k, key, buf)] = g
 			return nil
 		})
 	})
@@ -72,7 +82,7 @@ func (s *Store) GradesFor(grader, version string) (map[string]model.Grade, error
 // response has none.
 func (s *Store) Grades(key string) ([]model.Grade, error) {
 	var out []model.Grade
-	k := []byte(key)
+	k := dbKey(key)
 	err := s.view(func(tx *bolt.Tx) error {
 		root := tx.Bucket(bucketGrades)
 		if root == nil {
@@ -100,6 +110,10 @@ func (s *Store) Grades(key string) ([]model.Grade, error) {
 	}
 	return out, nil
 }
+
+// maxSizeHint bounds a map size taken from a stored count, which a damaged
+// file could make absurd.
+const maxSizeHint = 1 << 24
 
 func versionBucket(tx *bolt.Tx, grader, version string) *bolt.Bucket {
 	root := tx.Bucket(bucketGrades)
@@ -153,7 +167,14 @@ func (gb *gradeBuckets) put(key string, gs []model.Grade) error {
 			}
 			gb.cache[id] = b
 		}
-		if err := b.Put([]byte(key), encodeGrade(g)); err != nil {
+		k := dbKey(key)
+		if b.Get(k) == nil {
+			// Counted so that GradesFor can size its map.
+			if _, err := b.NextSequence(); err != nil {
+				return fmt.Errorf("store: count grade %s@%s for %s: %w", g.Grader, g.Version, key, err)
+			}
+		}
+		if err := b.Put(k, encodeGrade(g)); err != nil {
 			return fmt.Errorf("store: put grade %s@%s for %s: %w", g.Grader, g.Version, key, err)
 		}
 	}
@@ -180,7 +201,11 @@ func encodeGrade(g model.Grade) []byte {
 
 var errShortGrade = errors.New("truncated grade")
 
-func decodeGrade(v []byte) (model.Grade, error) {
+func decodeGrade(v []byte) (model.Grade, error) { return decodeGradeInterned(v, nil) }
+
+// decodeGradeInterned is decodeGrade sharing reasons through in (nil: a
+// copy each).
+func decodeGradeInterned(v []byte, in interner) (model.Grade, error) {
 	if len(v) < 2 {
 		return model.Grade{}, errShortGrade
 	}
@@ -201,6 +226,6 @@ func decodeGrade(v []byte) (model.Grade, error) {
 		nums[i], rest = n, rest[size:]
 	}
 	g.Check, g.Span.Start, g.Span.End = int(nums[0]), int(nums[1]), int(nums[2])
-	g.Reason = string(rest) // copies out of the transaction's memory
+	g.Reason = in.get(rest) // copies out of the transaction's memory
 	return g, nil
 }

@@ -3,6 +3,7 @@ package store
 import (
 	"errors"
 	"reflect"
+	"strings"
 	"testing"
 
 	bolt "go.etcd.io/bbolt"
@@ -155,7 +156,7 @@ func TestStore_GradesFor_CorruptValue(t *testing.T) {
 		t.Fatal(err)
 	}
 	err := s.update(func(tx *bolt.Tx) error {
-		return tx.Bucket(bucketGrades).Bucket([]byte("p")).Bucket([]byte("v")).Put([]byte(testKey(1)), []byte{7})
+		return tx.Bucket(bucketGrades).Bucket([]byte("p")).Bucket([]byte("v")).Put(dbKey(testKey(1)), []byte{7})
 	})
 	if err != nil {
 		t.Fatal(err)
@@ -165,5 +166,55 @@ func TestStore_GradesFor_CorruptValue(t *testing.T) {
 	}
 	if _, err := s.Grades(testKey(1)); !errors.Is(err, ErrCorrupt) {
 		t.Errorf("Grades: err = %v, want ErrCorrupt", err)
+	}
+}
+
+// StatusUsing and GradesForUsing key their maps with the strings the
+// caller returns, given each key in its hex form.
+func TestStore_Using(t *testing.T) {
+	t.Parallel()
+	s, _ := mustOpen(t)
+	other := testResponse(3, true)
+	other.Key = "not-hex"
+	putAll(t, s, testResponse(1, true), testResponse(2, false), other)
+	keys := []string{testKey(1), testKey(2), other.Key}
+	grades := map[string][]model.Grade{}
+	for _, k := range keys {
+		grades[k] = []model.Grade{{Grader: "p", Version: "v", Pass: true}}
+	}
+	if err := s.PutGrades(grades); err != nil {
+		t.Fatal(err)
+	}
+	own := map[string]string{} // the caller's strings, by value
+	for _, k := range keys {
+		own[k] = strings.Clone(k)
+	}
+	var seen []string
+	key := func(k []byte) string {
+		seen = append(seen, string(k))
+		return own[string(k)]
+	}
+	st, err := s.StatusUsing(key)
+	if err != nil {
+		t.Fatal(err)
+	}
+	gs, err := s.GradesForUsing("p", "v", key)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if len(seen) != 2*len(keys) {
+		t.Errorf("key called with %q, want each key twice", seen)
+	}
+	want := map[string]bool{testKey(1): true, testKey(2): false, other.Key: true}
+	if len(st) != len(want) || len(gs) != len(want) {
+		t.Fatalf("Status %v, grades %v; want %d keys", st, gs, len(want))
+	}
+	for k, ok := range want {
+		if v, in := st[k]; !in || v != ok {
+			t.Errorf("Status[%s] = %v, %v; want %v", k, v, in, ok)
+		}
+		if _, in := gs[k]; !in {
+			t.Errorf("no grade for %s", k)
+		}
 	}
 }

@@ -47,9 +47,14 @@ import (
 )
 
 // SchemaVersion is the layout version this package reads and writes. It is
-// recorded in the meta bucket when a file is created; a file with a newer
+// recorded in the meta bucket when a file is created; a file with another
 // version is refused rather than misread.
-const SchemaVersion = 1
+//
+// Version 2 stores response keys in binary and responses as compact records
+// apart from their texts (see key.go and response.go). Files of version 1
+// are refused: auditor is not released yet, so there are no stores worth a
+// migration, and deleting the file only means the answers are asked again.
+const SchemaVersion = 2
 
 // Errors returned by the store. Check them with errors.Is: they are wrapped
 // with the path or key they concern.
@@ -67,8 +72,9 @@ var (
 	// truncated, or holds data that cannot be decoded.
 	ErrCorrupt = errors.New("not a readable auditor database")
 
-	// ErrSchema is returned by Open when the file was written by a newer
-	// auditor (a higher SchemaVersion) or by something other than auditor.
+	// ErrSchema is returned by Open when the file was written by another
+	// version of auditor (a higher or lower SchemaVersion) or by something
+	// other than auditor.
 	ErrSchema = errors.New("unsupported database schema")
 
 	// ErrReadOnly is returned by writes to a Store opened with OpenReadOnly.
@@ -78,17 +84,19 @@ var (
 	ErrClosed = errors.New("closed")
 )
 
-// Bucket names, one per entity. Keys are response keys unless noted.
+// Bucket names, one per entity. Response keys are in their stored (binary)
+// form in responses and grades (see key.go); labels, which are few, keep the
+// key as given, so that history keys can use a NUL separator.
 var (
 	bucketMeta         = []byte("meta")          // record name -> value; "store." names are internal
-	bucketResponses    = []byte("responses")     // key -> JSON model.Response
-	bucketStatus       = []byte("status")        // key -> one byte, statusOK or statusError
-	bucketGrades       = []byte("grades")        // grader -> version -> key -> encoded grade
+	bucketResponses    = []byte("responses")     // key -> compact record: all but the text (response.go); sequence counts keys
+	bucketTexts        = []byte("texts")         // big-endian number -> response text, in the order stored; sequence numbers them
+	bucketGrades       = []byte("grades")        // grader -> version -> key -> encoded grade; a version's sequence counts its keys
 	bucketLabels       = []byte("labels")        // key -> JSON model.Label (the current label)
 	bucketLabelHistory = []byte("label_history") // key + 0x00 + big-endian sequence -> JSON model.Label
 	bucketLabelSets    = []byte("label_sets")    // name -> JSON labelSet
 
-	allBuckets = [][]byte{bucketMeta, bucketResponses, bucketStatus, bucketGrades,
+	allBuckets = [][]byte{bucketMeta, bucketResponses, bucketTexts, bucketGrades,
 		bucketLabels, bucketLabelHistory, bucketLabelSets}
 )
 
@@ -240,6 +248,8 @@ func (s *Store) checkSchema(tx *bolt.Tx) (fresh bool, err error) {
 		return false, fmt.Errorf("store: %s: %w: the file has schema version %d, this auditor reads up to %d; use a newer auditor", s.path, ErrSchema, v, SchemaVersion)
 	case v < 1:
 		return false, fmt.Errorf("store: %s: %w: schema version %d", s.path, ErrSchema, v)
+	case v < SchemaVersion:
+		return false, fmt.Errorf("store: %s: %w: the file was created by an older auditor (schema version %d, this auditor reads %d); delete %s and run again: the answers will be requested again", s.path, ErrSchema, v, SchemaVersion, s.path)
 	}
 	return false, nil
 }
@@ -313,13 +323,14 @@ func (s *Store) guard(fn func() error) (err error) {
 	return err
 }
 
-// corrupt reports a stored value that cannot be decoded.
+// corrupt reports a stored value that cannot be decoded; key is the stored
+// form of its key.
 func (s *Store) corrupt(what string, key []byte, err error) error {
-	return fmt.Errorf("store: %s: %s %q is %w: %v", s.path, what, key, ErrCorrupt, err)
+	return fmt.Errorf("store: %s: %s %q is %w: %v", s.path, what, keyOf(key), ErrCorrupt, err)
 }
 
 // maxKeyLen bounds keys well below bbolt's limit; response keys are 64 hex
-// characters.
+// characters (stored in 33 bytes).
 const maxKeyLen = 1024
 
 // validateKey rejects keys bbolt cannot store or that would break the

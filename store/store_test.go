@@ -93,8 +93,8 @@ func putAll(t testing.TB, s *Store, rs ...model.Response) {
 	}
 }
 
-// sameResponse compares responses, times by instant (JSON keeps the offset,
-// not the location).
+// sameResponse compares responses, times by instant (the record keeps the
+// zone offset, not the location).
 func sameResponse(a, b model.Response) bool {
 	if !a.At.Equal(b.At) {
 		return false
@@ -384,6 +384,27 @@ func TestStore_Response_RoundTrip(t *testing.T) {
 			r.At = r.At.In(time.FixedZone("CET", 3600))
 			return r
 		}()},
+		{"zero time and counts", model.Response{Key: testKey(5), Text: "t"}},
+		{"negative usage", func() model.Response {
+			r := testResponse(6, true)
+			r.PromptTokens, r.CachedTokens, r.CompletionTokens, r.LatencyMS = -1, -2, -3, -4
+			return r
+		}()},
+		{"errored with text", func() model.Response {
+			r := testResponse(7, false)
+			r.Text, r.ErrorKind = "partial answer", model.ErrContentFilter
+			return r
+		}()},
+		{"key not in request form", func() model.Response {
+			r := testResponse(8, true)
+			r.Key = "k8"
+			return r
+		}()},
+		{"upper-case hex key", func() model.Response {
+			r := testResponse(9, true)
+			r.Key = strings.ToUpper(testKey(9))
+			return r
+		}()},
 	}
 	for _, tc := range tests {
 		putAll(t, s, tc.r)
@@ -397,6 +418,9 @@ func TestStore_Response_RoundTrip(t *testing.T) {
 		}
 		if !sameResponse(got, tc.r) {
 			t.Errorf("%s: got %+v, want %+v", tc.name, got, tc.r)
+		}
+		if _, off := got.At.Zone(); tc.name == "local time zone" && off != 3600 {
+			t.Errorf("%s: zone offset %d, want 3600", tc.name, off)
 		}
 	}
 	if _, err := s.Response(testKey(99)); !errors.Is(err, ErrNotFound) {
@@ -548,6 +572,198 @@ func TestValidateKey(t *testing.T) {
 	for _, tc := range tests {
 		if err := validateKey(tc.key); (err == nil) != tc.ok {
 			t.Errorf("validateKey(%.10q) = %v, want ok=%v", tc.key, err, tc.ok)
+		}
+	}
+}
+
+func TestOpen_OlderSchema_Refused(t *testing.T) {
+	t.Parallel()
+	path := filepath.Join(t.TempDir(), "auditor.db")
+	writeBolt(t, path, func(tx *bolt.Tx) error {
+		b, err := tx.CreateBucketIfNotExists(bucketMeta)
+		if err != nil {
+			return err
+		}
+		return b.Put(schemaKey, []byte("1"))
+	})
+	s, err := Open(path)
+	if err == nil {
+		_ = s.Close()
+		t.Fatal("Open of a version 1 file succeeded")
+	}
+	if !errors.Is(err, ErrSchema) || !strings.Contains(err.Error(), "older auditor") || !strings.Contains(err.Error(), "delete "+path) {
+		t.Errorf("err = %v, want ErrSchema telling to delete %s", err, path)
+	}
+}
+
+func TestStore_ForEachResponseMeta(t *testing.T) {
+	t.Parallel()
+	s, _ := mustOpen(t)
+	n := forEachChunk + 3
+	var rs []model.Response
+	for i := range n {
+		rs = append(rs, testResponse(i, i%4 != 0))
+	}
+	other := testResponse(n, true)
+	other.Key = "not-a-request-key"
+	putAll(t, s, append(rs, other)...)
+
+	var full, meta []model.Response
+	if err := s.ForEachResponse(func(r model.Response) error { full = append(full, r); return nil }); err != nil {
+		t.Fatal(err)
+	}
+	if err := s.ForEachResponseMeta(func(r model.Response) error { meta = append(meta, r); return nil }); err != nil {
+		t.Fatal(err)
+	}
+	if len(full) != n+1 || len(meta) != n+1 {
+		t.Fatalf("visited %d and %d responses, want %d", len(full), len(meta), n+1)
+	}
+	if full[n].Key != other.Key {
+		t.Errorf("last key = %q, want the key not in request form after every request key", full[n].Key)
+	}
+	for i := range full {
+		if full[i].Key != meta[i].Key {
+			t.Fatalf("order differs at %d: %s, %s", i, full[i].Key, meta[i].Key)
+		}
+		if meta[i].Text != "" {
+			t.Errorf("%s: meta has text %q", meta[i].Key, meta[i].Text)
+		}
+		want := full[i]
+		want.Text = ""
+		if !sameResponse(meta[i], want) {
+			t.Errorf("meta %+v, want %+v", meta[i], want)
+		}
+	}
+}
+
+// An errored response with a text, replaced by one without, leaves no text
+// behind; an answer then replaces it, and is never replaced.
+func TestStore_Response_TextReplaced(t *testing.T) {
+	t.Parallel()
+	s, _ := mustOpen(t)
+	first := testResponse(1, false)
+	first.Text = "stopped by the filter"
+	second := testResponse(1, false)
+	third := testResponse(1, true)
+	for _, tc := range []struct {
+		put   model.Response
+		want  string
+		texts int // texts stored: a replaced response's text is dropped
+	}{{first, first.Text, 1}, {second, "", 0}, {third, third.Text, 1}, {first, third.Text, 1}} {
+		putAll(t, s, tc.put)
+		got, err := s.Response(tc.put.Key)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if got.Text != tc.want {
+			t.Errorf("after put (ok=%v): text %q, want %q", tc.put.OK(), got.Text, tc.want)
+		}
+		n := 0
+		_ = s.view(func(tx *bolt.Tx) error {
+			return tx.Bucket(bucketTexts).ForEach(func(_, _ []byte) error { n++; return nil })
+		})
+		if n != tc.texts {
+			t.Errorf("after put (ok=%v): %d texts stored, want %d", tc.put.OK(), n, tc.texts)
+		}
+	}
+	if st, err := s.Status(); err != nil || len(st) != 1 || !st[first.Key] {
+		t.Errorf("Status = %v, %v; want one answered key", st, err)
+	}
+}
+
+// Texts, empty ones among them, read back whole, alone and in iteration.
+func TestStore_Texts(t *testing.T) {
+	t.Parallel()
+	s, _ := mustOpen(t)
+	var rs []model.Response
+	for i := range 300 {
+		r := testResponse(i, i%7 != 0)
+		r.Text = strings.Repeat(fmt.Sprint(i), i%50) // some empty
+		rs = append(rs, r)
+	}
+	putAll(t, s, rs...)
+	for _, r := range rs {
+		got, err := s.Response(r.Key)
+		if err != nil || got.Text != r.Text {
+			t.Fatalf("Response(%d) text %q, %v; want %q", r.PromptTokens, got.Text, err, r.Text)
+		}
+	}
+	n := 0
+	err := s.ForEachResponse(func(got model.Response) error {
+		n++
+		for _, r := range rs {
+			if r.Key == got.Key && !sameResponse(r, got) {
+				t.Errorf("ForEachResponse: %+v, want %+v", got, r)
+			}
+		}
+		return nil
+	})
+	if err != nil || n != len(rs) {
+		t.Errorf("ForEachResponse visited %d, %v", n, err)
+	}
+}
+
+func TestStore_CorruptRecord(t *testing.T) {
+	t.Parallel()
+	good := encodeRecord(&model.Response{Model: "m", Error: "boom"}, 0)
+	tests := map[string][]byte{
+		"empty":          {},
+		"unknown format": {9, 0},
+		"truncated":      good[:4],
+		"flag disagrees": append([]byte{recordFormat, recordOK}, good[2:]...),
+		"bad length":     {recordFormat, 0, 0, 0xff, 0xff, 0xff, 0xff, 0x0f},
+		"missing text":   encodeRecord(&model.Response{Model: "m"}, 99),
+	}
+	for name, v := range tests {
+		t.Run(name, func(t *testing.T) {
+			t.Parallel()
+			s, _ := mustOpen(t)
+			putAll(t, s, testResponse(1, true))
+			err := s.update(func(tx *bolt.Tx) error {
+				return tx.Bucket(bucketResponses).Put(dbKey(testKey(1)), v)
+			})
+			if err != nil {
+				t.Fatal(err)
+			}
+			if _, err := s.Response(testKey(1)); !errors.Is(err, ErrCorrupt) {
+				t.Errorf("Response: err = %v, want ErrCorrupt", err)
+			}
+			if err := s.ForEachResponseMeta(func(model.Response) error { return nil }); !errors.Is(err, ErrCorrupt) && name != "missing text" {
+				t.Errorf("ForEachResponseMeta: err = %v, want ErrCorrupt", err)
+			}
+			if err := s.ForEachResponse(func(model.Response) error { return nil }); !errors.Is(err, ErrCorrupt) {
+				t.Errorf("ForEachResponse: err = %v, want ErrCorrupt", err)
+			} else if !strings.Contains(err.Error(), testKey(1)) {
+				t.Errorf("error %v does not name the key in hex", err)
+			}
+		})
+	}
+}
+
+func TestKeyEncoding(t *testing.T) {
+	t.Parallel()
+	keys := []string{testKey(1), testKey(2), strings.Repeat("0", 64), strings.Repeat("f", 64),
+		"k1", "k", strings.ToUpper(testKey(3)), testKey(4)[:63], testKey(5) + "0",
+		strings.Repeat("x", 32), strings.Repeat("g", 64), "é" + testKey(6)[2:]}
+	seen := map[string]string{}
+	for _, k := range keys {
+		enc := dbKey(k)
+		if got := keyOf(enc); got != k {
+			t.Errorf("keyOf(dbKey(%q)) = %q", k, got)
+		}
+		if prev, dup := seen[string(enc)]; dup {
+			t.Errorf("%q and %q have the same stored form", prev, k)
+		}
+		seen[string(enc)] = k
+		if wantShort := isHexKey(k); wantShort != (len(enc) == 1+hashLen && enc[0] == keyTagHash) {
+			t.Errorf("%q: stored form %x", k, enc)
+		}
+	}
+	// Request keys keep their order in stored form.
+	for i := range 200 {
+		a, b := testKey(i), testKey(i+1)
+		if (a < b) != (bytes.Compare(dbKey(a), dbKey(b)) < 0) {
+			t.Fatalf("order of %s and %s not kept", a, b)
 		}
 	}
 }

@@ -156,14 +156,20 @@ With --gate, exit 3 when any line's verdict is not DELETE.`,
 			defer s.close()
 			grader := audit.NewGrader(cmd.Context(), s.plan)
 			defer grader.Close()
-			if _, err := grader.Regrade(s.st); err != nil {
-				return fmt.Errorf("re-grading stored answers: %w", err)
-			}
-			res, err := audit.Aggregate(s.plan, s.st)
+			// One tally serves re-grading and the results: status and
+			// grades are read once.
+			tally, err := audit.NewTally(s.plan, s.st)
 			if err != nil {
 				return err
 			}
-			spend, err := s.plan.SpendOf(s.st.ForEachResponse)
+			if _, err := grader.RegradeTally(tally, s.st); err != nil {
+				return fmt.Errorf("re-grading stored answers: %w", err)
+			}
+			res, err := tally.Results()
+			if err != nil {
+				return err
+			}
+			spend, err := s.plan.SpendOf(s.st.ForEachResponseMeta)
 			if err != nil {
 				return err
 			}

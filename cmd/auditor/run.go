@@ -7,6 +7,9 @@ import (
 	"io"
 	"os"
 	"os/signal"
+	"runtime"
+	"runtime/debug"
+	"runtime/metrics"
 	"strings"
 	"syscall"
 	"time"
@@ -136,17 +139,19 @@ func runAudit(ctx context.Context, io Stdio, path string, f runFlags, resumeCmd 
 	if err != nil {
 		return err
 	}
-	var calls []runner.Call
+	// The plan's own calls are run, answered ones skipped: a copy of the
+	// calls still to make would double the largest structure of a large
+	// audit.
+	pending := 0
 	for i, c := range s.plan.Calls {
-		if status[c.Key] {
-			continue
+		s.plan.Calls[i].Provider = providers[s.plan.CallModel[i]]
+		if !status[c.Key] {
+			pending++
 		}
-		c.Provider = providers[s.plan.CallModel[i]]
-		calls = append(calls, c)
 	}
 
 	stopped := runner.Stopped{Reason: runner.Completed}
-	if len(calls) > 0 {
+	if pending > 0 {
 		w := s.st.NewWriter(storeWriterOptions())
 		sink := &audit.Sink{Grader: grader, Writer: w}
 		opts := runner.Options{
@@ -154,16 +159,18 @@ func runAudit(ctx context.Context, io Stdio, path string, f runFlags, resumeCmd 
 			Timeout:     callTimeout(s.audit.File.Models),
 			MaxWait:     f.maxWait,
 			Budget:      f.budget,
+			Skip:        func(i int) bool { return status[s.plan.Calls[i].Key] },
 		}
-		stopped = followRun(io.Err, runner.Run(ctx, calls, sink, opts), len(calls), concurrency, f.budget)
+		// Until runAudit returns: judging and the report after the run
+		// are bounded too. The limit is process-wide; the CLI runs one
+		// command per process.
+		defer limitRunMemory()()
+		stopped = followRun(io.Err, runner.Run(ctx, s.plan.Calls, sink, opts), pending, concurrency, f.budget)
 		if err := w.Close(); err != nil {
 			return fmt.Errorf("saving answers: %w", err)
 		}
 		for _, e := range sink.GradeErrors() {
 			fmt.Fprintf(io.Err, "grading: %v\n", e)
-		}
-		if _, err := grader.Regrade(s.st); err != nil {
-			fmt.Fprintf(io.Err, "re-grading: %v\n", err)
 		}
 	}
 	if stopped.Reason == runner.Completed {
@@ -182,11 +189,20 @@ func runAudit(ctx context.Context, io Stdio, path string, f runFlags, resumeCmd 
 		}
 	}
 
-	res, err := audit.Aggregate(s.plan, s.st)
+	// Answers whose grading failed during the run are graded again from
+	// the tally the results come from, so status and grades are read once.
+	tally, err := audit.NewTally(s.plan, s.st)
 	if err != nil {
 		return err
 	}
-	spend, err := s.plan.SpendOf(s.st.ForEachResponse)
+	if _, err := grader.RegradeTally(tally, s.st); err != nil {
+		fmt.Fprintf(io.Err, "re-grading: %v\n", err)
+	}
+	res, err := tally.Results()
+	if err != nil {
+		return err
+	}
+	spend, err := s.plan.SpendOf(s.st.ForEachResponseMeta)
 	if err != nil {
 		return err
 	}
@@ -194,6 +210,44 @@ func runAudit(ctx context.Context, io Stdio, path string, f runFlags, resumeCmd 
 		return err
 	}
 	return runOutcome(io, stopped, res, f, path, resumeCmd)
+}
+
+// runMemoryFloor is the least soft memory limit a run sets: small runs
+// stay below it and pay for no extra garbage collection.
+const runMemoryFloor = 64 << 20
+
+// runMemoryFactor is the soft memory limit of a run as a multiple of the
+// live heap when it starts.
+const runMemoryFactor = 1.75
+
+// limitRunMemory sets a soft limit on the Go memory of the process for a
+// run and returns the function that restores the previous limit. A user's
+// GOMEMLIMIT wins: then it does nothing.
+//
+// Why: when a run starts, the live heap is mostly the plan (about 400 bytes
+// a call) and the audit, and both stay live to the end. On top of them a run
+// churns through short-lived memory (B-tree pages materialised for each
+// commit, answers waiting to be saved) and ends by loading the tally of
+// every answer, so the live heap peaks at about 1.4 times its size at the
+// start. Go's default pacing (GOGC=100) lets the heap grow to twice the
+// live heap between collections: 100,000 calls would hold about 120 MB of
+// heap for 60 MB of data. Capping the process at 1.75 times the starting
+// heap (never below runMemoryFloor) makes the collector run more often only
+// as the cap nears. The limit is soft: live data is never refused, and the
+// runtime bounds the collector's share of CPU if live data approaches it.
+func limitRunMemory() (restore func()) {
+	if os.Getenv("GOMEMLIMIT") != "" {
+		return func() {}
+	}
+	runtime.GC() // so that the live heap is measured, not last cycle's
+	live := []metrics.Sample{{Name: "/gc/heap/live:bytes"}}
+	metrics.Read(live)
+	limit := int64(runMemoryFloor)
+	if live[0].Value.Kind() == metrics.KindUint64 {
+		limit = max(limit, int64(float64(live[0].Value.Uint64())*runMemoryFactor))
+	}
+	prev := debug.SetMemoryLimit(limit)
+	return func() { debug.SetMemoryLimit(prev) }
 }
 
 // runOutcome turns how the run ended into an exit code and, when the run
