@@ -11,7 +11,6 @@ import (
 	"github.com/spf13/cobra"
 
 	"github.com/auditor-dev/auditor/audit"
-	"github.com/auditor-dev/auditor/report"
 	"github.com/auditor-dev/auditor/runner"
 	"github.com/auditor-dev/auditor/tui"
 )
@@ -40,13 +39,13 @@ func runInteractive(ctx context.Context, io Stdio, s *session, grader *audit.Gra
 	if err != nil {
 		return err
 	}
-	var calls []runner.Call
+	// As headless: the plan's own calls, answered ones skipped.
+	pending := 0
 	for i, c := range s.plan.Calls {
-		if status[c.Key] {
-			continue
+		s.plan.Calls[i].Provider = providers[s.plan.CallModel[i]]
+		if !status[c.Key] {
+			pending++
 		}
-		c.Provider = providers[s.plan.CallModel[i]]
-		calls = append(calls, c)
 	}
 	tally, err := audit.NewTally(s.plan, s.st)
 	if err != nil {
@@ -60,10 +59,12 @@ func runInteractive(ctx context.Context, io Stdio, s *session, grader *audit.Gra
 		Timeout:     callTimeout(s.audit.File.Models),
 		MaxWait:     f.maxWait,
 		Budget:      f.budget,
+		Skip:        func(i int) bool { return status[s.plan.Calls[i].Key] },
 	}
+	defer limitRunMemory()()
 	start := func(ctx context.Context, feed *tui.Feed) {
 		sink.OnGraded = feed.Graded
-		events := runner.Run(ctx, calls, sink, opts)
+		events := runner.Run(ctx, s.plan.Calls, sink, opts)
 		go func() {
 			feed.Follow(events)
 			feed.Close()
@@ -76,7 +77,7 @@ func runInteractive(ctx context.Context, io Stdio, s *session, grader *audit.Gra
 	edits := startWatching(runCtx, io, s)
 	app, err := tui.New(tui.Options{
 		Plan: s.plan, Tally: tally, Stored: status, Estimate: est, Responses: s.st,
-		Simulated: s.simulated(), Budget: f.budget, Start: start, Calls: len(calls),
+		Simulated: s.simulated(), Budget: f.budget, Start: start, Calls: pending,
 		Context: runCtx, AutoStart: f.yes,
 		Labelling: labellingOptions(s, edits, appScreen{labeller: defaultLabeller()}),
 	})
@@ -97,7 +98,7 @@ func runInteractive(ctx context.Context, io Stdio, s *session, grader *audit.Gra
 		if runErr != nil && !quietEnd(runErr) {
 			return fmt.Errorf("interactive screen: %w", runErr)
 		}
-		if len(calls) > 0 {
+		if pending > 0 {
 			return &exitError{code: exitOK} // left at the plan: nothing run, nothing to report
 		}
 	}
@@ -113,42 +114,13 @@ func runInteractive(ctx context.Context, io Stdio, s *session, grader *audit.Gra
 		for _, e := range sink.GradeErrors() {
 			fmt.Fprintf(io.Err, "grading: %v\n", e)
 		}
-		if _, err := grader.Regrade(s.st); err != nil {
-			fmt.Fprintf(io.Err, "re-grading: %v\n", err)
-		}
 	}
 	if runErr != nil && !quietEnd(runErr) {
 		fmt.Fprintf(io.Err, "interactive screen: %v\n", runErr)
 	}
 
 	// From here on as `auditor run --headless`: judges, then the report.
-	if stopped.Reason == runner.Completed {
-		budget := f.budget
-		if budget > 0 {
-			budget = max(budget-stopped.Spent, 1e-9)
-		}
-		jo := judgeOptions{concurrency: concurrency, budget: budget, maxWait: f.maxWait, simLatency: f.simLatency}
-		if stopped, err = runJudges(ctx, io, s, jo); err != nil {
-			return err
-		}
-		if f.rejudge > 0 && stopped.Reason == runner.Completed {
-			if err := runRejudge(ctx, io, s, f.rejudge, jo); err != nil {
-				return err
-			}
-		}
-	}
-	res, err := audit.Aggregate(s.plan, s.st)
-	if err != nil {
-		return err
-	}
-	spend, err := s.plan.SpendOf(s.st.ForEachResponse)
-	if err != nil {
-		return err
-	}
-	if err := report.WriteText(io.Out, res, spend, s.simulated()); err != nil {
-		return err
-	}
-	return runOutcome(io, stopped, res, f, path, resumeCmd)
+	return finishRun(ctx, io, s, grader, stopped, concurrency, f, path, resumeCmd)
 }
 
 // quietEnd reports whether the program ended by a signal or cancellation,
@@ -193,7 +165,13 @@ func openStored(ctx context.Context, io Stdio, path, name string, o appScreen) e
 	defer s.close()
 	grader := audit.NewGrader(ctx, s.plan)
 	defer grader.Close()
-	if n, err := grader.Regrade(s.st); err != nil {
+	// One tally serves re-grading and the screen: status and grades are
+	// read once, which is most of the time it takes to open a large store.
+	tally, err := audit.NewTally(s.plan, s.st)
+	if err != nil {
+		return err
+	}
+	if n, err := grader.RegradeTally(tally, s.st); err != nil {
 		return fmt.Errorf("re-grading stored answers: %w", err)
 	} else if n > 0 {
 		fmt.Fprintf(io.Err, "re-graded %d stored answers with the current predicates (no calls)\n", n)
@@ -205,9 +183,5 @@ func openStored(ctx context.Context, io Stdio, path, name string, o appScreen) e
 	// No history: reading every stored response to refine the estimate
 	// would make opening a large store slow, and nothing is run from here.
 	est := s.plan.Estimate(status, s.audit.File.Concurrency, audit.History{}, 0)
-	tally, err := audit.NewTally(s.plan, s.st)
-	if err != nil {
-		return err
-	}
 	return runApp(ctx, io, s, tally, status, est, o)
 }

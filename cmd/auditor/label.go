@@ -118,12 +118,12 @@ func runLabel(cmd *cobra.Command, io Stdio, path string, f labelFlags) error {
 	}
 	grader := audit.NewGrader(cmd.Context(), s.plan)
 	defer grader.Close()
-	if _, err := grader.Regrade(s.st); err != nil {
-		return fmt.Errorf("re-grading stored answers: %w", err)
-	}
 	tally, err := audit.NewTally(s.plan, s.st)
 	if err != nil {
 		return err
+	}
+	if _, err := grader.RegradeTally(tally, s.st); err != nil {
+		return fmt.Errorf("re-grading stored answers: %w", err)
 	}
 
 	old, exists, err := audit.LoadLabelSet(s.st, opts.Name)

@@ -173,6 +173,15 @@ func runAudit(ctx context.Context, io Stdio, path string, f runFlags, resumeCmd 
 			fmt.Fprintf(io.Err, "grading: %v\n", e)
 		}
 	}
+	return finishRun(ctx, io, s, grader, stopped, concurrency, f, path, resumeCmd)
+}
+
+// finishRun is what every run does once its answers are in, on the screen
+// or headless: the judges (when the answers completed), the stability
+// re-asks, then the results table and the exit code.
+func finishRun(ctx context.Context, io Stdio, s *session, grader *audit.Grader, stopped runner.Stopped,
+	concurrency int, f runFlags, path, resumeCmd string) error {
+	var err error
 	if stopped.Reason == runner.Completed {
 		budget := f.budget
 		if budget > 0 {

@@ -147,7 +147,9 @@ func (s *session) history() audit.History {
 		tok, lat float64
 	}
 	byModel := map[string]*acc{}
-	_ = s.st.ForEachResponse(func(r model.Response) error {
+	// Usage and latency only: reading every text would make plan and run
+	// slow on a large store.
+	_ = s.st.ForEachResponseMeta(func(r model.Response) error {
 		if !r.OK() {
 			return nil
 		}
