@@ -35,17 +35,9 @@ func interactive(io Stdio, headless bool) bool {
 // and, if the run did not finish, the command that resumes it are printed.
 func runInteractive(ctx context.Context, io Stdio, s *session, grader *audit.Grader, status map[string]bool,
 	est audit.Estimate, concurrency int, f runFlags, path, resumeCmd string) error {
-	providers, err := s.providers(f.simLatency)
+	pending, err := s.prepareCalls(status, f.simLatency)
 	if err != nil {
 		return err
-	}
-	// As headless: the plan's own calls, answered ones skipped.
-	pending := 0
-	for i, c := range s.plan.Calls {
-		s.plan.Calls[i].Provider = providers[s.plan.CallModel[i]]
-		if !status[c.Key] {
-			pending++
-		}
 	}
 	tally, err := audit.NewTally(s.plan, s.st)
 	if err != nil {

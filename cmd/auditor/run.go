@@ -135,19 +135,9 @@ func runAudit(ctx context.Context, io Stdio, path string, f runFlags, resumeCmd 
 		}
 	}
 
-	providers, err := s.providers(f.simLatency)
+	pending, err := s.prepareCalls(status, f.simLatency)
 	if err != nil {
 		return err
-	}
-	// The plan's own calls are run, answered ones skipped: a copy of the
-	// calls still to make would double the largest structure of a large
-	// audit.
-	pending := 0
-	for i, c := range s.plan.Calls {
-		s.plan.Calls[i].Provider = providers[s.plan.CallModel[i]]
-		if !status[c.Key] {
-			pending++
-		}
 	}
 
 	stopped := runner.Stopped{Reason: runner.Completed}

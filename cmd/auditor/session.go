@@ -224,3 +224,21 @@ func (s *session) estimate(status map[string]bool, concurrency int, simLatency t
 	s.plan.AddJudges(&e, judged, concurrency, hist)
 	return e, nil
 }
+
+// prepareCalls gives every call of the plan its model's provider and returns
+// how many are not answered yet. The plan's own calls are run, answered
+// ones skipped (runner.Options.Skip): a copy of the calls still to make
+// would double the largest structure of a large audit.
+func (s *session) prepareCalls(status map[string]bool, simLatency time.Duration) (pending int, err error) {
+	providers, err := s.providers(simLatency)
+	if err != nil {
+		return 0, err
+	}
+	for i, c := range s.plan.Calls {
+		s.plan.Calls[i].Provider = providers[s.plan.CallModel[i]]
+		if !status[c.Key] {
+			pending++
+		}
+	}
+	return pending, nil
+}
