@@ -51,6 +51,7 @@ const (
 	lineNoMatch                 // a kind with no case matching the filter
 	lineRate                    // rates per variant with intervals
 	lineDiff                    // deleted minus baseline with its interval
+	lineCorrected               // rates corrected for the grader's measured recall
 	linePooled                  // the pooled provoking heading
 	lineText                    // verdict and notes
 	lineBlank
@@ -322,11 +323,17 @@ func (g *gridView) layout() {
 			add(gline{kind: lineNoMatch, k: k})
 		}
 		add(gline{kind: lineRate, k: k})
+		if g.hasCorrected(k) {
+			add(gline{kind: lineCorrected, k: k})
+		}
 		add(gline{kind: lineDiff, k: k})
 		add(gline{kind: lineBlank})
 	}
 	add(gline{kind: linePooled})
 	add(gline{kind: lineRate})
+	if g.hasCorrected("") {
+		add(gline{kind: lineCorrected})
+	}
 	add(gline{kind: lineDiff})
 	add(gline{kind: lineBlank})
 	for _, t := range g.verdictText() {
@@ -334,6 +341,26 @@ func (g *gridView) layout() {
 	}
 	g.row = min(g.row, max(len(g.rows)-1, 0))
 	g.top = min(g.top, g.maxTop())
+}
+
+// hasCorrected reports whether any model's arm of kind k (the pooled
+// provoking arm when k is empty) has a rate corrected for measured recall:
+// the row appears only once labels make the correction possible.
+func (g *gridView) hasCorrected(k model.Kind) bool {
+	for m := 0; m < g.c.models(); m++ {
+		rr := g.c.result(g.rule, m)
+		if rr == nil {
+			continue
+		}
+		arm := rr.Provoking
+		if k != "" {
+			arm = rr.Arms[k]
+		}
+		if arm != nil && (arm.Baseline.Corrected != nil || arm.Deleted.Corrected != nil) {
+			return true
+		}
+	}
+	return false
 }
 
 // verdictText is the verdict of the current rule for each model, with its

@@ -213,10 +213,13 @@ func (g *gridView) renderLine(b *strings.Builder, l gline, labelW, vis int) {
 		}
 	case lineCase:
 		g.renderCase(b, l, labelW, vis)
-	case lineRate, lineDiff:
+	case lineRate, lineDiff, lineCorrected:
 		label := "  rate [95% CI]"
-		if l.kind == lineDiff {
+		switch l.kind {
+		case lineDiff:
 			label = "  deleted − baseline"
+		case lineCorrected:
+			label = "  corrected for recall"
 		}
 		if g.query != "" && l.k != "" {
 			label += ", all cases" // summaries ignore the filter
@@ -382,6 +385,12 @@ func (g *gridView) summary(l gline, col gcol) string {
 	}
 	if side.N == 0 {
 		return muted.Render("–")
+	}
+	if l.kind == lineCorrected {
+		if side.Corrected == nil {
+			return muted.Render("–")
+		}
+		return fmt.Sprintf("%.3f [%.3f,%.3f]", side.Corrected.Est, side.Corrected.CI.Lo, side.Corrected.CI.Hi)
 	}
 	lo, hi, _ := report.Interval(side)
 	return fmt.Sprintf("%.3f [%.3f,%.3f]", side.Rate, lo, hi)
