@@ -46,14 +46,14 @@ type gcol struct {
 type lineKind int
 
 const (
-	lineHeading lineKind = iota // a kind's heading
-	lineCase                    // a case row
-	lineNoMatch                 // a kind with no case matching the filter
-	lineRate                    // rates per variant with intervals
-	lineDiff                    // deleted minus baseline with its interval
-	lineCorrected               // rates corrected for the grader's measured recall
-	linePooled                  // the pooled provoking heading
-	lineText                    // verdict and notes
+	lineHeading   lineKind = iota // a kind's heading
+	lineCase                      // a case row
+	lineNoMatch                   // a kind with no case matching the filter
+	lineRate                      // rates per variant with intervals
+	lineDiff                      // deleted minus baseline with its interval
+	lineCorrected                 // rates corrected for the grader's measured recall
+	linePooled                    // the pooled provoking heading
+	lineText                      // verdict and notes
 	lineBlank
 )
 
