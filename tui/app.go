@@ -226,7 +226,7 @@ func (a *App) Update(msg tea.Msg) (tea.Model, tea.Cmd) {
 		return a, nil
 	case responseMsg, reloadMsg:
 		return a, a.sample.Update(msg)
-	case statusMsg, labelSavedMsg, itemResponseMsg, historyMsg, predicateFileMsg, regradedMsg, predicateSavedMsg:
+	case statusMsg, labelSavedMsg, itemResponseMsg, historyMsg, predicateFileMsg, regradedMsg, predicateSavedMsg, labellersMsg:
 		return a, a.labelling(msg)
 	case tea.KeyPressMsg:
 		return a, a.handleKey(msg)

@@ -22,7 +22,10 @@ type ReviewKeys struct {
 	Pair, Kind, Variant key.Binding // filters
 	Model, Queue        key.Binding // the model reviewed; disagreements or split pairs
 	Agreement, Compare  key.Binding // panels
-	CompareModels       key.Binding // the compare panel's next pair of models
+	// Labellers switches the queue to the answers two people labelled
+	// differently, and back.
+	Labellers     key.Binding
+	CompareModels key.Binding // the compare panel's next pair of models
 }
 
 func defaultLabelKeys() LabelKeys {
@@ -67,6 +70,7 @@ func defaultReviewKeys() ReviewKeys {
 		Queue:         b(k("x"), "x", "split pairs"),
 		Agreement:     b(k("a"), "a", "agreement"),
 		Compare:       b(k("c"), "c", "compare models"),
+		Labellers:     b(k("b"), "b", "labellers' disagreements"),
 		CompareModels: b(k("m"), "m", "next model pair"),
 	}
 }

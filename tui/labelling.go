@@ -40,7 +40,9 @@ const (
 // LabelOptions configure labelling, review and live predicate edits.
 type LabelOptions struct {
 	// Store receives labels and re-graded predicates. Nil makes the label and
-	// review screens read-only: they say so instead of labelling.
+	// review screens read-only: they say so instead of labelling. A Store
+	// that is also a LabellerSource (as *store.Store is) gives the review
+	// screen the labels of each labeller to compare.
 	Store LabelStore
 	// Labeller is recorded on every label ("who"); "" is recorded as is.
 	Labeller string
@@ -229,6 +231,8 @@ func (a *App) labelling(msg tea.Msg) tea.Cmd {
 		}
 	case historyMsg:
 		a.label.results.gotHistory(msg)
+	case labellersMsg:
+		return a.review.gotLabellers(msg)
 	case predicateFileMsg:
 		return a.predicateFile(msg)
 	case regradedMsg:
@@ -318,9 +322,12 @@ func (a *App) entered() tea.Cmd {
 			return a.label.init()
 		}
 	case screenReview:
+		// Labels given elsewhere change who disagrees with whom.
+		people := a.review.loadLabellers()
 		if a.review.sync() || (len(a.review.resps) == 0 && !a.review.loading && a.review.err == nil) {
-			return a.review.load()
+			return tea.Batch(a.review.load(), people)
 		}
+		return people
 	}
 	return nil
 }

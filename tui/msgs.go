@@ -98,3 +98,11 @@ type predicateSavedMsg struct {
 	version string
 	err     error
 }
+
+// labellersMsg carries every labeller's latest label per answer, for the
+// review screen's labellers' queue and agreement. gen drops stale ones.
+type labellersMsg struct {
+	gen int
+	by  map[string]map[string]model.Label
+	err error
+}

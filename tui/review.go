@@ -22,7 +22,8 @@ import (
 // (every pair of graders, and every grader against the labels) and, with
 // two or more models under test, a comparison of two models case by case,
 // whose split pairs (A failed where B passed, and the reverse) the queue
-// can step through instead of the disagreements.
+// can step through instead of the disagreements. A third queue holds the
+// answers two people labelled differently (see reviewlabellers.go).
 //
 // Labelling works as on the label screen (see labelView), except that it
 // is not blind and moves to the next answer in the queue.
@@ -56,6 +57,8 @@ type reviewView struct {
 	pending *undoEntry
 
 	panel scrollText // the agreement and compare panels
+
+	people labellerState // labels by labeller, and the queue of their disagreements
 }
 
 type reviewMode int
@@ -79,6 +82,9 @@ func newReviewView(c *Common, d *labelDesk, src ResponseSource) *reviewView {
 	vp := viewport.New()
 	vp.SoftWrap = false
 	v := &reviewView{c: c, d: d, src: src, vp: vp, note: newNoteBox(), stale: true, resps: map[string]model.Response{}}
+	if ls, ok := d.store.(LabellerSource); ok {
+		v.people.src = ls
+	}
 	if c.models() > 1 {
 		v.cmpB = 1
 	}
@@ -145,6 +151,14 @@ func (v *reviewView) build() []reviewEntry {
 		return v.variant == 0 || c.Deleted == (v.variant == 2)
 	}
 	var out []reviewEntry
+	if v.people.on {
+		for _, e := range v.labellerEntries() {
+			if keep(e.cell) {
+				out = append(out, e)
+			}
+		}
+		return out
+	}
 	if v.queue == 0 {
 		var only []audit.GraderRef
 		if ps := v.pairs(); v.pair > 0 && v.pair <= len(ps) {
@@ -285,7 +299,15 @@ func (v *reviewView) handleKey(km tea.KeyPressMsg) tea.Cmd {
 	switch {
 	case key.Matches(km, rk.Agreement):
 		v.toggle(reviewAgreement)
+		if v.mode == reviewAgreement {
+			return v.loadLabellers()
+		}
 		return nil
+	case key.Matches(km, rk.Labellers):
+		if v.d.busy() {
+			return nil
+		}
+		return v.toggleLabellers()
 	case key.Matches(km, rk.Compare):
 		if v.c.models() < 2 {
 			return say("Comparing models needs two or more [[model]] tables in the audit.")
@@ -340,6 +362,9 @@ func (v *reviewView) handleKey(km tea.KeyPressMsg) tea.Cmd {
 			return v.moveTo(i)
 		}
 		return say("Every answer in this queue is labelled.")
+	case key.Matches(km, rk.Pair) && v.people.on:
+		v.people.pair = (v.people.pair + 1) % (len(v.labellerPairs()) + 1)
+		return v.reset()
 	case key.Matches(km, rk.Pair):
 		v.pair = (v.pair + 1) % (len(v.pairs()) + 1)
 		v.queue = 0
@@ -358,6 +383,7 @@ func (v *reviewView) handleKey(km tea.KeyPressMsg) tea.Cmd {
 			return say("Split pairs need two or more [[model]] tables in the audit.")
 		}
 		v.queue = (v.queue + 1) % 3
+		v.people.on = false
 		return v.reset()
 	default:
 		scroll(&v.vp, km, lk.Scroll)
@@ -492,16 +518,21 @@ func (v *reviewView) saved(msg labelSavedMsg) tea.Cmd {
 		return nil
 	}
 	delete(v.note.pending, e.key)
+	// Who labelled what changed: the labellers' queue and agreement follow.
+	reload := v.loadLabellers()
 	if msg.undo {
 		v.undo = v.undo[:len(v.undo)-1]
-		return v.moveTo(e.pos)
+		return tea.Batch(v.moveTo(e.pos), reload)
 	}
 	v.undo = append(v.undo, *e)
-	if (e.prev != nil && e.prev.Violation == msg.label.Violation) || v.index+1 >= len(v.items) {
+	// In the labellers' queue a decision settles the answer whatever the
+	// label was before: move on.
+	same := e.prev != nil && e.prev.Violation == msg.label.Violation && !v.people.on
+	if same || v.index+1 >= len(v.items) {
 		v.refresh()
-		return nil
+		return reload
 	}
-	return v.moveTo(v.index + 1)
+	return tea.Batch(v.moveTo(v.index+1), reload)
 }
 
 func (v *reviewView) helpKeys() helpKeys {
@@ -519,9 +550,14 @@ func (v *reviewView) helpKeys() helpKeys {
 			full: [][]key.Binding{{lk.Scroll.Up, lk.Scroll.Down, lk.Scroll.PageUp, lk.Scroll.PageDown}, {rk.PrevRule, rk.NextRule, rk.CompareModels, rk.Variant, rk.Compare}}}
 	}
 	short := []key.Binding{lk.Violation, lk.OK, lk.Skip, lk.Undo, lk.Next, rk.Pair, rk.Agreement}
+	if v.people.on {
+		pair := rk.Pair // in this queue p picks the labellers compared
+		pair.SetHelp(pair.Help().Key, "labeller pair")
+		short = []key.Binding{lk.Violation, lk.OK, lk.Skip, lk.Undo, lk.Next, pair, rk.Labellers}
+	}
 	full := [][]key.Binding{
 		{lk.Violation, lk.OK, lk.Skip, lk.Undo, lk.Note, lk.Prev, lk.Next, lk.FirstUnlabelled},
-		{rk.PrevRule, rk.NextRule, rk.Pair, rk.Kind, rk.Variant, rk.Agreement},
+		{rk.PrevRule, rk.NextRule, rk.Pair, rk.Kind, rk.Variant, rk.Labellers, rk.Agreement},
 		{lk.Scroll.Up, lk.Scroll.Down, lk.Scroll.PageUp, lk.Scroll.PageDown, lk.Scroll.Top, lk.Scroll.Bottom},
 	}
 	if v.c.models() > 1 {

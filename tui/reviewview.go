@@ -37,6 +37,9 @@ func (v *reviewView) View() string {
 
 // queueName says what the queue holds.
 func (v *reviewView) queueName() string {
+	if v.people.on {
+		return v.labellerQueueName()
+	}
 	a, b := v.modelName(v.cmpA), v.modelName(v.cmpB)
 	switch v.queue {
 	case 1:
@@ -117,6 +120,8 @@ func (v *reviewView) head() []string {
 func (v *reviewView) emptyReason() string {
 	c := v.c
 	switch {
+	case v.people.on:
+		return v.labellerEmpty()
 	case v.queue != 0:
 		return "No split pairs: the two models agree on every graded sample of this rule and filter."
 	case len(c.plan.Audit.Judges) == 0:
@@ -212,6 +217,10 @@ func (v *reviewView) refresh() {
 			lines = append(lines, st.Muted.Render("  loading…"))
 		}
 	}
+	if v.people.on {
+		lines = append(lines, "", st.Header.Render("LABELS"))
+		lines = append(lines, v.labellerColumns(e, cs.Kind)...)
+	}
 	lines = append(lines, "", st.Header.Render("GRADERS"))
 	lines = append(lines, v.graderColumns(e, cs.Kind)...)
 	off := v.vp.YOffset()
@@ -231,12 +240,7 @@ func (v *reviewView) otherModel(e reviewEntry) int {
 func (v *reviewView) graderColumns(e reviewEntry, kind model.Kind) []string {
 	c, st := v.c, v.c.styles
 	refs := c.plan.Graders(v.rule)
-	const gap = 3
-	colW := (c.width - 2 - gap*(len(refs)-1)) / max(len(refs), 1)
-	stacked := colW < 24
-	if stacked {
-		colW = max(c.width-4, 10)
-	}
+	colW, stacked := columnWidth(c.width, len(refs))
 	cols := make([][]string, len(refs))
 	for i, r := range refs {
 		g, graded := c.tally.GraderGrades(r.Version)[e.key]
@@ -263,6 +267,25 @@ func (v *reviewView) graderColumns(e reviewEntry, kind model.Kind) []string {
 		}
 		cols[i] = col
 	}
+	return setColumns(cols, colW, stacked)
+}
+
+// columnGap is the space between side-by-side columns.
+const columnGap = 3
+
+// columnWidth is the width of each of n columns side by side in width, or
+// of one column when they would be too narrow to read (stacked).
+func columnWidth(width, n int) (colW int, stacked bool) {
+	colW = (width - 2 - columnGap*(n-1)) / max(n, 1)
+	if colW < 24 {
+		return max(width-4, 10), true
+	}
+	return colW, false
+}
+
+// setColumns lays columns of lines side by side, indented by two, or one
+// under the other when stacked.
+func setColumns(cols [][]string, colW int, stacked bool) []string {
 	if stacked {
 		var out []string
 		for i, col := range cols {
@@ -290,7 +313,7 @@ func (v *reviewView) graderColumns(e reviewEntry, kind model.Kind) []string {
 			}
 			if i < len(cols)-1 {
 				b.WriteString(fit(cell, colW))
-				b.WriteString(strings.Repeat(" ", gap))
+				b.WriteString(strings.Repeat(" ", columnGap))
 			} else {
 				b.WriteString(cell)
 			}
@@ -371,7 +394,7 @@ func (v *reviewView) agreementLines() []string {
 		}
 		add("")
 	}
-	return out
+	return append(out, v.labellerAgreementLines()...)
 }
 
 // compareLines is the comparison of two models on the current rule: per

@@ -10,8 +10,13 @@ import (
 	"github.com/spf13/cobra"
 
 	"github.com/auditor-dev/auditor/audit"
+	"github.com/auditor-dev/auditor/store"
 	"github.com/auditor-dev/auditor/tui"
 )
+
+// The review screen's labellers' queue reads who labelled what from the
+// store it labels to (LabelOptions.Store).
+var _ tui.LabellerSource = (*store.Store)(nil)
 
 // appScreen says where the interactive screen opens and who labels there.
 type appScreen struct {
@@ -85,6 +90,8 @@ response. Decide each with v (violation) or o (ok); the decision is a label, so
 it counts toward every grader's recall. The agreement panel (a) shows raw
 agreement and Cohen's kappa for every pair of graders and each grader against
 the labels; with two or more models under test, c compares them case by case.
+Where two people labelled the same answers, b steps through those they labelled
+differently, both labels side by side, and the agreement panel shows their kappa.
 No calls are made. Needs a terminal.`,
 		Args: exactArgs(1),
 		RunE: func(cmd *cobra.Command, args []string) error {
