@@ -438,7 +438,7 @@ func (a *App) applyBatch(msg batchMsg) tea.Cmd {
 	}
 	if l.apply(a.c.plan, a.c.tally, msg.events, a.c.now) {
 		for _, e := range msg.events {
-			if e.Runner == nil && e.phase == nil {
+			if e.Runner == nil && e.phase == nil && e.judged == nil {
 				a.c.setStored(e.Response.Key, e.Response.OK())
 			}
 		}
@@ -470,7 +470,7 @@ func (a *App) endMessage() string {
 	}
 	s := l.stopped
 	if s.Detail == "" {
-		return fmt.Sprintf("Run %s: %d calls finished, %d failed for good.", s.Reason, l.done, l.failed)
+		return fmt.Sprintf("Run %s: %d calls finished, %d failed for good.", s.Reason, l.doneBefore+l.done, l.failedBefore+l.failed)
 	}
 	return fmt.Sprintf("Run stopped (%s): %s. %d not made; the resume command is printed on exit.",
 		s.Reason, oneLine(s.Detail), s.Remaining)

@@ -18,7 +18,14 @@ type Event struct {
 	Response model.Response
 	Grades   []model.Grade
 
-	phase *phaseEvent
+	phase  *phaseEvent
+	judged *judgeGrade
+}
+
+// judgeGrade is a judge's grade of an answer already stored.
+type judgeGrade struct {
+	answerKey string
+	grade     model.Grade
 }
 
 // Feed carries a run's progress from the runner's goroutines to the screen.
@@ -48,6 +55,12 @@ func NewFeed() *Feed {
 // audit.Sink.OnGraded; it never blocks.
 func (f *Feed) Graded(r model.Response, grades []model.Grade) {
 	f.push(Event{Response: r, Grades: grades})
+}
+
+// JudgeGraded queues a judge's grade of a stored answer. Its signature is
+// that of audit.JudgeSink.OnGraded; it never blocks.
+func (f *Feed) JudgeGraded(answerKey string, g model.Grade) {
+	f.push(Event{judged: &judgeGrade{answerKey: answerKey, grade: g}})
 }
 
 // Follow forwards the events of a runner channel until the channel is

@@ -91,3 +91,40 @@ func TestFeed_StartPhase(t *testing.T) {
 	a.Update(batchMsg{events: items})
 	contains(t, plain(a), "judging 0/120")
 }
+
+func TestFeed_JudgeGradesReachTheTallyDuringTheJudgingPhase(t *testing.T) {
+	t.Parallel()
+	f := newFixture(t, 1)
+	if len(f.audit.Judges) == 0 {
+		t.Fatal("the demo audit has no judge")
+	}
+	a := f.app(t, &clock{t: t0}, noStart)
+	press(a, "y")
+	feed := NewFeed()
+	answer := f.finished(t, 0)
+	feed.Graded(answer[0].Response, answer[0].Grades)
+	feed.StartPhase("judging", 2)
+	key := f.plan.Calls[0].Key
+	j := f.audit.Judges[0]
+	g := model.JudgeGrade(j.Config.Name, j.Version, "Looks fine.\nVERDICT: VIOLATION")
+	feed.JudgeGraded(key, g)
+	items, _ := feed.take()
+	items = append(append(answer[1:], items...), Event{Runner: runner.Finished{Index: 0, Response: model.Response{Key: "judge-call", Text: "VERDICT: VIOLATION"}}})
+	a.Update(batchMsg{events: items})
+
+	got, ok := a.c.tally.GraderGrades(j.Version)[key]
+	if !ok || got != g || g.Unparseable {
+		t.Fatalf("judge grade of %s in the tally = %+v, %v; want the violation fed", key, got, ok)
+	}
+	if !a.c.tally.Answered(key) {
+		t.Fatalf("answer %s not recorded", key)
+	}
+	contains(t, plain(a), "judging 1/2  50%")
+	items = []Event{{Runner: runner.Finished{Index: 1}}, {Runner: runner.Stopped{Reason: runner.Completed, Done: 2}}}
+	a.Update(batchMsg{events: items, closed: true})
+	contains(t, plain(a), "judging 2/2 100%")
+	contains(t, plain(a), "Run completed: 3 calls finished") // the answer and both judge calls
+	if a.c.storedOK != 1 {
+		t.Fatalf("%d answers stored on screen, want 1: a judge grade is not an answer", a.c.storedOK)
+	}
+}

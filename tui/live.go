@@ -38,6 +38,10 @@ type live struct {
 	stopped  *runner.Stopped
 	closed   bool // the feed is closed: nothing more will come
 
+	// doneBefore and failedBefore count the calls of the phases before
+	// this one, for the run's totals at its end.
+	doneBefore, failedBefore int
+
 	inFlight map[string]bool      // keys with an attempt in flight
 	retrying map[string]time.Time // keys waiting to retry
 	cells    map[cellRef]*cellLive
@@ -59,7 +63,15 @@ func (l *live) apply(p *audit.Plan, tally *audit.Tally, events []Event, now time
 	for _, e := range events {
 		if e.phase != nil {
 			l.phase, l.total, l.start = e.phase.name, e.phase.total, now
+			l.doneBefore, l.failedBefore = l.doneBefore+l.done, l.failedBefore+l.failed
 			l.done, l.failed = 0, 0
+			l.stopped = nil // the phase before completed; this one is running
+			continue
+		}
+		if e.judged != nil {
+			// Record would drop it: the answer it grades is already in.
+			tally.RecordGrade(e.judged.answerKey, e.judged.grade)
+			graded = true
 			continue
 		}
 		switch ev := e.Runner.(type) {

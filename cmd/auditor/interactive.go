@@ -4,6 +4,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"maps"
 	"os"
 	"time"
 
@@ -30,9 +31,10 @@ func interactive(io Stdio, headless bool) bool {
 }
 
 // runInteractive is `auditor run` on a terminal, from the plan on: the
-// plan screen asks for y (unless --yes), the grid follows the run, and once
-// the program exits, what finished is stored, judges run, and the report
-// and, if the run did not finish, the command that resumes it are printed.
+// plan screen asks for y (unless --yes), the grid follows the answers and
+// then the judges, and once the program exits, what finished is stored, the
+// judging left undone (the user quit) is finished, and the report and, if
+// the run did not finish, the command that resumes it are printed.
 func runInteractive(ctx context.Context, io Stdio, s *session, grader *audit.Grader, status map[string]bool,
 	est audit.Estimate, concurrency int, f runFlags, path, resumeCmd string) error {
 	pending, err := s.prepareCalls(status, f.simLatency)
@@ -54,21 +56,21 @@ func runInteractive(ctx context.Context, io Stdio, s *session, grader *audit.Gra
 		Skip:        func(i int) bool { return status[s.plan.Calls[i].Key] },
 	}
 	defer limitRunMemory()()
-	start := func(ctx context.Context, feed *tui.Feed) {
-		sink.OnGraded = feed.Graded
-		events := runner.Run(ctx, s.plan.Calls, sink, opts)
-		go func() {
-			feed.Follow(events)
-			feed.Close()
-		}()
-	}
+	// The judges run on the screen once the answers complete; set before
+	// the feed closes.
+	var onScreen screenRun
+	start := screenStart(io, s, sink, w, opts, judgeOptions{
+		concurrency: concurrency, budget: f.budget, maxWait: f.maxWait, simLatency: f.simLatency,
+	}, &onScreen)
 	runCtx, cancelRun := context.WithCancel(ctx)
 	defer cancelRun()
 	// Predicate edits saved during the run are applied when it ends: the
 	// run's grader reads the predicates meanwhile.
 	edits := startWatching(runCtx, io, s)
+	// The app updates its Stored as answers arrive while the runner's Skip
+	// reads status: each gets its own map.
 	app, err := tui.New(tui.Options{
-		Plan: s.plan, Tally: tally, Stored: status, Estimate: est, Responses: s.st,
+		Plan: s.plan, Tally: tally, Stored: maps.Clone(status), Estimate: est, Responses: s.st,
 		Simulated: s.simulated(), Budget: f.budget, Start: start, Calls: pending,
 		Context: runCtx, AutoStart: f.yes,
 		Labelling: labellingOptions(s, edits, appScreen{labeller: defaultLabeller()}),
@@ -97,8 +99,12 @@ func runInteractive(ctx context.Context, io Stdio, s *session, grader *audit.Gra
 	stopped := runner.Stopped{Reason: runner.Completed}
 	if feed != nil {
 		<-feed.Done()
-		if st, ok := feed.Stopped(); ok {
-			stopped = st
+		// The answers' outcome decides what finishRun does; what the judges
+		// left undone on the screen (the user quit) it judges now.
+		stopped = onScreen.answers
+		stopped.Spent += onScreen.judgeSpent
+		if onScreen.judgeErr != nil {
+			fmt.Fprintf(io.Err, "judging: %v\n", onScreen.judgeErr)
 		}
 		if err := w.Close(); err != nil {
 			return fmt.Errorf("saving answers: %w", err)

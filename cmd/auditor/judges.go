@@ -10,6 +10,8 @@ import (
 	"github.com/auditor-dev/auditor/model"
 	"github.com/auditor-dev/auditor/runner"
 	"github.com/auditor-dev/auditor/runner/sim"
+	"github.com/auditor-dev/auditor/store"
+	"github.com/auditor-dev/auditor/tui"
 )
 
 // judgeProviders builds one provider per judge: a judge may live behind its
@@ -55,6 +57,10 @@ type judgeOptions struct {
 	simLatency  time.Duration
 	sample      int // 0 for the grades that count; --rejudge uses 1
 	onGraded    func(answerKey string, g model.Grade)
+	// follow consumes the judge run's events, of total calls, and returns
+	// how it stopped; nil prints progress lines to standard error. The
+	// interactive screen follows them on its grid instead.
+	follow func(events <-chan runner.Event, total int) runner.Stopped
 }
 
 // runJudges asks every judge about every stored answer it has not judged yet.
@@ -89,13 +95,19 @@ func runJudges(ctx context.Context, io Stdio, s *session, o judgeOptions) (runne
 		c.Provider = providers[jp.CallJudge[i]]
 		calls = append(calls, c)
 	}
-	fmt.Fprintf(io.Err, "judging: %d calls to %d judge(s)\n", len(calls), len(s.audit.Judges))
+	follow := o.follow
+	if follow == nil {
+		fmt.Fprintf(io.Err, "judging: %d calls to %d judge(s)\n", len(calls), len(s.audit.Judges))
+		follow = func(events <-chan runner.Event, total int) runner.Stopped {
+			return followRun(io.Err, events, total, o.concurrency, o.budget)
+		}
+	}
 	w := s.st.NewWriter(storeWriterOptions())
 	sink := audit.NewJudgeSink(jp, s.audit.Judges, w)
 	sink.OnGraded = o.onGraded
-	stopped := followRun(io.Err, runner.Run(ctx, calls, sink, runner.Options{
+	stopped := follow(runner.Run(ctx, calls, sink, runner.Options{
 		Concurrency: o.concurrency, MaxWait: o.maxWait, Budget: o.budget,
-	}), len(calls), o.concurrency, o.budget)
+	}), len(calls))
 	if err := w.Close(); err != nil {
 		return stopped, fmt.Errorf("saving judge answers: %w", err)
 	}
@@ -151,4 +163,64 @@ func runRejudge(ctx context.Context, io Stdio, s *session, k int, o judgeOptions
 		fmt.Fprintln(io.Out)
 	}
 	return nil
+}
+
+// screenRun is how a run followed on the interactive screen went: the
+// answers, then, when they completed, the judges.
+type screenRun struct {
+	answers    runner.Stopped
+	judgeSpent float64 // dollars the judges spent on the screen
+	judgeErr   error   // why judging on the screen failed; finishRun tries again
+}
+
+// followOnScreen follows a run's answers on feed and, once they complete,
+// judges them on the same feed, so the screen shows the judging phase and
+// its grades as they arrive. w is the answers' writer: it is flushed first,
+// as the judge calls are built from the stored answers. o.budget is the
+// run's whole budget; the judges get what the answers left of it. Judging
+// stopped early (the user quit) is finished by finishRun after the screen.
+func followOnScreen(ctx context.Context, io Stdio, s *session, feed *tui.Feed, events <-chan runner.Event,
+	w *store.Writer, o judgeOptions) screenRun {
+	var out screenRun
+	out.answers = feed.Follow(events)
+	if out.answers.Reason != runner.Completed || len(s.audit.Judges) == 0 || ctx.Err() != nil {
+		return out
+	}
+	if err := w.Flush(); err != nil {
+		out.judgeErr = fmt.Errorf("saving answers: %w", err)
+		return out
+	}
+	o.budget = remainingBudget(o.budget, out.answers.Spent)
+	o.onGraded = feed.JudgeGraded
+	o.follow = func(events <-chan runner.Event, total int) runner.Stopped {
+		feed.StartPhase("judging", total)
+		return feed.Follow(events)
+	}
+	st, err := runJudges(ctx, io, s, o)
+	out.judgeSpent, out.judgeErr = st.Spent, err
+	return out
+}
+
+// remainingBudget is what is left of budget after spent; 0 (no budget)
+// stays 0, and an exhausted budget stays positive so it still limits.
+func remainingBudget(budget, spent float64) float64 {
+	if budget <= 0 {
+		return 0
+	}
+	return max(budget-spent, 1e-9)
+}
+
+// screenStart returns the interactive app's Start: it runs the answer calls
+// through sink, then the judges, following both on the app's feed, and
+// leaves how it went in *out before it closes the feed.
+func screenStart(io Stdio, s *session, sink *audit.Sink, w *store.Writer, opts runner.Options, jo judgeOptions,
+	out *screenRun) func(context.Context, *tui.Feed) {
+	return func(ctx context.Context, feed *tui.Feed) {
+		sink.OnGraded = feed.Graded
+		events := runner.Run(ctx, s.plan.Calls, sink, opts)
+		go func() {
+			defer feed.Close()
+			*out = followOnScreen(ctx, io, s, feed, events, w, jo)
+		}()
+	}
 }
