@@ -44,10 +44,12 @@ type ResponseRecord struct {
 	Grades           map[string]GradeRecord `json:"grades"`
 }
 
-// GradeRecord is a grader's verdict inside a ResponseRecord.
+// GradeRecord is a grader's verdict inside a ResponseRecord. Unparseable
+// marks a judge answer with no VERDICT line: neither a pass nor a failure.
 type GradeRecord struct {
-	Pass   bool   `json:"pass"`
-	Reason string `json:"reason"`
+	Pass        bool   `json:"pass"`
+	Reason      string `json:"reason"`
+	Unparseable bool   `json:"unparseable,omitempty"`
 }
 
 // LabelRecord is one line of `export --what labels` and of import-labels.
@@ -74,6 +76,14 @@ func ExportResponses(w io.Writer, p *audit.Plan, src ExportSource, format string
 		}
 		grades[r.Predicate.Version] = g
 	}
+	// Every judge grades every answer: its grades join the predicate's.
+	for _, j := range p.Audit.Judges {
+		g, err := src.GradesFor(j.Grader, j.Version)
+		if err != nil {
+			return err
+		}
+		grades[j.Version] = g
+	}
 	var cw *csv.Writer
 	var enc *json.Encoder
 	switch format {
@@ -81,8 +91,12 @@ func ExportResponses(w io.Writer, p *audit.Plan, src ExportSource, format string
 		enc = json.NewEncoder(c1Escaper{w})
 	case "csv":
 		cw = csv.NewWriter(w)
-		if err := cw.Write([]string{"key", "variant", "rule_line", "case", "kind", "sample", "model", "text", "finish_reason",
-			"prompt_tokens", "cached_tokens", "completion_tokens", "latency_ms", "attempts", "error", "predicate_pass", "predicate_reason"}); err != nil {
+		header := []string{"key", "variant", "rule_line", "case", "kind", "sample", "model", "text", "finish_reason",
+			"prompt_tokens", "cached_tokens", "completion_tokens", "latency_ms", "attempts", "error", "predicate_pass", "predicate_reason"}
+		for _, j := range p.Audit.Judges {
+			header = append(header, j.Grader+"_pass", j.Grader+"_reason")
+		}
+		if err := cw.Write(header); err != nil {
 			return err
 		}
 	default:
@@ -108,6 +122,11 @@ func ExportResponses(w io.Writer, p *audit.Plan, src ExportSource, format string
 		if g, ok := grades[rule.Predicate.Version][cell.Key]; ok && !g.Unparseable {
 			rec.Grades[audit.PredicateGrader] = GradeRecord{Pass: g.Pass, Reason: g.Reason}
 		}
+		for _, j := range p.Audit.Judges {
+			if g, ok := grades[j.Version][cell.Key]; ok {
+				rec.Grades[j.Grader] = GradeRecord{Pass: g.Pass && !g.Unparseable, Reason: g.Reason, Unparseable: g.Unparseable}
+			}
+		}
 		if enc != nil {
 			if err := enc.Encode(rec); err != nil {
 				return err
@@ -121,6 +140,16 @@ func ExportResponses(w io.Writer, p *audit.Plan, src ExportSource, format string
 		row := []string{rec.Key, rec.Variant, strconv.Itoa(rec.RuleLine), rec.Case, string(rec.Kind), strconv.Itoa(rec.Sample),
 			rec.Model, rec.Text, rec.FinishReason, strconv.Itoa(rec.PromptTokens), strconv.Itoa(rec.CachedTokens),
 			strconv.Itoa(rec.CompletionTokens), strconv.FormatInt(rec.LatencyMS, 10), strconv.Itoa(rec.Attempts), rec.Error, pass, reason}
+		for _, j := range p.Audit.Judges {
+			jp, jr := "", ""
+			if g, ok := rec.Grades[j.Grader]; ok {
+				jp, jr = strconv.FormatBool(g.Pass), g.Reason
+				if g.Unparseable {
+					jp = "unparseable"
+				}
+			}
+			row = append(row, jp, jr)
+		}
 		if err := cw.Write(csvSafe(row)); err != nil {
 			return err
 		}
