@@ -34,11 +34,10 @@ import (
 // label stays, nothing is written, the screen goes back to the answer and
 // says so, and v or o changes it. Undoing a skip goes back to the answer.
 type labelView struct {
-	c    *Common
-	d    *labelDesk
-	src  ResponseSource
-	vp   viewport.Model
-	note noteBox
+	c *Common
+	decisions
+	src ResponseSource
+	vp  viewport.Model
 
 	set   *audit.LabelSet // nil when no set has been drawn
 	items []audit.LabelItem
@@ -50,9 +49,7 @@ type labelView struct {
 	resp    *model.Response
 	err     error
 
-	undo    []undoEntry
-	pending *undoEntry // the action whose write is in flight
-	last    int        // position of the answer labelled just before, or -1
+	last int // position of the answer labelled just before, or -1
 
 	results     *labelResults
 	showResults bool
@@ -62,7 +59,7 @@ type labelView struct {
 func newLabelView(c *Common, d *labelDesk, src ResponseSource, setName string) *labelView {
 	vp := viewport.New()
 	vp.SoftWrap = false
-	v := &labelView{c: c, d: d, src: src, vp: vp, note: newNoteBox(), last: -1}
+	v := &labelView{c: c, decisions: newDecisions(d, screenLabel), src: src, vp: vp, last: -1}
 	v.set = pickSet(c.tally.LabelSets(), setName)
 	if v.set != nil {
 		v.items = v.set.Items(c.plan)
@@ -309,23 +306,9 @@ func (v *labelView) saveNote(note string) tea.Cmd {
 	if !ok {
 		return nil
 	}
-	l, labelled := v.label(v.index)
-	if !labelled {
-		v.note.pending[it.Key] = note
-		v.refresh()
-		return say("Note kept: it is saved with the label you give this answer.")
-	}
-	if note == l.Note {
-		v.refresh()
-		return nil
-	}
-	if ok, cmd := v.d.ready(); !ok {
-		return cmd
-	}
-	prev := l
-	v.pending = &undoEntry{key: it.Key, pos: v.index, prev: &prev}
+	cmd := v.attachNote(it.Key, v.index, v.currentLabel(), note)
 	v.refresh()
-	return v.d.save(screenLabel, model.Label{Key: it.Key, Violation: l.Violation, Note: note}, false)
+	return cmd
 }
 
 // labelCurrent writes a label for the answer shown.
@@ -334,21 +317,17 @@ func (v *labelView) labelCurrent(violation bool) tea.Cmd {
 	if !ok {
 		return nil
 	}
-	if ok, cmd := v.d.ready(); !ok {
-		return cmd
-	}
-	e := undoEntry{key: it.Key, pos: v.index}
-	note := v.note.pending[it.Key]
-	if l, ok := v.label(v.index); ok {
-		prev := l
-		e.prev = &prev
-		if _, typed := v.note.pending[it.Key]; !typed && l.Violation == violation {
-			note = l.Note
-		}
-	}
-	v.pending = &e
+	cmd := v.decide(it.Key, v.index, v.currentLabel(), violation)
 	v.refresh()
-	return v.d.save(screenLabel, model.Label{Key: it.Key, Violation: violation, Note: note}, false)
+	return cmd
+}
+
+// currentLabel is the label of the answer shown, nil when it has none.
+func (v *labelView) currentLabel() *model.Label {
+	if l, ok := v.label(v.index); ok {
+		return &l
+	}
+	return nil
 }
 
 // skip moves on without a label; u comes back.
@@ -357,7 +336,7 @@ func (v *labelView) skip() tea.Cmd {
 	if !ok || v.d.busy() {
 		return nil
 	}
-	v.undo = append(v.undo, undoEntry{key: it.Key, pos: v.index, skipped: true})
+	v.skipped(it.Key, v.index)
 	next := v.nextUnlabelled()
 	if next < 0 || next == v.index {
 		next = min(v.index+1, len(v.items)-1)
@@ -366,48 +345,21 @@ func (v *labelView) skip() tea.Cmd {
 }
 
 // undoLast takes back the screen's last action (see labelView).
-func (v *labelView) undoLast() tea.Cmd {
-	if v.d.busy() {
-		return nil
-	}
-	if len(v.undo) == 0 {
-		return say("Nothing to undo on this screen.")
-	}
-	e := v.undo[len(v.undo)-1]
-	restore := undoPlan(e)
-	if restore == nil {
-		v.undo = v.undo[:len(v.undo)-1]
-		cmd := v.moveTo(e.pos)
-		if e.skipped {
-			return cmd
-		}
-		return tea.Batch(cmd, say(fmt.Sprintf(
-			"Answer %d keeps its label: it was the first, and the store never deletes a label. Press v or o to change it.", e.pos+1)))
-	}
-	if ok, cmd := v.d.ready(); !ok {
-		return cmd
-	}
-	v.pending = &e
-	return v.d.save(screenLabel, model.Label{Key: e.key, Violation: restore.Violation, Note: restore.Note}, true)
-}
+func (v *labelView) undoLast() tea.Cmd { return v.takeBack(v.moveTo) }
 
 // saved moves on once a label has committed: to the next unlabelled
 // answer, or, after an undo, back to the answer undone.
 func (v *labelView) saved(msg labelSavedMsg) tea.Cmd {
-	e := v.pending
-	v.pending = nil
-	if msg.err != nil || e == nil || e.key != msg.label.Key {
+	e, undone, ok := v.settle(msg)
+	if !ok {
 		v.refresh()
 		return nil
 	}
-	delete(v.note.pending, e.key)
 	v.results.dirty = true
-	if msg.undo {
-		v.undo = v.undo[:len(v.undo)-1]
+	if undone {
 		v.last = -1
 		return v.moveTo(e.pos)
 	}
-	v.undo = append(v.undo, *e)
 	if e.prev != nil && e.prev.Violation == msg.label.Violation {
 		v.refresh() // a note changed: stay
 		return nil

@@ -112,6 +112,110 @@ func saveLabel(st LabelStore, done labelSavedMsg) tea.Cmd {
 	}
 }
 
+// decisions is how a screen labels answers: one write at a time through the
+// shared desk, a note box, and an undo stack of the screen's own actions.
+// The label and review screens embed it; they differ only in what they show
+// and where they move once a write commits (see labelView for undo).
+type decisions struct {
+	d       *labelDesk
+	from    screen
+	note    noteBox
+	undo    []undoEntry
+	pending *undoEntry // the action whose write is in flight
+}
+
+func newDecisions(d *labelDesk, from screen) decisions {
+	return decisions{d: d, from: from, note: newNoteBox()}
+}
+
+// decide writes a verdict for the answer key, at position pos of the
+// screen's list; current is its label now, nil when it has none. A note
+// typed before the answer was labelled goes with the label, and relabelling
+// with the same verdict keeps the note it had.
+func (s *decisions) decide(key string, pos int, current *model.Label, violation bool) tea.Cmd {
+	if ok, cmd := s.d.ready(); !ok {
+		return cmd
+	}
+	e := undoEntry{key: key, pos: pos}
+	note := s.note.pending[key]
+	if current != nil {
+		prev := *current
+		e.prev = &prev
+		if _, typed := s.note.pending[key]; !typed && current.Violation == violation {
+			note = current.Note
+		}
+	}
+	s.pending = &e
+	return s.d.save(s.from, model.Label{Key: key, Violation: violation, Note: note}, false)
+}
+
+// attachNote attaches a note to the answer's label (a new label with the
+// same verdict), or keeps it for the label the answer gets next.
+func (s *decisions) attachNote(key string, pos int, current *model.Label, note string) tea.Cmd {
+	if current == nil {
+		s.note.pending[key] = note
+		return say("Note kept: it is saved with the label you give this answer.")
+	}
+	if note == current.Note {
+		return nil
+	}
+	if ok, cmd := s.d.ready(); !ok {
+		return cmd
+	}
+	prev := *current
+	s.pending = &undoEntry{key: key, pos: pos, prev: &prev}
+	return s.d.save(s.from, model.Label{Key: key, Violation: current.Violation, Note: note}, false)
+}
+
+// skipped records a skip, so u comes back to the answer.
+func (s *decisions) skipped(key string, pos int) {
+	s.undo = append(s.undo, undoEntry{key: key, pos: pos, skipped: true})
+}
+
+// takeBack undoes the screen's last action; moveTo goes back to its answer.
+func (s *decisions) takeBack(moveTo func(int) tea.Cmd) tea.Cmd {
+	if s.d.busy() {
+		return nil
+	}
+	if len(s.undo) == 0 {
+		return say("Nothing to undo on this screen.")
+	}
+	e := s.undo[len(s.undo)-1]
+	restore := undoPlan(e)
+	if restore == nil {
+		s.undo = s.undo[:len(s.undo)-1]
+		cmd := moveTo(e.pos)
+		if e.skipped {
+			return cmd
+		}
+		return tea.Batch(cmd, say(fmt.Sprintf(
+			"Answer %d keeps its label: it was the first, and the store never deletes a label. Press v or o to change it.", e.pos+1)))
+	}
+	if ok, cmd := s.d.ready(); !ok {
+		return cmd
+	}
+	s.pending = &e
+	return s.d.save(s.from, model.Label{Key: e.key, Violation: restore.Violation, Note: restore.Note}, true)
+}
+
+// settle takes a committed write off the pending slot and updates the undo
+// stack. ok is false when the write failed or was not this screen's latest
+// action; nothing moved then. undone reports that the write was an undo.
+func (s *decisions) settle(msg labelSavedMsg) (e undoEntry, undone, ok bool) {
+	p := s.pending
+	s.pending = nil
+	if msg.err != nil || p == nil || p.key != msg.label.Key {
+		return undoEntry{}, false, false
+	}
+	delete(s.note.pending, p.key)
+	if msg.undo {
+		s.undo = s.undo[:len(s.undo)-1]
+		return *p, true, true
+	}
+	s.undo = append(s.undo, *p)
+	return *p, false, true
+}
+
 // undoEntry is one labelling action of a screen, kept so u can take it
 // back. History in the store is never rewritten: undoing a label records the
 // label it replaced again, as a new label.

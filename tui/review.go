@@ -28,11 +28,10 @@ import (
 // Labelling works as on the label screen (see labelView), except that it
 // is not blind and moves to the next answer in the queue.
 type reviewView struct {
-	c    *Common
-	d    *labelDesk
-	src  ResponseSource
-	vp   viewport.Model
-	note noteBox
+	c *Common
+	decisions
+	src ResponseSource
+	vp  viewport.Model
 
 	rule, model int
 	pair        int // 0: any pair of graders; i: pairs()[i-1]
@@ -52,9 +51,6 @@ type reviewView struct {
 	loading bool
 	resps   map[string]model.Response // the entry's answer and, for split pairs, the other model's
 	err     error
-
-	undo    []undoEntry
-	pending *undoEntry
 
 	panel scrollText // the agreement and compare panels
 
@@ -81,7 +77,7 @@ type reviewEntry struct {
 func newReviewView(c *Common, d *labelDesk, src ResponseSource) *reviewView {
 	vp := viewport.New()
 	vp.SoftWrap = false
-	v := &reviewView{c: c, d: d, src: src, vp: vp, note: newNoteBox(), stale: true, resps: map[string]model.Response{}}
+	v := &reviewView{c: c, decisions: newDecisions(d, screenReview), src: src, vp: vp, stale: true, resps: map[string]model.Response{}}
 	if ls, ok := d.store.(LabellerSource); ok {
 		v.people.src = ls
 	}
@@ -344,7 +340,7 @@ func (v *reviewView) handleKey(km tea.KeyPressMsg) tea.Cmd {
 		return nil // the write in flight commits before anything moves
 	case key.Matches(km, lk.Skip):
 		if e, ok := v.current(); ok {
-			v.undo = append(v.undo, undoEntry{key: e.key, pos: v.index, skipped: true})
+			v.skipped(e.key, v.index)
 			return v.moveTo(v.index + 1)
 		}
 	case key.Matches(km, lk.Note):
@@ -448,20 +444,7 @@ func (v *reviewView) saveNote(note string) tea.Cmd {
 	if !ok {
 		return nil
 	}
-	l, labelled := v.c.tally.Labels()[e.key]
-	if !labelled {
-		v.note.pending[e.key] = note
-		return say("Note kept: it is saved with the label you give this answer.")
-	}
-	if note == l.Note {
-		return nil
-	}
-	if ok, cmd := v.d.ready(); !ok {
-		return cmd
-	}
-	prev := l
-	v.pending = &undoEntry{key: e.key, pos: v.index, prev: &prev}
-	return v.d.save(screenReview, model.Label{Key: e.key, Violation: l.Violation, Note: note}, false)
+	return v.attachNote(e.key, v.index, v.labelOf(e.key), note)
 }
 
 func (v *reviewView) labelCurrent(violation bool) tea.Cmd {
@@ -469,62 +452,31 @@ func (v *reviewView) labelCurrent(violation bool) tea.Cmd {
 	if !ok {
 		return nil
 	}
-	if ok, cmd := v.d.ready(); !ok {
-		return cmd
-	}
-	u := undoEntry{key: e.key, pos: v.index}
-	note := v.note.pending[e.key]
-	if l, ok := v.c.tally.Labels()[e.key]; ok {
-		prev := l
-		u.prev = &prev
-		if _, typed := v.note.pending[e.key]; !typed && l.Violation == violation {
-			note = l.Note
-		}
-	}
-	v.pending = &u
-	return v.d.save(screenReview, model.Label{Key: e.key, Violation: violation, Note: note}, false)
+	return v.decide(e.key, v.index, v.labelOf(e.key), violation)
 }
 
-func (v *reviewView) undoLast() tea.Cmd {
-	if v.d.busy() {
-		return nil
+// labelOf is an answer's current label, nil when it has none.
+func (v *reviewView) labelOf(key string) *model.Label {
+	if l, ok := v.c.tally.Labels()[key]; ok {
+		return &l
 	}
-	if len(v.undo) == 0 {
-		return say("Nothing to undo on this screen.")
-	}
-	e := v.undo[len(v.undo)-1]
-	restore := undoPlan(e)
-	if restore == nil {
-		v.undo = v.undo[:len(v.undo)-1]
-		cmd := v.moveTo(e.pos)
-		if e.skipped {
-			return cmd
-		}
-		return tea.Batch(cmd, say("This answer keeps its label: it was the first, and the store never deletes a label. Press v or o to change it."))
-	}
-	if ok, cmd := v.d.ready(); !ok {
-		return cmd
-	}
-	v.pending = &e
-	return v.d.save(screenReview, model.Label{Key: e.key, Violation: restore.Violation, Note: restore.Note}, true)
+	return nil
 }
+
+func (v *reviewView) undoLast() tea.Cmd { return v.takeBack(v.moveTo) }
 
 // saved moves on once a label has committed.
 func (v *reviewView) saved(msg labelSavedMsg) tea.Cmd {
-	e := v.pending
-	v.pending = nil
-	if msg.err != nil || e == nil || e.key != msg.label.Key {
+	e, undone, ok := v.settle(msg)
+	if !ok {
 		v.refresh()
 		return nil
 	}
-	delete(v.note.pending, e.key)
 	// Who labelled what changed: the labellers' queue and agreement follow.
 	reload := v.loadLabellers()
-	if msg.undo {
-		v.undo = v.undo[:len(v.undo)-1]
+	if undone {
 		return tea.Batch(v.moveTo(e.pos), reload)
 	}
-	v.undo = append(v.undo, *e)
 	// In the labellers' queue a decision settles the answer whatever the
 	// label was before: move on.
 	same := e.prev != nil && e.prev.Violation == msg.label.Violation && !v.people.on
