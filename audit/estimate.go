@@ -33,6 +33,11 @@ type RuleEstimate struct {
 	Text   string             `json:"text"`
 	Tokens int                `json:"tokens"`
 	Cases  map[model.Kind]int `json:"cases"`
+	// Power is what the planned samples could detect (see RulePower).
+	Power RulePower `json:"power"`
+	// Warnings name kinds with too few cases for a verdict, a check or a
+	// useful clustered interval; empty, never nil, when there are none.
+	Warnings []string `json:"warnings"`
 }
 
 // History is what stored responses say about a model: its mean completion
@@ -120,6 +125,7 @@ func (p *Plan) Estimate(done map[string]bool, concurrency int, hist History, sim
 		for _, c := range r.Cases {
 			re.Cases[c.Kind]++
 		}
+		re.Power, re.Warnings = PlanPower(re.Cases, p.Samples, r.Config.NoInputClass())
 		e.Rules = append(e.Rules, re)
 	}
 	return e
@@ -136,21 +142,27 @@ func (p *Plan) systemTokens(system string) int {
 // depend on answer text, so before the answers exist they are projected: one
 // call per judge for every answer the judge has not graded yet (answers with
 // identical text to the same case share a call, so this is an upper bound).
-// judged maps a judge's version to the set of answers it has graded.
-func (p *Plan) AddJudges(e *Estimate, judged map[string]map[string]model.Grade, concurrency int, hist History) {
+// graded maps a judge's version to the set of answers it has graded.
+func (p *Plan) AddJudges(e *Estimate, graded map[string]map[string]model.Grade, concurrency int, hist History) {
 	if len(p.Audit.Judges) == 0 {
 		return
 	}
 	var msgTokens, answerTokens float64
 	tok := newTokenCache(p.Audit)
+	var judged []runner.Call // the answers judges grade (see Plan.judged)
 	for _, c := range p.Calls {
+		if p.judged(c.Key) {
+			judged = append(judged, c)
+		}
+	}
+	for _, c := range judged {
 		msgTokens += float64(tok.tokens(c.Request.Messages[len(c.Request.Messages)-1].Content))
 		answerTokens += float64(c.EstCompletionTokens)
 		if v, ok := hist.CompletionTokens[c.Request.Model]; ok {
 			answerTokens += v - float64(c.EstCompletionTokens)
 		}
 	}
-	n := float64(len(p.Calls))
+	n := float64(len(judged))
 	if n == 0 {
 		return
 	}
@@ -161,8 +173,8 @@ func (p *Plan) AddJudges(e *Estimate, judged map[string]map[string]model.Grade, 
 	}
 	for _, j := range p.Audit.Judges {
 		remaining := 0
-		for _, c := range p.Calls {
-			if _, ok := judged[j.Version][c.Key]; !ok {
+		for _, c := range judged {
+			if _, ok := graded[j.Version][c.Key]; !ok {
 				remaining++
 			}
 		}

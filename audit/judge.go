@@ -81,7 +81,7 @@ func (p *Plan) JudgeCalls(src AnswerSource, answered map[string]bool, sample int
 		return jp, nil
 	}
 	for _, c := range p.Calls {
-		if !answered[c.Key] {
+		if !answered[c.Key] || !p.judged(c.Key) {
 			continue
 		}
 		r, err := src.Response(c.Key)
@@ -110,6 +110,18 @@ func (p *Plan) JudgeCalls(src AnswerSource, answered map[string]bool, sample int
 		}
 	}
 	return jp, nil
+}
+
+// judged reports whether judges grade an answer: every answer except those
+// only a rule with no input class uses, whose verdict rests on answer
+// length, not on anyone's reading of the answer.
+func (p *Plan) judged(key string) bool {
+	for _, ci := range p.ByKey[key] {
+		if !p.Audit.Rules[p.Cells[ci].Rule].Config.NoInputClass() {
+			return true
+		}
+	}
+	return false
 }
 
 func judgePromptTokens(p *Plan, req model.Request) int {

@@ -132,6 +132,13 @@ func (a *Audit) loadRule(i int, rc model.RuleConfig) (*Rule, error) {
 	if r.Cases, err = model.ParseCases(r.CasesPath, data); err != nil {
 		return nil, err
 	}
+	if rc.Predicate == "" {
+		// Only a rule with no input class may leave its predicate out
+		// (model.ParseAudit enforces it): its verdict rests on the length
+		// of its answers, and an empty predicate passes every answer.
+		r.Predicate = NoPredicate()
+		return r, nil
+	}
 	r.PredicatePath = a.resolve(rc.Predicate)
 	data, err = readInput(r.PredicatePath, a.Path, rc.DefLine, field("predicate"))
 	if err != nil {
@@ -141,6 +148,12 @@ func (a *Audit) loadRule(i int, rc model.RuleConfig) (*Rule, error) {
 		return nil, err
 	}
 	return r, nil
+}
+
+// NoPredicate is the predicate of a rule that names none: it has no checks,
+// so it passes every answer.
+func NoPredicate() *model.Predicate {
+	return &model.Predicate{Version: "no-predicate"}
 }
 
 // resolve makes a path from the audit file relative to the audit's directory.

@@ -85,9 +85,15 @@ type RuleResult struct {
 	Agreement     []PairAgreement
 	Disagreements int
 	Verdict       model.Verdict
-	Done          int // graded answers
-	Errors        int
-	Pending       int
+	// Lengths compares answer lengths between the variants; set only for
+	// a rule with no input class, whose verdict rests on it.
+	Lengths *Lengths
+	// Staleness counts the cases written since the line's text last
+	// changed; nil when no change is known.
+	Staleness *Staleness
+	Done      int // graded answers
+	Errors    int
+	Pending   int
 }
 
 // Results is the state of a whole audit.
@@ -97,7 +103,9 @@ type Results struct {
 	Delta float64
 	// TokensRemoved is the sum of the tokens of lines whose verdict is DELETE;
 	// TokensClaimed sums every audited line (what an unchecked sweep claims).
+	// Sweep has them too, with the verdict counts and the split by tag.
 	TokensRemoved, TokensClaimed int
+	Sweep                        Sweep
 }
 
 // Aggregate computes every rule's counts, intervals, grader quality and
@@ -122,6 +130,12 @@ type Tally struct {
 	grades map[string]map[string]model.Grade // predicate version -> response key -> grade
 	labels map[string]model.Label
 	sets   []LabelSet // label sets, for weighting stratified labels
+	// histories holds each rule's recorded texts, by rule index; nil when
+	// the source keeps none.
+	histories [][]TextSeen
+	// lengths holds the answer lengths of rules with no input class, by
+	// response key; nil when the audit has none.
+	lengths map[string]answerLength
 }
 
 // KeyedSource is a Source that can build its maps with key strings the
@@ -148,6 +162,17 @@ func NewTally(p *Plan, src Source) (*Tally, error) {
 		return nil, err
 	}
 	t := &Tally{plan: p, status: status, labels: labels, sets: sets, grades: map[string]map[string]model.Grade{}}
+	if err := t.loadLengths(src); err != nil {
+		return nil, err
+	}
+	if m, ok := src.(metaReader); ok {
+		t.histories = make([][]TextSeen, len(p.Audit.Rules))
+		for i, r := range p.Audit.Rules {
+			if t.histories[i], err = ruleHistory(m, r); err != nil {
+				return nil, err
+			}
+		}
+	}
 	for _, rule := range p.Audit.Rules {
 		v := rule.Predicate.Version
 		if _, ok := t.grades[v]; ok {
@@ -209,6 +234,7 @@ func (t *Tally) Record(r model.Response, grades []model.Grade) {
 		return
 	}
 	t.status[r.Key] = r.OK()
+	t.recordLength(r)
 	for _, g := range grades {
 		t.RecordGrade(r.Key, g)
 	}
@@ -233,40 +259,29 @@ func (t *Tally) Results() (*Results, error) {
 	res := &Results{Plan: p, Delta: p.Audit.File.Delta}
 	for ri, rule := range p.Audit.Rules {
 		for mi := range p.Audit.File.Models {
-			rr, err := aggregateRule(p, ri, mi, t.status, t.grades[rule.Predicate.Version], t.ruleQuality(ri, mi))
+			var lengths *Lengths
+			if rule.Config.NoInputClass() {
+				lengths = t.measureLengths(ri, mi)
+			}
+			rr, err := aggregateRule(p, ri, mi, t.status, t.grades[rule.Predicate.Version], t.ruleQuality(ri, mi), lengths)
 			if err != nil {
 				return nil, err
 			}
 			t.addGraders(rr)
+			var h []TextSeen
+			if t.histories != nil {
+				h = t.histories[ri]
+			}
+			rr.Staleness = staleness(rule, h)
 			res.Rules = append(res.Rules, rr)
 		}
 	}
-	seen := map[int]bool{}
-	for _, rr := range res.Rules {
-		if seen[rr.Rule.Line] {
-			continue
-		}
-		seen[rr.Rule.Line] = true
-		res.TokensClaimed += rr.Rule.Tokens
-		if rr.Verdict.Decision == model.DecisionDelete && allDelete(res.Rules, rr.Rule.Line) {
-			res.TokensRemoved += rr.Rule.Tokens
-		}
-	}
+	res.Sweep = summarizeSweep(res.Rules)
+	res.TokensRemoved, res.TokensClaimed = res.Sweep.TokensRemoved, res.Sweep.TokensClaimed
 	return res, nil
 }
 
-// allDelete reports whether every model's verdict on a line is DELETE: a line
-// is only removed when it is safe for every model the prompt serves.
-func allDelete(rules []*RuleResult, line int) bool {
-	for _, rr := range rules {
-		if rr.Rule.Line == line && rr.Verdict.Decision != model.DecisionDelete {
-			return false
-		}
-	}
-	return true
-}
-
-func aggregateRule(p *Plan, ri, mi int, status map[string]bool, grades map[string]model.Grade, quality GraderQuality) (*RuleResult, error) {
+func aggregateRule(p *Plan, ri, mi int, status map[string]bool, grades map[string]model.Grade, quality GraderQuality, lengths *Lengths) (*RuleResult, error) {
 	rule := p.Audit.Rules[ri]
 	rr := &RuleResult{Rule: rule, RuleIndex: ri, Model: mi, ModelName: p.Audit.File.Models[mi].Name,
 		Arms: map[model.Kind]*Arm{}}
@@ -324,9 +339,21 @@ func aggregateRule(p *Plan, ri, mi int, status map[string]bool, grades map[strin
 	in.Provoking.Baseline, in.Provoking.Deleted = armCounts(rr.Cases, model.Kind.Provoking)
 	in.Control.Baseline, in.Control.Deleted = armCounts(rr.Cases, func(k model.Kind) bool { return k == model.Control })
 	in.Recall = rr.Quality.Recall.VerdictCount()
-	v, err := model.Decide(in)
+	var v model.Verdict
+	var err error
+	if lengths != nil {
+		rr.Lengths = lengths
+		v, err = model.DecideNoClass(in, lengths.LengthEvidence)
+	} else {
+		v, err = model.Decide(in)
+	}
 	if err != nil {
 		return nil, fmt.Errorf("audit: verdict for line %d: %w", rule.Line, err)
+	}
+	if rule.PredicatePath == "" {
+		// No predicate graded anything: its control notes ("over-refusal
+		// up to 1.3%") would describe checks that were never made.
+		v.Notes = nil
 	}
 	rr.Verdict = v
 	return rr, nil
@@ -407,6 +434,9 @@ type Spend struct {
 	CachedTokens     int64   `json:"cached_tokens"`
 	CompletionTokens int64   `json:"completion_tokens"`
 	USD              float64 `json:"usd"`
+	// CacheSavedUSD is what prompt caching saved: the cached tokens at the
+	// full input price minus what they cost at the cached price.
+	CacheSavedUSD float64 `json:"cache_saved_usd"`
 }
 
 // SpendOf adds up the usage of every stored response the plan uses. each
@@ -428,7 +458,10 @@ func (p *Plan) SpendOf(each func(fn func(model.Response) error) error) (Spend, e
 		s.PromptTokens += int64(r.PromptTokens)
 		s.CachedTokens += int64(r.CachedTokens)
 		s.CompletionTokens += int64(r.CompletionTokens)
-		s.USD += prices[p.Cells[cells[0]].Model].Cost(r.PromptTokens, r.CachedTokens, r.CompletionTokens)
+		price := prices[p.Cells[cells[0]].Model]
+		cost := price.Cost(r.PromptTokens, r.CachedTokens, r.CompletionTokens)
+		s.USD += cost
+		s.CacheSavedUSD += price.Cost(r.PromptTokens, 0, r.CompletionTokens) - cost
 		return nil
 	})
 	return s, err

@@ -68,9 +68,31 @@ type RuleConfig struct {
 	Line      int    // 1-based prompt line; 0 when the rule is given by text only
 	Text      string // exact line text as written; empty when given by number only
 	Cases     string // path of the case file, as written
-	Predicate string // path of the predicate file, as written
-	DefLine   int    // line of the [[rule]] header in the audit file
+	Predicate string // path of the predicate file, as written; may be empty when Class is ClassNone
+	// Tag groups rules in the sweep summary, e.g. "constrains" for a line
+	// that holds back what the model would volunteer under pressure and
+	// "describes" for one that describes what it does anyway. Free text.
+	Tag string
+	// Class is "" or ClassTargeted (the rule has an input class a targeted
+	// case file provokes) or ClassNone (it applies to all traffic,
+	// like "be concise"; its cases are a general sample and its verdict is
+	// never DELETE).
+	Class string
+	// Changed, when set, is when the line's text last changed: cases added
+	// before it may be what a rewording was tuned to. auditor also records
+	// the changes it sees itself.
+	Changed time.Time
+	DefLine int // line of the [[rule]] header in the audit file
 }
+
+// Rule classes: whether a targeted case set can decide the rule.
+const (
+	ClassTargeted = "targeted"
+	ClassNone     = "none"
+)
+
+// NoInputClass reports whether the rule has no input class (class = "none").
+func (r RuleConfig) NoInputClass() bool { return r.Class == ClassNone }
 
 // JudgeConfig is one LLM judge. Provider, BaseURL and APIKeyEnv are inherited
 // from the first model when the file leaves them out.
@@ -94,7 +116,7 @@ var (
 	auditKeys = []string{"name", "prompt", "samples", "concurrency", "delta", "model", "rule", "judge"}
 	modelKeys = []string{"name", "provider", "base_url", "api_key_env", "temperature", "max_tokens",
 		"price_input_per_mtok", "price_cached_input_per_mtok", "price_output_per_mtok", "timeout_seconds"}
-	ruleKeys  = []string{"line", "text", "cases", "predicate"}
+	ruleKeys  = []string{"line", "text", "cases", "predicate", "tag", "class", "changed"}
 	judgeKeys = []string{"name", "rubric", "provider", "base_url", "api_key_env", "max_tokens",
 		"price_input_per_mtok", "price_cached_input_per_mtok", "price_output_per_mtok"}
 )
@@ -268,7 +290,14 @@ func parseRules(root tomlTable) ([]RuleConfig, error) {
 		if r.Cases, err = t.requiredString("cases", `the path of the case file, like cases = "roadmap.jsonl"`); err != nil {
 			return nil, err
 		}
-		if r.Predicate, err = t.requiredString("predicate", `the path of the predicate file, like predicate = "roadmap.predicate.toml"`); err != nil {
+		if err := t.ruleClass(&r); err != nil {
+			return nil, err
+		}
+		if r.NoInputClass() {
+			if r.Predicate, _, err = t.str("predicate"); err != nil {
+				return nil, err
+			}
+		} else if r.Predicate, err = t.requiredString("predicate", `the path of the predicate file, like predicate = "roadmap.predicate.toml"`); err != nil {
 			return nil, err
 		}
 		if r.Line > 0 {
@@ -287,6 +316,48 @@ func parseRules(root tomlTable) ([]RuleConfig, error) {
 		rules = append(rules, r)
 	}
 	return rules, nil
+}
+
+// ruleClass reads a rule's tag, class and changed date.
+func (t tomlTable) ruleClass(r *RuleConfig) error {
+	tag, _, err := t.str("tag")
+	if err != nil {
+		return err
+	}
+	r.Tag = strings.TrimSpace(tag)
+	if c, ok, err := t.str("class"); err != nil {
+		return err
+	} else if ok {
+		switch c {
+		case ClassTargeted, ClassNone:
+			r.Class = c
+		default:
+			return t.errf("class", "unknown class %q: use \"none\" for a rule with no input class (like \"be concise\"), or leave it out", c)
+		}
+	}
+	v, ok := t.m["changed"]
+	if !ok {
+		return nil
+	}
+	switch v := v.(type) {
+	case time.Time:
+		// A TOML local date or time carries the machine's offset; a date
+		// written without a zone means that calendar day, read as UTC like
+		// the case files' dates.
+		if name, _ := v.Zone(); strings.HasSuffix(name, "-local") {
+			v = time.Date(v.Year(), v.Month(), v.Day(), v.Hour(), v.Minute(), v.Second(), 0, time.UTC)
+		}
+		r.Changed = v
+	case string:
+		d, err := ParseDate(v)
+		if err != nil {
+			return t.errf("changed", "%v", err)
+		}
+		r.Changed = d
+	default:
+		return t.errf("changed", "must be a date like 2026-11-20, not %s", tomlTypeName(v))
+	}
+	return nil
 }
 
 func parseJudges(root tomlTable, first ModelConfig) ([]JudgeConfig, error) {

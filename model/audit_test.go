@@ -5,6 +5,7 @@ import (
 	"reflect"
 	"strings"
 	"testing"
+	"time"
 )
 
 const designAudit = `name = "support prompt sweep"
@@ -266,4 +267,56 @@ func FuzzParseAudit(f *testing.F) {
 			}
 		}
 	})
+}
+
+func TestParseAudit_RuleClassTagChanged(t *testing.T) {
+	t.Parallel()
+	head := "name = \"s\"\nprompt = \"p.md\"\n[model]\nname = \"m\"\n"
+	tests := []struct {
+		name, rule string
+		want       RuleConfig
+		errField   string
+		errMsg     string
+	}{
+		{name: "class none needs no predicate",
+			rule: "line = 3\ncases = \"g.jsonl\"\nclass = \"none\"\ntag = \" describes \"\n",
+			want: RuleConfig{Line: 3, Cases: "g.jsonl", Class: ClassNone, Tag: "describes"}},
+		{name: "changed as a TOML date",
+			rule: "line = 3\ncases = \"c.jsonl\"\npredicate = \"p.toml\"\nchanged = 2026-11-20\n",
+			want: RuleConfig{Line: 3, Cases: "c.jsonl", Predicate: "p.toml", Changed: time.Date(2026, 11, 20, 0, 0, 0, 0, time.UTC)}},
+		{name: "changed as a string",
+			rule: "line = 3\ncases = \"c.jsonl\"\npredicate = \"p.toml\"\nchanged = \"2026-11-20\"\n",
+			want: RuleConfig{Line: 3, Cases: "c.jsonl", Predicate: "p.toml", Changed: time.Date(2026, 11, 20, 0, 0, 0, 0, time.UTC)}},
+		{name: "unknown class", rule: "line = 3\ncases = \"c.jsonl\"\npredicate = \"p.toml\"\nclass = \"all\"\n",
+			errField: "rule[1].class", errMsg: `unknown class "all"`},
+		{name: "bad changed", rule: "line = 3\ncases = \"c.jsonl\"\npredicate = \"p.toml\"\nchanged = \"yesterday\"\n",
+			errField: "rule[1].changed", errMsg: "is not a date"},
+		{name: "targeted still needs a predicate", rule: "line = 3\ncases = \"c.jsonl\"\n",
+			errField: "rule[1].predicate", errMsg: "missing"},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			t.Parallel()
+			af, err := ParseAudit("audit.toml", []byte(head+"[[rule]]\n"+tt.rule))
+			if tt.errMsg != "" {
+				var ie *InputError
+				if !errors.As(err, &ie) || ie.Field != tt.errField || !strings.Contains(ie.Msg, tt.errMsg) {
+					t.Fatalf("err = %v, want %s: %s", err, tt.errField, tt.errMsg)
+				}
+				return
+			}
+			if err != nil {
+				t.Fatal(err)
+			}
+			got := af.Rules[0]
+			got.DefLine = 0
+			if !got.Changed.Equal(tt.want.Changed) {
+				t.Errorf("changed = %v, want %v", got.Changed, tt.want.Changed)
+			}
+			got.Changed, tt.want.Changed = time.Time{}, time.Time{}
+			if got != tt.want {
+				t.Errorf("got %+v, want %+v", got, tt.want)
+			}
+		})
+	}
 }

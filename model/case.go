@@ -1,6 +1,10 @@
 package model
 
-import "fmt"
+import (
+	"fmt"
+	"strings"
+	"time"
+)
 
 // Kind is the role a case plays in an audit.
 type Kind string
@@ -38,8 +42,25 @@ type Case struct {
 	Msg   string   `json:"msg"`
 	KB    []string `json:"kb,omitempty"`    // knowledge-base snippets given to the model as context
 	Note  string   `json:"note,omitempty"`  // free text for the case's author
-	Added string   `json:"added,omitempty"` // date the case was written
+	Added string   `json:"added,omitempty"` // date the case was written, as given
 	Line  int      `json:"-"`               // 1-based line in the case file
+	// AddedAt is Added parsed (see ParseDate); zero when the case has no
+	// date. The report compares it with the time the rule's text last
+	// changed: cases written before a rewording may be what it was tuned to.
+	AddedAt time.Time `json:"-"`
+}
+
+// ParseDate reads a date as a user writes one in a case or audit file:
+// "2026-11-20" (midnight UTC) or an RFC 3339 time.
+func ParseDate(s string) (time.Time, error) {
+	s = strings.TrimSpace(s)
+	if t, err := time.Parse(time.DateOnly, s); err == nil {
+		return t, nil
+	}
+	if t, err := time.Parse(time.RFC3339, s); err == nil {
+		return t, nil
+	}
+	return time.Time{}, fmt.Errorf("%q is not a date: write it like \"2026-11-20\" or as an RFC 3339 time", s)
 }
 
 // String returns the case id and kind, for logs and errors.

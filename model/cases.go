@@ -209,9 +209,13 @@ func setCaseField(c *Case, key string, raw json.RawMessage) error {
 		}
 		if key == "note" {
 			c.Note = s
-		} else {
-			c.Added = s
+			return nil
 		}
+		t, err := ParseDate(s)
+		if err != nil {
+			return &caseFieldError{msg: "must be a date: " + err.Error()}
+		}
+		c.Added, c.AddedAt = s, t
 	default:
 		return &caseFieldError{msg: fmt.Sprintf("unknown field%s; a case has only %s",
 			didYouMean(key, caseFields), strings.Join(caseFields, ", "))}

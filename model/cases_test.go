@@ -6,6 +6,7 @@ import (
 	"reflect"
 	"strings"
 	"testing"
+	"time"
 )
 
 // wantInputError asserts that err is an *InputError with the given file,
@@ -39,7 +40,7 @@ func TestParseCases_Valid(t *testing.T) {
 		t.Fatal(err)
 	}
 	want := []Case{
-		{ID: "p1", Kind: Provoke, Msg: "When does v5 ship?", Added: "2025-01-02", Line: 2},
+		{ID: "p1", Kind: Provoke, Msg: "When does v5 ship?", Added: "2025-01-02", AddedAt: time.Date(2025, 1, 2, 0, 0, 0, 0, time.UTC), Line: 2},
 		{ID: "pr1", Kind: Pressure, Msg: "I'm the CEO; tell me.", KB: []string{"v5 ships in Q3", ""}, Line: 5},
 		{ID: "c1", Kind: Control, Msg: "Does v4 export CSV?", Note: "a released feature", Line: 7},
 	}
@@ -79,6 +80,7 @@ func TestParseCases_Errors(t *testing.T) {
 		{"kb not an array", `{"id": "p1", "kind": "provoke", "msg": "hi", "kb": "v5 ships in Q3"}`, 1, 46, "kb", "must be an array of strings"},
 		{"kb element not a string", `{"id": "p1", "kind": "provoke", "msg": "hi", "kb": ["a", 3]}`, 1, 46, "kb[2]", "must be a string, not a number"},
 		{"note not a string", `{"id": "p1", "kind": "provoke", "msg": "hi", "note": true}`, 1, 46, "note", "not true/false"},
+		{"added not a date", `{"id": "p1", "kind": "provoke", "msg": "hi", "added": "last week"}`, 1, 46, "added", `must be a date: "last week" is not a date`},
 		{"unknown field", `{"id": "p1", "kind": "provoke", "msg": "hi", "mesage": "x"}`, 1, 46, "mesage", "unknown field; a case has only id, kind, msg, kb, note, added"},
 		{"unknown field typo", `{"id": "p1", "kind": "provoke", "mgs": "hi"}`, 1, 33, "mgs", `unknown field (did you mean "msg"?)`},
 		{"repeated field", `{"id": "p1", "kind": "provoke", "msg": "hi", "id": "p2"}`, 1, 46, "id", "appears twice"},

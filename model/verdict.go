@@ -20,6 +20,11 @@ const (
 	DecisionKeep         Decision = "KEEP"
 	DecisionDelete       Decision = "DELETE"
 	DecisionInconclusive Decision = "INCONCLUSIVE"
+	// DecisionCanary is the verdict on a rule with no input class (class =
+	// "none", like "be concise"): no targeted set can decide it, so it is
+	// never DELETE; the measured shift in answer length goes with it, and
+	// removing it needs a live canary with a rollback threshold.
+	DecisionCanary Decision = "CANARY"
 )
 
 // DefaultDelta is the tolerated rise in failure rate when an audit sets none.
@@ -30,6 +35,7 @@ const DefaultDelta = 0.05
 const (
 	maxExtraSamples    = 10_000
 	maxExtraViolations = 10_000
+	maxExtraCases      = 500
 )
 
 // ArmCounts holds per-case failures and samples of one variant: case c
@@ -76,10 +82,16 @@ type VerdictInput struct {
 // (STATS section 3). Rates are fractions in [0,1]; intervals are 95%.
 type Verdict struct {
 	Decision Decision
-	// Reason is one line a reviewer reads, naming the bound that decided or
-	// failed, e.g. "deleted - baseline 0.113 [0.028, 0.198] > 0" or
-	// "upper bound 0.071/0.602 = 0.118 >= delta 0.05".
+	// Reason is one sentence a reviewer reads, in percentages and points:
+	// how the provoking failure rate moved when the line was deleted, with
+	// its interval, and for DELETE and INCONCLUSIVE how that compares with
+	// the tolerance, e.g. "provoking failures rose from 1.7% to 8.3% without
+	// the line (+6.7 points, 95% [2.2, 11.7])".
 	Reason string
+	// Bound is the arithmetic the decision rests on, for the evidence:
+	// "Newcombe lower bound of deleted - baseline 0.022 > 0", or "upper
+	// bound (paired by case) 0.071/0.602 = 0.118 >= delta 0.05".
+	Bound string
 	// Needed says what would settle an INCONCLUSIVE verdict (label
 	// violations, more samples per case, more cases); empty otherwise.
 	// Projections assume the observed rates hold.
@@ -202,15 +214,18 @@ func Decide(in VerdictInput) (Verdict, error) {
 		}
 	}
 
+	rise := riseSentence("provoking failures", v.BaselineFails, v.BaselineN, v.DeletedFails, v.DeletedN, diff, nc)
 	if nc.Lo > 0 {
 		v.Decision = DecisionKeep
-		v.Reason = fmt.Sprintf("deleted - baseline %.3f [%.3f, %.3f] > 0", diff, nc.Lo, nc.Hi)
+		v.Reason = rise
+		v.Bound = fmt.Sprintf("Newcombe lower bound of deleted - baseline %.3f > 0", nc.Lo)
 		return v, nil
 	}
 
-	var failed []string
+	var failed, said []string // the arithmetic, and the same in words
 	if !v.RecallMeasured {
 		failed = append(failed, "recall not measured")
+		said = append(said, "recall not measured, so the predicate's misses are unknown")
 	}
 	scaledOK := v.RecallMeasured && v.Scaled < v.Delta
 	ratio := fmt.Sprintf("upper bound (%s) %.3f/%.3f = %.3f", bound, v.Upper, v.RecallLo, v.Scaled)
@@ -218,21 +233,50 @@ func Decide(in VerdictInput) (Verdict, error) {
 	case v.RecallMeasured && v.RecallLo == 0:
 		failed = append(failed, fmt.Sprintf("recall lower bound 0 (%d of %d labelled violations caught)",
 			in.Recall.Hits, in.Recall.Positives))
+		said = append(said, fmt.Sprintf("the predicate caught %d of %d labelled violations, too few to bound its recall",
+			in.Recall.Hits, in.Recall.Positives))
 	case v.RecallMeasured && !scaledOK:
 		failed = append(failed, fmt.Sprintf("%s >= delta %g", ratio, v.Delta))
+		said = append(said, fmt.Sprintf("a rise of up to %s points (%s once the predicate's misses are counted) is not ruled out, above the tolerated %s points",
+			points(v.Upper), points(v.Scaled), points(v.Delta)))
 	}
 	if v.BreaksControls {
 		failed = append(failed, "deletion breaks controls")
+		said = append(said, "deleting it raises failures on controls (deletion breaks controls)")
 	}
 	if len(failed) == 0 {
 		v.Decision = DecisionDelete
-		v.Reason = fmt.Sprintf("%s < delta %g", ratio, v.Delta)
+		v.Bound = fmt.Sprintf("%s < delta %g", ratio, v.Delta)
+		v.Reason = fmt.Sprintf("%s; the largest rise the data allow is %s points, %s once the predicate's misses are counted (recall at least %.0f%%), under the tolerated %s points",
+			rise, points(v.Upper), points(v.Scaled), 100*v.RecallLo, points(v.Delta))
 		return v, nil
 	}
-	v.Reason = strings.Join(failed, "; ")
+	v.Bound = strings.Join(failed, "; ")
+	v.Reason = rise + ", but " + strings.Join(said, ", and ")
 	v.Needed = v.needed(in)
 	return v, nil
 }
+
+// riseSentence says in percentages how a failure rate moved when the line
+// was deleted, e.g. "provoking failures rose from 0.4% to 27.0% without the
+// line (+26.6 points, 95% [19.0, 34.1])".
+func riseSentence(what string, xb, nb, xd, nd int, diff float64, ci stats.Interval) string {
+	base, del := float64(xb)/float64(nb), float64(xd)/float64(nd)
+	ival := fmt.Sprintf("(%+.1f points, 95%% [%s, %s])", 100*diff, points(ci.Lo), points(ci.Hi))
+	switch {
+	case xd*nb > xb*nd:
+		return fmt.Sprintf("%s rose from %s to %s without the line %s", what, percent(base), percent(del), ival)
+	case xd*nb < xb*nd:
+		return fmt.Sprintf("%s fell from %s to %s without the line %s", what, percent(base), percent(del), ival)
+	}
+	return fmt.Sprintf("%s stayed at %s without the line %s", what, percent(base), ival)
+}
+
+// percent formats a rate as a percentage with one decimal.
+func percent(x float64) string { return fmt.Sprintf("%.1f%%", 100*x) }
+
+// points formats a difference of rates in percentage points, one decimal.
+func points(x float64) string { return fmt.Sprintf("%.1f", 100*x) }
 
 // validate checks that the counts are consistent.
 func (in VerdictInput) validate() error {
@@ -322,17 +366,20 @@ func (v *Verdict) needed(in VerdictInput) string {
 	}
 	limit := v.Delta * v.RecallLo // an upper bound must fall below this
 	pairedBinds := v.Paired != nil && v.Paired.Hi >= limit
-	cases := "more provoking cases (failures differ between cases, so samples per case help little)"
 	var opts []string
 	if v.Newcombe.Hi >= limit {
-		switch m, d := v.extraSamples(in); {
-		case m > 0 && d == DecisionDelete && pairedBinds:
-			opts = append(opts, fmt.Sprintf("about %d more samples per case and %s", m, cases))
-		case m > 0:
+		// More samples per case narrow the pooled interval but not the
+		// paired one, whose width comes from differences between cases.
+		if m, d := v.extraSamples(in); m > 0 && (d == DecisionKeep || !pairedBinds) {
 			opts = append(opts, fmt.Sprintf("about %d more samples per case (%s if rates hold)", m, d))
 		}
-	} else if pairedBinds {
-		opts = append(opts, cases)
+	}
+	if v.Newcombe.Hi >= limit || pairedBinds {
+		if c, d := v.extraCases(in); c > 0 {
+			opts = append(opts, fmt.Sprintf("about %d more provoking cases (%s if new cases behave like these)", c, d))
+		} else if pairedBinds {
+			opts = append(opts, "more provoking cases (failures differ between cases, so samples per case help little)")
+		}
 	}
 	if n := extraViolations(*in.Recall, v.Upper/v.Delta); n > 0 {
 		opts = append(opts, fmt.Sprintf("about %d more labelled violations at the observed recall", n))
@@ -362,6 +409,42 @@ func (v *Verdict) extraSamples(in VerdictInput) (int, Decision) {
 		case ci.Lo > 0:
 			return m, DecisionKeep
 		case v.RecallLo > 0 && ci.Hi/v.RecallLo < v.Delta:
+			return m, DecisionDelete
+		}
+	}
+	return 0, ""
+}
+
+// extraCases returns the fewest extra provoking cases after which, with
+// every case as observed on average (the pooled rates and the spread of the
+// per-case differences unchanged), the verdict would be KEEP or DELETE, and
+// which; 0 when none does within maxExtraCases or the paired term is
+// unavailable. More cases shrink both the pooled interval and the paired
+// one, which more samples per case cannot do.
+func (v *Verdict) extraCases(in VerdictInput) (int, Decision) {
+	if v.Paired == nil {
+		return 0, ""
+	}
+	c0 := float64(v.Paired.Cases)
+	sd := v.Paired.SEPair * math.Sqrt(c0)
+	scale := func(x int, k float64) int { return int(math.Round(float64(x) * k)) }
+	for m := 1; m <= maxExtraCases; m++ {
+		c := c0 + float64(m)
+		k := c / c0
+		_, nc, err := stats.Newcombe(scale(v.DeletedFails, k), scale(v.DeletedN, k),
+			scale(v.BaselineFails, k), scale(v.BaselineN, k))
+		if err != nil {
+			return 0, ""
+		}
+		t, err := stats.StudentTQuantile(0.975, c-1)
+		if err != nil {
+			return 0, ""
+		}
+		upper := math.Max(nc.Hi, v.Paired.D+t*sd/math.Sqrt(c))
+		switch {
+		case nc.Lo > 0:
+			return m, DecisionKeep
+		case v.RecallLo > 0 && upper/v.RecallLo < v.Delta:
 			return m, DecisionDelete
 		}
 	}

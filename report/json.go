@@ -7,9 +7,11 @@ package report
 import (
 	"encoding/json"
 	"io"
+	"time"
 
 	"github.com/auditor-dev/auditor/audit"
 	"github.com/auditor-dev/auditor/model"
+	"github.com/auditor-dev/auditor/model/stats"
 )
 
 // Doc is the JSON report (`auditor report --format json`). Its field names
@@ -30,8 +32,14 @@ type RuleDoc struct {
 	Text          string               `json:"text"`
 	Tokens        int                  `json:"tokens"`
 	Model         string               `json:"model"`
+	Tag           string               `json:"tag"`
+	Class         string               `json:"class"` // "targeted" or "none"
+	CasesFile     string               `json:"cases_file"`
+	PredicateFile string               `json:"predicate_file"` // empty when a rule with no input class names none
+	Predicate     string               `json:"predicate_version"`
 	Verdict       string               `json:"verdict"`
 	Reason        string               `json:"reason"`
+	Bound         string               `json:"bound"`
 	Flags         []string             `json:"flags"`
 	Notes         []string             `json:"notes"`
 	Needed        string               `json:"needed"`
@@ -40,8 +48,101 @@ type RuleDoc struct {
 	Kappa         map[string]float64   `json:"kappa"`
 	Agreement     []AgreementDoc       `json:"agreement"`
 	Disagreements int                  `json:"disagreements"`
-	Errors        int                  `json:"errors"`
-	Pending       int                  `json:"pending"`
+	// Staleness is set when the line's text changed after cases were
+	// written; null otherwise.
+	Staleness *StalenessDoc `json:"staleness"`
+	// Lengths compares answer lengths for a rule with no input class;
+	// null for other rules.
+	Lengths *LengthsDoc `json:"lengths"`
+	Errors  int         `json:"errors"`
+	Pending int         `json:"pending"`
+}
+
+// LengthsDoc is how answer length (completion tokens) moved between the
+// variants of a rule with no input class. Shift is the mean change per
+// answer paired by case (null with fewer than two cases); RankTest the
+// Mann-Whitney test over all answers (null when a variant has none);
+// Histogram the counts per bin over shared edges.
+type LengthsDoc struct {
+	Baseline  LengthSummaryDoc `json:"baseline"`
+	Deleted   LengthSummaryDoc `json:"deleted"`
+	Shift     *ShiftDoc        `json:"shift"`
+	RankTest  *RankTestDoc     `json:"rank_test"`
+	Histogram HistogramDoc     `json:"histogram"`
+}
+
+// LengthSummaryDoc summarises one variant's answer lengths. Truncated
+// counts answers cut off at max_tokens.
+type LengthSummaryDoc struct {
+	N         int     `json:"n"`
+	Mean      float64 `json:"mean"`
+	Median    float64 `json:"median"`
+	P10       float64 `json:"p10"`
+	P90       float64 `json:"p90"`
+	Min       int     `json:"min"`
+	Max       int     `json:"max"`
+	Truncated int     `json:"truncated"`
+}
+
+// ShiftDoc is deleted minus baseline mean length, paired by case.
+type ShiftDoc struct {
+	Est    float64 `json:"est"`
+	Lo     float64 `json:"lo"`
+	Hi     float64 `json:"hi"`
+	Rel    float64 `json:"rel"` // Est over the baseline mean
+	Cases  int     `json:"cases"`
+	Method string  `json:"method"`
+}
+
+// RankTestDoc is a two-sided Mann-Whitney U test.
+type RankTestDoc struct {
+	U float64 `json:"u"`
+	Z float64 `json:"z"`
+	P float64 `json:"p"`
+}
+
+// HistogramDoc counts answers per bin; bin i covers [edges[i], edges[i+1]).
+type HistogramDoc struct {
+	Edges    []int `json:"edges"`
+	Baseline []int `json:"baseline"`
+	Deleted  []int `json:"deleted"`
+}
+
+func lengthsDoc(l *audit.Lengths) *LengthsDoc {
+	if l == nil {
+		return nil
+	}
+	sum := func(s stats.LengthSummary, cut int) LengthSummaryDoc {
+		return LengthSummaryDoc{N: s.N, Mean: s.Mean, Median: s.Median, P10: s.P10, P90: s.P90, Min: s.Min, Max: s.Max, Truncated: cut}
+	}
+	d := &LengthsDoc{Baseline: sum(l.Baseline, l.TruncatedBaseline), Deleted: sum(l.Deleted, l.TruncatedDeleted),
+		Histogram: HistogramDoc{Edges: nonNil(l.Edges), Baseline: nonNil(l.BaselineHist), Deleted: nonNil(l.DeletedHist)}}
+	if sh := l.Shift; sh != nil {
+		d.Shift = &ShiftDoc{Est: sh.Est, Lo: sh.CI.Lo, Hi: sh.CI.Hi, Rel: sh.RelEst, Cases: sh.Cases, Method: "paired-by-case-t"}
+	}
+	if t := l.Test; t != nil {
+		d.RankTest = &RankTestDoc{U: t.U, Z: t.Z, P: t.P}
+	}
+	return d
+}
+
+func nonNil(xs []int) []int {
+	if xs == nil {
+		return []int{}
+	}
+	return xs
+}
+
+// StalenessDoc counts a rule's cases against the last change of its text.
+type StalenessDoc struct {
+	ChangedAt string `json:"changed_at"` // RFC 3339
+	Recorded  bool   `json:"recorded"`   // seen by auditor, not only declared in the audit file
+	Previous  string `json:"previous,omitempty"`
+	Cases     int    `json:"cases"`
+	After     int    `json:"after"`
+	Before    int    `json:"before"`
+	Undated   int    `json:"undated"`
+	Message   string `json:"message"`
 }
 
 // ArmDoc is one kind under both variants and their difference.
@@ -140,10 +241,35 @@ type CorrectedDoc struct {
 	Method             string   `json:"method"`
 }
 
-// SweepDoc totals the tokens of a sweep.
+// SweepDoc sums up the sweep: lines audited, their verdicts, the tokens the
+// lines safe to delete remove against the tokens the whole candidate list
+// claimed, and the ratio claimed/removed (null when nothing is removed).
+// ByTag splits it by the rules' tags; empty when no rule has a tag.
 type SweepDoc struct {
-	TokensRemoved int `json:"tokens_removed"`
-	TokensClaimed int `json:"tokens_claimed"`
+	SweepGroupDoc
+	ByTag []SweepGroupDoc `json:"by_tag"`
+}
+
+// SweepGroupDoc is the sweep over one tag's lines (Tag empty for all).
+type SweepGroupDoc struct {
+	Tag           string   `json:"tag,omitempty"`
+	Lines         int      `json:"lines"`
+	Delete        int      `json:"delete"`
+	Keep          int      `json:"keep"`
+	Inconclusive  int      `json:"inconclusive"`
+	Canary        int      `json:"canary"`
+	TokensRemoved int      `json:"tokens_removed"`
+	TokensClaimed int      `json:"tokens_claimed"`
+	Ratio         *float64 `json:"ratio"`
+}
+
+func sweepGroupDoc(g audit.SweepGroup) SweepGroupDoc {
+	d := SweepGroupDoc{Tag: g.Tag, Lines: g.Lines, Delete: g.Delete, Keep: g.Keep, Inconclusive: g.Inconclusive,
+		Canary: g.Canary, TokensRemoved: g.TokensRemoved, TokensClaimed: g.TokensClaimed}
+	if r := g.Ratio(); r > 0 {
+		d.Ratio = &r
+	}
+	return d
 }
 
 // ProgressDoc says how complete the evidence is.
@@ -157,12 +283,17 @@ type ProgressDoc struct {
 // Build turns results into the JSON document.
 func Build(res *audit.Results, spend audit.Spend, simulated bool) Doc {
 	d := Doc{Audit: res.Plan.Audit.File.Name, Simulated: simulated, Delta: res.Delta, Spend: spend,
-		Sweep: SweepDoc{TokensRemoved: res.TokensRemoved, TokensClaimed: res.TokensClaimed}}
+		Sweep: SweepDoc{SweepGroupDoc: sweepGroupDoc(res.Sweep.SweepGroup), ByTag: []SweepGroupDoc{}}}
+	for _, g := range res.Sweep.ByTag {
+		d.Sweep.ByTag = append(d.Sweep.ByTag, sweepGroupDoc(g))
+	}
 	d.Progress.Cells = len(res.Plan.Cells)
 	for _, rr := range res.Rules {
 		rd := RuleDoc{
 			Line: rr.Rule.Line, Text: rr.Rule.Text, Tokens: rr.Rule.Tokens, Model: rr.ModelName,
-			Verdict: string(rr.Verdict.Decision), Reason: rr.Verdict.Reason, Flags: Flags(rr.Verdict),
+			Tag: rr.Rule.Config.Tag, Class: ruleClass(rr.Rule), CasesFile: rr.Rule.Config.Cases,
+			PredicateFile: rr.Rule.Config.Predicate, Predicate: rr.Rule.Predicate.Version,
+			Verdict: string(rr.Verdict.Decision), Reason: rr.Verdict.Reason, Bound: rr.Verdict.Bound, Flags: Flags(rr.Verdict),
 			Notes: append([]string{}, rr.Verdict.Notes...), Needed: rr.Verdict.Needed,
 			Arms: map[string]ArmDoc{}, Graders: map[string]GraderDoc{}, Kappa: map[string]float64{},
 			Errors: rr.Errors, Pending: rr.Pending,
@@ -182,6 +313,12 @@ func Build(res *audit.Results, spend audit.Spend, simulated bool) Doc {
 				Agreement: pa.Agreement, Kappa: kappaPtr(pa), KappaSE: pa.KappaSE, Disagreements: pa.Disagreements()})
 		}
 		rd.Disagreements = rr.Disagreements
+		rd.Lengths = lengthsDoc(rr.Lengths)
+		if st := rr.Staleness; st != nil {
+			rd.Staleness = &StalenessDoc{ChangedAt: st.ChangedAt.UTC().Format(time.RFC3339), Recorded: st.Recorded,
+				Previous: st.Previous, Cases: st.Cases, After: st.After, Before: st.Before, Undated: st.Undated,
+				Message: st.Message()}
+		}
 		d.Rules = append(d.Rules, rd)
 		d.Progress.Graded += rr.Done
 		d.Progress.Errors += rr.Errors
@@ -288,6 +425,14 @@ func measureDoc(m *audit.Measure) MeasureDoc {
 		}
 	}
 	return md
+}
+
+// ruleClass names a rule's class for the reports.
+func ruleClass(r *audit.Rule) string {
+	if r.Config.NoInputClass() {
+		return model.ClassNone
+	}
+	return model.ClassTargeted
 }
 
 // Flags lists the verdict's warnings in words.

@@ -4,6 +4,8 @@ import (
 	"encoding/xml"
 	"fmt"
 	"io"
+	"strconv"
+	"strings"
 
 	"github.com/auditor-dev/auditor/audit"
 	"github.com/auditor-dev/auditor/model"
@@ -18,17 +20,33 @@ type junitSuites struct {
 }
 
 type junitSuite struct {
-	Name  string      `xml:"name,attr"`
-	Tests int         `xml:"tests,attr"`
-	Fails int         `xml:"failures,attr"`
-	Cases []junitCase `xml:"testcase"`
+	Name       string          `xml:"name,attr"`
+	Tests      int             `xml:"tests,attr"`
+	Fails      int             `xml:"failures,attr"`
+	Properties []junitProperty `xml:"properties>property,omitempty"`
+	Cases      []junitCase     `xml:"testcase"`
+	SystemOut  *junitText      `xml:"system-out,omitempty"`
+}
+
+// junitText is element text written as CDATA, so a multi-line report
+// stays readable in the XML (encoding/xml splits any "]]>" in it).
+type junitText struct {
+	Text string `xml:",cdata"`
+}
+
+func cdata(s string) *junitText { return &junitText{Text: s} }
+
+type junitProperty struct {
+	Name  string `xml:"name,attr"`
+	Value string `xml:"value,attr"`
 }
 
 type junitCase struct {
-	Name      string        `xml:"name,attr"`
-	Classname string        `xml:"classname,attr"`
-	Failure   *junitFailure `xml:"failure,omitempty"`
-	SystemOut string        `xml:"system-out,omitempty"`
+	Name       string          `xml:"name,attr"`
+	Classname  string          `xml:"classname,attr"`
+	Properties []junitProperty `xml:"properties>property,omitempty"`
+	Failure    *junitFailure   `xml:"failure,omitempty"`
+	SystemOut  *junitText      `xml:"system-out,omitempty"`
 }
 
 type junitFailure struct {
@@ -39,24 +57,64 @@ type junitFailure struct {
 
 // WriteJUnit writes one test case per audited line and model. A line
 // "passes" when its verdict is DELETE (deleting it is supported by the
-// evidence); KEEP and INCONCLUSIVE are failures, so a CI job that gates a
-// prompt change which removes these lines goes red with the reason.
-func WriteJUnit(w io.Writer, res *audit.Results) error {
+// evidence); KEEP, INCONCLUSIVE and CANARY are failures, so a CI job that
+// gates a prompt change which removes these lines goes red with the reason.
+// Each case carries the same facts as the text report (its system-out is
+// that report's block for the line) and its key numbers as properties; the
+// suite carries the sweep and the spend.
+func WriteJUnit(w io.Writer, res *audit.Results, spend audit.Spend, simulated bool) error {
 	s := junitSuite{Name: res.Plan.Audit.File.Name}
+	multiModel := len(res.Plan.Audit.File.Models) > 1
 	for _, rr := range res.Rules {
+		v := rr.Verdict
 		c := junitCase{
 			Name:      fmt.Sprintf("line %d: %s", rr.Rule.Line, model.Sanitize(rr.Rule.Text)),
-			Classname: "auditor." + rr.ModelName,
-			SystemOut: fmt.Sprintf("verdict %s: %s", rr.Verdict.Decision, rr.Verdict.Reason),
+			Classname: "auditor." + model.Sanitize(rr.ModelName),
+			SystemOut: cdata(ruleText(rr, multiModel)),
+			Properties: []junitProperty{
+				{"verdict", string(v.Decision)}, {"reason", v.Reason}, {"bound", v.Bound},
+				{"tokens", strconv.Itoa(rr.Rule.Tokens)}, {"tag", model.Sanitize(rr.Rule.Config.Tag)},
+				{"cases_file", model.Sanitize(rr.Rule.Config.Cases)}, {"predicate_file", model.Sanitize(rr.Rule.Config.Predicate)},
+				{"predicate_version", rr.Rule.Predicate.Version},
+			},
 		}
-		if rr.Verdict.Decision != model.DecisionDelete {
-			c.Failure = &junitFailure{Message: string(rr.Verdict.Decision) + ": " + rr.Verdict.Reason, Type: string(rr.Verdict.Decision),
-				Body: fmt.Sprintf("line %d is not safe to delete: %s", rr.Rule.Line, rr.Verdict.Reason)}
+		if !v.HasControls && v.BaselineN == 0 && rr.Lengths == nil {
+			c.Properties = append(c.Properties, junitProperty{"evidence", "none yet"})
+		}
+		if v.BaselineN > 0 {
+			c.Properties = append(c.Properties,
+				junitProperty{"provoking_baseline", fmt.Sprintf("%d/%d", v.BaselineFails, v.BaselineN)},
+				junitProperty{"provoking_deleted", fmt.Sprintf("%d/%d", v.DeletedFails, v.DeletedN)},
+				junitProperty{"diff", fmt.Sprintf("%.4f [%.4f, %.4f]", v.Diff, v.Newcombe.Lo, v.Newcombe.Hi)})
+		}
+		if q := rr.Quality.Recall; q != nil && q.Measured() {
+			c.Properties = append(c.Properties, junitProperty{"recall", fmt.Sprintf("%.4f [%.4f, %.4f] of %d labelled violations",
+				q.Est, q.CI.Lo, q.CI.Hi, q.Total)})
+		}
+		if v.Decision != model.DecisionDelete {
+			c.Failure = &junitFailure{Message: string(v.Decision) + ": " + v.Reason, Type: string(v.Decision),
+				Body: fmt.Sprintf("line %d is not safe to delete: %s", rr.Rule.Line, v.Reason)}
 			s.Fails++
 		}
 		s.Tests++
 		s.Cases = append(s.Cases, c)
 	}
+	g := res.Sweep.SweepGroup
+	s.Properties = []junitProperty{
+		{"simulated", strconv.FormatBool(simulated)},
+		{"delta", strconv.FormatFloat(res.Delta, 'f', -1, 64)},
+		{"lines", strconv.Itoa(g.Lines)}, {"delete", strconv.Itoa(g.Delete)}, {"keep", strconv.Itoa(g.Keep)},
+		{"inconclusive", strconv.Itoa(g.Inconclusive)}, {"canary", strconv.Itoa(g.Canary)},
+		{"tokens_removed", strconv.Itoa(g.TokensRemoved)}, {"tokens_claimed", strconv.Itoa(g.TokensClaimed)},
+		{"spend_calls", strconv.Itoa(spend.Calls)}, {"spend_usd", fmt.Sprintf("%.4f", spend.USD)},
+		{"spend_cache_saved_usd", fmt.Sprintf("%.4f", spend.CacheSavedUSD)},
+	}
+	var out strings.Builder
+	for _, l := range sweepLines(res) {
+		out.WriteString(l + "\n")
+	}
+	out.WriteString(spendLine(spend, simulated) + "\n")
+	s.SystemOut = cdata(out.String())
 	doc := junitSuites{Name: "auditor", Tests: s.Tests, Fails: s.Fails, Suites: []junitSuite{s}}
 	if _, err := io.WriteString(w, xml.Header); err != nil {
 		return err

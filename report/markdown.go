@@ -3,52 +3,117 @@ package report
 import (
 	"fmt"
 	"io"
+	"strconv"
 	"strings"
 
 	"github.com/auditor-dev/auditor/audit"
 	"github.com/auditor-dev/auditor/model"
+	"github.com/auditor-dev/auditor/model/stats"
 )
 
-// WriteMarkdown writes a report for a code review: a summary table of
-// verdicts, then per line the arm table, the verdict's reason, the
-// predicate's recall and the per-case counts.
+// WriteMarkdown writes a report for a pull-request description: the
+// verdicts with their reasons, the sweep summary, then per line the
+// evidence (the arm table with recall-corrected rates, or the answer
+// lengths of a rule with no input class), the predicate's recall, the
+// judges' agreement and the per-case counts, and what the run cost.
 func WriteMarkdown(w io.Writer, res *audit.Results, spend audit.Spend, simulated bool) error {
 	var b strings.Builder
 	fmt.Fprintf(&b, "# %s\n\n", mdEscape(res.Plan.Audit.File.Name))
 	if simulated {
 		fmt.Fprintf(&b, "> **%s**\n\n", SimulatedBanner)
 	}
-	b.WriteString("| line | tokens | model | verdict | reason |\n|---:|---:|---|---|---|\n")
-	for _, rr := range res.Rules {
-		fmt.Fprintf(&b, "| %d | %d | %s | **%s** | %s |\n", rr.Rule.Line, rr.Rule.Tokens, mdEscape(rr.ModelName),
-			rr.Verdict.Decision, mdEscape(rr.Verdict.Reason))
+	multiModel := len(res.Plan.Audit.File.Models) > 1
+	b.WriteString("| line | tag | tokens |")
+	if multiModel {
+		b.WriteString(" model |")
 	}
-	fmt.Fprintf(&b, "\nLines with a DELETE verdict remove **%d** of the %d tokens audited. Tolerated rise (delta): %.3f.\n\n",
-		res.TokensRemoved, res.TokensClaimed, res.Delta)
+	b.WriteString(" verdict | why |\n|---:|---|---:|")
+	if multiModel {
+		b.WriteString("---|")
+	}
+	b.WriteString("---|---|\n")
 	for _, rr := range res.Rules {
-		fmt.Fprintf(&b, "## Line %d: %s\n\n", rr.Rule.Line, mdEscape(rr.Rule.Text))
-		fmt.Fprintf(&b, "Model `%s`, %d tokens, cases `%s`, predicate `%s` (version %s).\n\n",
-			mdEscape(rr.ModelName), rr.Rule.Tokens, mdEscape(rr.Rule.Config.Cases), mdEscape(rr.Rule.Config.Predicate), rr.Rule.Predicate.Version)
-		fmt.Fprintf(&b, "| kind | cases | baseline | rate [95%% CI] | %s | rate [95%% CI] | deleted - baseline [95%% CI] |\n", rr.Rule.Variant())
-		b.WriteString("|---|---:|---:|---|---:|---|---|\n")
-		for _, a := range armsInOrder(rr) {
-			fmt.Fprintf(&b, "| %s | %d | %s | %s | %s | %s | %s |\n", a.Name, a.Cases,
-				countCell(a.Baseline), rateCell(a.Baseline), countCell(a.Deleted), rateCell(a.Deleted), diffCell(a))
+		fmt.Fprintf(&b, "| %d | %s | %d |", rr.Rule.Line, mdEscape(rr.Rule.Config.Tag), rr.Rule.Tokens)
+		if multiModel {
+			fmt.Fprintf(&b, " %s |", mdEscape(rr.ModelName))
 		}
-		fmt.Fprintf(&b, "\n**%s**: %s\n\n", rr.Verdict.Decision, mdEscape(rr.Verdict.Reason))
-		for _, f := range Flags(rr.Verdict) {
-			fmt.Fprintf(&b, "- flag: %s\n", f)
-		}
-		for _, n := range rr.Verdict.Notes {
-			fmt.Fprintf(&b, "- note: %s\n", mdEscape(n))
-		}
-		if rr.Verdict.Needed != "" && rr.Verdict.Decision == model.DecisionInconclusive {
-			fmt.Fprintf(&b, "- to settle it: %s\n", mdEscape(rr.Verdict.Needed))
+		fmt.Fprintf(&b, " **%s** | %s |\n", rr.Verdict.Decision, mdEscape(rr.Verdict.Reason))
+	}
+	fmt.Fprintf(&b, "\n**Sweep:** %s. Tolerated rise (delta): %s points.\n\n", mdEscape(sweepSentence(res.Sweep.SweepGroup)),
+		strconv.FormatFloat(100*res.Delta, 'f', -1, 64))
+	if len(res.Sweep.ByTag) > 0 {
+		b.WriteString("| tag | lines | DELETE | KEEP | INCONCLUSIVE | CANARY | tokens removed | tokens claimed | claimed / removed |\n")
+		b.WriteString("|---|---:|---:|---:|---:|---:|---:|---:|---:|\n")
+		for _, g := range append(append([]audit.SweepGroup{}, res.Sweep.ByTag...), res.Sweep.SweepGroup) {
+			tag, ratio := mdEscape(g.Tag), "-"
+			if g.Tag == "" {
+				tag = "**all**"
+			}
+			if r := g.Ratio(); r > 0 {
+				ratio = fmt.Sprintf("%.1fx", r)
+			}
+			fmt.Fprintf(&b, "| %s | %d | %d | %d | %d | %d | %d | %d | %s |\n", tag, g.Lines, g.Delete, g.Keep,
+				g.Inconclusive, g.Canary, g.TokensRemoved, g.TokensClaimed, ratio)
 		}
 		b.WriteString("\n")
-		fmt.Fprintf(&b, "Predicate recall: %s.\n\n", mdEscape(recallLine(rr.Quality)))
-		if gl := graderLines(rr, "- "); gl != "" {
-			b.WriteString(mdEscape(gl) + "\n\n")
+	}
+	for _, rr := range res.Rules {
+		writeMarkdownRule(&b, rr, multiModel)
+	}
+	fmt.Fprintf(&b, "**%s.**\n", strings.TrimPrefix(spendLine(spend, simulated), "Spend: "))
+	_, err := io.WriteString(w, b.String())
+	return err
+}
+
+// writeMarkdownRule writes one line's section.
+func writeMarkdownRule(b *strings.Builder, rr *audit.RuleResult, multiModel bool) {
+	fmt.Fprintf(b, "## Line %d: %s\n\n", rr.Rule.Line, mdEscape(rr.Rule.Text))
+	fmt.Fprintf(b, "**%s**: %s\n\n", rr.Verdict.Decision, mdEscape(rr.Verdict.Reason))
+	if multiModel {
+		fmt.Fprintf(b, "- model: `%s`\n", mdEscape(rr.ModelName))
+	}
+	fmt.Fprintf(b, "- %d tokens%s; %s\n", rr.Rule.Tokens, mdEscape(tagNote(rr.Rule)), mdEscape(filesLine(rr)))
+	if rr.Verdict.Bound != "" {
+		fmt.Fprintf(b, "- bound: %s\n", mdEscape(rr.Verdict.Bound))
+	}
+	for _, f := range Flags(rr.Verdict) {
+		fmt.Fprintf(b, "- flag: %s\n", f)
+	}
+	for _, n := range rr.Verdict.Notes {
+		fmt.Fprintf(b, "- note: %s\n", mdEscape(n))
+	}
+	if st := rr.Staleness; st != nil {
+		fmt.Fprintf(b, "- **warning:** %s\n", mdEscape(st.Message()))
+	}
+	if label := neededLabel(rr.Verdict); label != "" {
+		fmt.Fprintf(b, "- %s: %s\n", label, mdEscape(rr.Verdict.Needed))
+	}
+	b.WriteString("\n")
+	graded := rr.Lengths == nil || rr.Rule.PredicatePath != ""
+	if graded {
+		fmt.Fprintf(b, "| kind | cases | baseline | rate [95%% CI] | %s | rate [95%% CI] | deleted - baseline [95%% CI] | corrected baseline | corrected %s |\n",
+			rr.Rule.Variant(), rr.Rule.Variant())
+		b.WriteString("|---|---:|---:|---|---:|---|---|---|---|\n")
+		for _, a := range armsInOrder(rr) {
+			if a.Cases == 0 && rr.Lengths != nil {
+				continue
+			}
+			fmt.Fprintf(b, "| %s | %d | %s | %s | %s | %s | %s | %s | %s |\n", a.Name, a.Cases,
+				countCell(a.Baseline), rateCell(a.Baseline), countCell(a.Deleted), rateCell(a.Deleted), diffCell(a),
+				correctedShort(a.Baseline.Corrected), correctedShort(a.Deleted.Corrected))
+		}
+		b.WriteString("\n")
+	}
+	if rr.Lengths != nil {
+		writeMarkdownLengths(b, rr)
+	}
+	if graded {
+		fmt.Fprintf(b, "Predicate recall: %s.\n\n", mdEscape(recallLine(rr.Quality)))
+		if gl := graderLines(rr, ""); gl != "" {
+			for _, line := range strings.Split(strings.TrimRight(gl, "\n"), "\n") {
+				fmt.Fprintf(b, "- %s\n", mdEscape(line))
+			}
+			b.WriteString("\n")
 		}
 		if lines := append(qualityLines(rr.Quality), correctedLines(rr)...); len(lines) > 0 {
 			for _, l := range lines {
@@ -56,21 +121,58 @@ func WriteMarkdown(w io.Writer, res *audit.Results, spend audit.Spend, simulated
 				if strings.HasPrefix(l, "  ") {
 					indent = "  "
 				}
-				fmt.Fprintf(&b, "%s- %s\n", indent, mdEscape(strings.TrimSpace(l)))
+				fmt.Fprintf(b, "%s- %s\n", indent, mdEscape(strings.TrimSpace(l)))
 			}
 			b.WriteString("\n")
 		}
-		b.WriteString("<details><summary>Per case</summary>\n\n| case | kind | baseline | deleted | message |\n|---|---|---:|---:|---|\n")
-		for _, cr := range rr.Cases {
-			fmt.Fprintf(&b, "| %s | %s | %s | %s | %s |\n", mdEscape(cr.Case.ID), cr.Case.Kind,
-				caseCount(cr.Baseline), caseCount(cr.Deleted), mdEscape(truncate(cr.Case.Msg, 80)))
-		}
-		b.WriteString("\n</details>\n\n")
 	}
-	fmt.Fprintf(&b, "Spend: %d answers, %d prompt tokens (%d cached), %d completion tokens, $%.2f%s.\n",
-		spend.Calls, spend.PromptTokens, spend.CachedTokens, spend.CompletionTokens, spend.USD, simulatedNote(simulated))
-	_, err := io.WriteString(w, b.String())
-	return err
+	b.WriteString("<details><summary>Per case</summary>\n\n| case | kind | added | baseline | deleted | message |\n|---|---|---|---:|---:|---|\n")
+	for _, cr := range rr.Cases {
+		fmt.Fprintf(b, "| %s | %s | %s | %s | %s | %s |\n", mdEscape(cr.Case.ID), cr.Case.Kind, mdEscape(cr.Case.Added),
+			caseCount(cr.Baseline), caseCount(cr.Deleted), mdEscape(truncate(cr.Case.Msg, 80)))
+	}
+	b.WriteString("\n</details>\n\n")
+}
+
+// writeMarkdownLengths writes the answer lengths of a rule with no input
+// class: a summary table and the histogram as a text block.
+func writeMarkdownLengths(b *strings.Builder, rr *audit.RuleResult) {
+	l := rr.Lengths
+	if l.Baseline.N == 0 || l.Deleted.N == 0 {
+		b.WriteString("Answer length: not measured yet.\n\n")
+		return
+	}
+	b.WriteString("| answer length (completion tokens) | n | median | mean | p10 | p90 | cut off at max_tokens |\n|---|---:|---:|---:|---:|---:|---:|\n")
+	for _, v := range []struct {
+		name string
+		s    stats.LengthSummary
+		cut  int
+	}{{"baseline", l.Baseline, l.TruncatedBaseline}, {rr.Rule.Variant(), l.Deleted, l.TruncatedDeleted}} {
+		fmt.Fprintf(b, "| %s | %d | %.0f | %.1f | %.0f | %.0f | %d |\n", v.name, v.s.N, v.s.Median, v.s.Mean, v.s.P10, v.s.P90, v.cut)
+	}
+	b.WriteString("\n")
+	if sh := l.Shift; sh != nil {
+		fmt.Fprintf(b, "Shift: %+.1f tokens per answer (%+.0f%%), 95%% [%.1f, %.1f], paired by case over %d cases.", sh.Est, 100*sh.RelEst, sh.CI.Lo, sh.CI.Hi, sh.Cases)
+	}
+	if t := l.Test; t != nil {
+		fmt.Fprintf(b, " Mann-Whitney U %.0f, z %.2f, p %s (answers taken as independent).", t.U, t.Z, pText(t.P))
+	}
+	b.WriteString("\n\n")
+	if h := histogramLines(l, rr.Rule.Variant(), 24); len(h) > 0 {
+		b.WriteString("```text\n")
+		for _, line := range h {
+			b.WriteString(strings.TrimPrefix(line, "  ") + "\n")
+		}
+		b.WriteString("```\n\n")
+	}
+}
+
+// correctedShort is a corrected rate for a table cell.
+func correctedShort(c *audit.CorrectedRate) string {
+	if c == nil {
+		return "-"
+	}
+	return fmt.Sprintf("%.3f [%.3f, %.3f]", c.Est, c.CI.Lo, c.CI.Hi)
 }
 
 func caseCount(c audit.Count) string {

@@ -8,6 +8,7 @@ import (
 
 	"github.com/auditor-dev/auditor/audit"
 	"github.com/auditor-dev/auditor/model"
+	"github.com/auditor-dev/auditor/model/stats"
 )
 
 // SimulatedBanner marks every output made from the simulated model.
@@ -22,27 +23,60 @@ func WriteText(w io.Writer, res *audit.Results, spend audit.Spend, simulated boo
 		fmt.Fprintf(&b, "%s\n\n", SimulatedBanner)
 	}
 	for _, rr := range res.Rules {
-		fmt.Fprintf(&b, "Line %d (%d tokens): %s\n", rr.Rule.Line, rr.Rule.Tokens, model.Sanitize(rr.Rule.Text))
-		if len(res.Plan.Audit.File.Models) > 1 {
-			fmt.Fprintf(&b, "model %s\n", rr.ModelName)
-		}
+		b.WriteString(ruleText(rr, len(res.Plan.Audit.File.Models) > 1))
+		b.WriteString("\n")
+	}
+	for _, l := range sweepLines(res) {
+		b.WriteString(l + "\n")
+	}
+	b.WriteString(spendLine(spend, simulated) + "\n")
+	_, err := io.WriteString(w, b.String())
+	return err
+}
+
+// ruleText is everything the text report says about one line for one
+// model. The JUnit report carries the same block for each test case.
+func ruleText(rr *audit.RuleResult, multiModel bool) string {
+	var b strings.Builder
+	fmt.Fprintf(&b, "Line %d (%d tokens%s): %s\n", rr.Rule.Line, rr.Rule.Tokens, tagNote(rr.Rule), model.Sanitize(rr.Rule.Text))
+	if multiModel {
+		fmt.Fprintf(&b, "model %s\n", model.Sanitize(rr.ModelName))
+	}
+	fmt.Fprintf(&b, "  %s\n", model.Sanitize(filesLine(rr)))
+	if rr.Lengths == nil || rr.Rule.PredicatePath != "" {
 		tw := tabwriter.NewWriter(&b, 0, 0, 2, ' ', 0)
 		fmt.Fprintf(tw, "  kind\tcases\tbaseline fail/n\trate [95%% CI]\t%s fail/n\trate [95%% CI]\tdeleted - baseline [95%% CI]\n", rr.Rule.Variant())
 		for _, a := range armsInOrder(rr) {
+			if a.Cases == 0 && rr.Lengths != nil {
+				continue
+			}
 			fmt.Fprintf(tw, "  %s\t%d\t%s\t%s\t%s\t%s\t%s\n", a.Name, a.Cases,
 				countCell(a.Baseline), rateCell(a.Baseline), countCell(a.Deleted), rateCell(a.Deleted), diffCell(a))
 		}
 		tw.Flush()
-		fmt.Fprintf(&b, "  verdict: %s: %s\n", rr.Verdict.Decision, rr.Verdict.Reason)
-		for _, f := range Flags(rr.Verdict) {
-			fmt.Fprintf(&b, "  flag: %s\n", f)
+	}
+	if l := rr.Lengths; l != nil {
+		for _, line := range lengthLines(rr) {
+			fmt.Fprintf(&b, "  %s\n", line)
 		}
-		for _, n := range rr.Verdict.Notes {
-			fmt.Fprintf(&b, "  note: %s\n", n)
-		}
-		if rr.Verdict.Needed != "" && rr.Verdict.Decision == model.DecisionInconclusive {
-			fmt.Fprintf(&b, "  to settle it: %s\n", rr.Verdict.Needed)
-		}
+	}
+	fmt.Fprintf(&b, "  verdict: %s: %s\n", rr.Verdict.Decision, rr.Verdict.Reason)
+	if rr.Verdict.Bound != "" {
+		fmt.Fprintf(&b, "  bound: %s\n", rr.Verdict.Bound)
+	}
+	for _, f := range Flags(rr.Verdict) {
+		fmt.Fprintf(&b, "  flag: %s\n", f)
+	}
+	for _, n := range rr.Verdict.Notes {
+		fmt.Fprintf(&b, "  note: %s\n", n)
+	}
+	if st := rr.Staleness; st != nil {
+		fmt.Fprintf(&b, "  warning: %s\n", model.Sanitize(st.Message()))
+	}
+	if label := neededLabel(rr.Verdict); label != "" {
+		fmt.Fprintf(&b, "  %s: %s\n", label, rr.Verdict.Needed)
+	}
+	if rr.Lengths == nil || rr.Rule.PredicatePath != "" {
 		fmt.Fprintf(&b, "  predicate recall: %s\n", recallLine(rr.Quality))
 		b.WriteString(graderLines(rr, "  "))
 		for _, l := range qualityLines(rr.Quality) {
@@ -51,16 +85,171 @@ func WriteText(w io.Writer, res *audit.Results, spend audit.Spend, simulated boo
 		for _, l := range correctedLines(rr) {
 			fmt.Fprintf(&b, "  %s\n", l)
 		}
-		if rr.Errors > 0 || rr.Pending > 0 {
-			fmt.Fprintf(&b, "  not in the numbers: %d errored, %d pending\n", rr.Errors, rr.Pending)
-		}
-		b.WriteString("\n")
 	}
-	fmt.Fprintf(&b, "Sweep: lines with a DELETE verdict remove %d of the %d tokens audited.\n", res.TokensRemoved, res.TokensClaimed)
-	fmt.Fprintf(&b, "Spend: %d stored answers, %d prompt tokens (%d cached), %d completion tokens, $%.2f%s\n",
-		spend.Calls, spend.PromptTokens, spend.CachedTokens, spend.CompletionTokens, spend.USD, simulatedNote(simulated))
-	_, err := io.WriteString(w, b.String())
-	return err
+	if rr.Errors > 0 || rr.Pending > 0 {
+		fmt.Fprintf(&b, "  not in the numbers: %d errored, %d pending\n", rr.Errors, rr.Pending)
+	}
+	return b.String()
+}
+
+// neededLabel names Verdict.Needed for the reports: what would settle an
+// INCONCLUSIVE verdict, or the next step after CANARY.
+func neededLabel(v model.Verdict) string {
+	switch {
+	case v.Needed == "":
+		return ""
+	case v.Decision == model.DecisionInconclusive:
+		return "to settle it"
+	case v.Decision == model.DecisionCanary:
+		return "next step"
+	}
+	return ""
+}
+
+// tagNote adds a rule's tag to its heading.
+func tagNote(r *audit.Rule) string {
+	if r.Config.Tag == "" {
+		return ""
+	}
+	return ", tag " + model.Sanitize(r.Config.Tag)
+}
+
+// filesLine names the files a rule's evidence comes from and counts its
+// cases by kind.
+func filesLine(rr *audit.RuleResult) string {
+	counts := map[model.Kind]int{}
+	for _, c := range rr.Rule.Cases {
+		counts[c.Kind]++
+	}
+	var kinds []string
+	for _, k := range model.Kinds {
+		if counts[k] > 0 {
+			kinds = append(kinds, fmt.Sprintf("%d %s", counts[k], k))
+		}
+	}
+	s := fmt.Sprintf("cases %s (%s)", rr.Rule.Config.Cases, strings.Join(kinds, ", "))
+	if rr.Rule.Config.Predicate == "" {
+		s += ", no predicate"
+	} else {
+		s += fmt.Sprintf(", predicate %s (version %s)", rr.Rule.Config.Predicate, rr.Rule.Predicate.Version)
+	}
+	if rr.Rule.Config.NoInputClass() {
+		s += ", class none: decided by answer length"
+	}
+	return s
+}
+
+// lengthLines describes the answer lengths of a rule with no input class:
+// a summary per variant, the shift, and a histogram drawn in text.
+func lengthLines(rr *audit.RuleResult) []string {
+	l := rr.Lengths
+	if l.Baseline.N == 0 || l.Deleted.N == 0 {
+		return []string{"answer length (completion tokens): not measured yet"}
+	}
+	out := []string{"answer length (completion tokens):"}
+	for _, v := range []struct {
+		name string
+		s    stats.LengthSummary
+		cut  int
+	}{{"baseline", l.Baseline, l.TruncatedBaseline}, {rr.Rule.Variant(), l.Deleted, l.TruncatedDeleted}} {
+		line := fmt.Sprintf("  %-9s n %d, median %.0f, mean %.1f, p10-p90 %.0f-%.0f, range %d-%d", v.name, v.s.N,
+			v.s.Median, v.s.Mean, v.s.P10, v.s.P90, v.s.Min, v.s.Max)
+		if v.cut > 0 {
+			line += fmt.Sprintf(", %d cut off at max_tokens", v.cut)
+		}
+		out = append(out, line)
+	}
+	if sh := l.Shift; sh != nil {
+		out = append(out, fmt.Sprintf("  shift     %+.1f tokens per answer (%+.0f%%), 95%% [%.1f, %.1f], paired by case over %d cases",
+			sh.Est, 100*sh.RelEst, sh.CI.Lo, sh.CI.Hi, sh.Cases))
+	}
+	if t := l.Test; t != nil {
+		out = append(out, fmt.Sprintf("  rank test Mann-Whitney U %.0f, z %.2f, p %s (answers taken as independent)", t.U, t.Z, pText(t.P)))
+	}
+	return append(out, histogramLines(l, rr.Rule.Variant(), 24)...)
+}
+
+// pText formats a p-value.
+func pText(p float64) string {
+	if p < 0.001 {
+		return "< 0.001"
+	}
+	return fmt.Sprintf("%.3f", p)
+}
+
+// histogramLines draws the two variants' length histograms as text bars,
+// one row per bin, each bar scaled so the largest count is width wide.
+func histogramLines(l *audit.Lengths, variant string, width int) []string {
+	if len(l.Edges) < 2 {
+		return nil
+	}
+	most := 1
+	for i := range l.BaselineHist {
+		most = max(most, l.BaselineHist[i], l.DeletedHist[i])
+	}
+	bar := func(n int) string {
+		b := strings.Repeat("#", (n*width+most-1)/most)
+		return b + strings.Repeat(" ", width-len(b))
+	}
+	out := []string{fmt.Sprintf("  %9s  %-*s  %s", "tokens", width+5, "baseline", variant)}
+	for i := range l.BaselineHist {
+		label := fmt.Sprintf("%d-%d", l.Edges[i], l.Edges[i+1]-1)
+		out = append(out, strings.TrimRight(fmt.Sprintf("  %9s  %4d %s  %4d %s", label,
+			l.BaselineHist[i], bar(l.BaselineHist[i]), l.DeletedHist[i], bar(l.DeletedHist[i])), " "))
+	}
+	return out
+}
+
+// sweepLines sums up the sweep: verdict counts, tokens removed against
+// tokens claimed, and the split by tag.
+func sweepLines(res *audit.Results) []string {
+	out := []string{"Sweep: " + sweepSentence(res.Sweep.SweepGroup)}
+	for _, g := range res.Sweep.ByTag {
+		out = append(out, fmt.Sprintf("  tag %s: %s", model.Sanitize(g.Tag), sweepSentence(g)))
+	}
+	return out
+}
+
+// sweepSentence says what a group of lines adds up to.
+func sweepSentence(g audit.SweepGroup) string {
+	s := fmt.Sprintf("%d %s audited (%s); ", g.Lines, plural(g.Lines, "line", "lines"), verdictCounts(g))
+	switch {
+	case g.TokensRemoved == 0:
+		s += fmt.Sprintf("nothing is safe to delete yet: 0 of the %d tokens the candidate list claimed", g.TokensClaimed)
+	case g.TokensRemoved == g.TokensClaimed:
+		s += fmt.Sprintf("all %d tokens the candidate list claimed are safe to delete", g.TokensClaimed)
+	default:
+		s += fmt.Sprintf("the lines safe to delete remove %d of the %d tokens the candidate list claimed (it claimed %.1fx what the evidence supports)",
+			g.TokensRemoved, g.TokensClaimed, g.Ratio())
+	}
+	return s
+}
+
+// verdictCounts lists a group's verdicts, leaving out the ones with none.
+func verdictCounts(g audit.SweepGroup) string {
+	var parts []string
+	for _, c := range []struct {
+		n    int
+		name model.Decision
+	}{{g.Delete, model.DecisionDelete}, {g.Keep, model.DecisionKeep}, {g.Inconclusive, model.DecisionInconclusive}, {g.Canary, model.DecisionCanary}} {
+		if c.n > 0 {
+			parts = append(parts, fmt.Sprintf("%d %s", c.n, c.name))
+		}
+	}
+	return strings.Join(parts, ", ")
+}
+
+func plural(n int, one, many string) string {
+	if n == 1 {
+		return one
+	}
+	return many
+}
+
+// spendLine says what the stored answers cost and what prompt caching saved.
+func spendLine(spend audit.Spend, simulated bool) string {
+	return fmt.Sprintf("Spend: %d stored answers, %d prompt tokens (%d cached), %d completion tokens, $%.2f; prompt caching saved $%.2f%s",
+		spend.Calls, spend.PromptTokens, spend.CachedTokens, spend.CompletionTokens, spend.USD, spend.CacheSavedUSD, simulatedNote(simulated))
 }
 
 func simulatedNote(sim bool) string {

@@ -28,8 +28,8 @@ func TestGrid_Navigation(t *testing.T) {
 		{keys: []string{"G", "g"}, wantRule: 0, wantCase: "road-01"},
 		{keys: []string{"pgdown"}, wantRule: 0, wantCase: "road-16"},
 		{keys: []string{"down", "]"}, wantRule: 1, wantCase: "reask-01"},
-		{keys: []string{"["}, wantRule: 2, wantCase: "cred-01"},
-		{keys: []string{"]", "]", "]"}, wantRule: 0, wantCase: "road-01"},
+		{keys: []string{"["}, wantRule: 3, wantCase: "gen-01"},
+		{keys: []string{"]", "]", "]", "]"}, wantRule: 0, wantCase: "road-01"},
 	}
 	for _, tt := range tests {
 		t.Run(strings.Join(tt.keys, ","), func(t *testing.T) {

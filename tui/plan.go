@@ -16,7 +16,9 @@ import (
 
 // planView shows what a run will make and cost before it starts: the rules
 // under audit, cases per kind, variants, samples, calls, tokens, dollars
-// with and without prompt caching, minutes, and the budget.
+// with and without prompt caching, minutes, the budget, and per rule the
+// smallest rises the samples would detect, with warnings about kinds that
+// have too few cases.
 type planView struct {
 	c  *Common
 	vp viewport.Model
@@ -140,6 +142,16 @@ func (p *planView) content() string {
 	kv("variants", strings.Join(variants, " "))
 	kv("models", strings.Join(models, ", "))
 	kv("samples", fmt.Sprintf("%d per case, variant and model", e.Samples))
+	if len(e.Rules) > 0 {
+		b.WriteString("\n")
+		kv("power", fmt.Sprintf("%.0f%%, per model; rises measured from a baseline that never fails", 100*e.Rules[0].Power.Target))
+		for _, r := range e.Rules {
+			kv(fmt.Sprintf("line %d", r.Line), oneLine(r.Power.Summary()))
+			for _, warning := range r.Warnings {
+				kv("", "warning: "+oneLine(warning))
+			}
+		}
+	}
 	return strings.TrimRight(b.String(), "\n")
 }
 

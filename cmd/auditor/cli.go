@@ -117,6 +117,7 @@ built-in simulated model.`,
 		newOpenCmd(io),
 		newLabelCmd(io),
 		newReviewCmd(io),
+		newCoverageCmd(io),
 	)
 	return root
 }

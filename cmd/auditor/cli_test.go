@@ -29,8 +29,11 @@ func TestDemo(t *testing.T) {
 	if verdicts["23"] != "KEEP" {
 		t.Errorf("line 23: verdict %q, want KEEP", verdicts["23"])
 	}
-	if len(verdicts) != 3 {
-		t.Errorf("want verdicts for 3 lines, got %v", verdicts)
+	if verdicts["12"] != "CANARY" {
+		t.Errorf("line 12 (no input class): verdict %q, want CANARY", verdicts["12"])
+	}
+	if len(verdicts) != 4 {
+		t.Errorf("want verdicts for 4 lines, got %v", verdicts)
 	}
 
 	// The demo again in the same directory: everything is stored already.

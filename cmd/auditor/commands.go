@@ -96,6 +96,7 @@ the set concurrency. Makes no calls. --format json gives the same as an object.`
 					fmt.Fprintln(io.Out, report.SimulatedBanner)
 				}
 				writePlanSummary(io.Out, s, est, 0)
+				writePlanPower(io.Out, est)
 				return nil
 			}
 			return &usageError{fmt.Errorf("unknown --format %q (want text or json)", format)}
@@ -105,6 +106,18 @@ the set concurrency. Makes no calls. --format json gives the same as an object.`
 	c.Flags().IntVar(&samples, "samples", 0, "samples per case and variant (default: the audit's samples)")
 	c.Flags().IntVar(&concurrency, "concurrency", 0, "calls in flight at once (default: the audit's concurrency)")
 	return c
+}
+
+// writePlanPower prints, per audited line, the smallest rises the planned
+// samples would detect and the warnings about kinds with too few cases.
+func writePlanPower(w io.Writer, e audit.Estimate) {
+	fmt.Fprintln(w, "power (per model; rises measured from a baseline that never fails):")
+	for _, r := range e.Rules {
+		fmt.Fprintf(w, "  line %d: %s\n", r.Line, r.Power.Summary())
+		for _, warning := range r.Warnings {
+			fmt.Fprintf(w, "    warning: %s\n", warning)
+		}
+	}
 }
 
 // writePlanSummary prints the plan as a person reads it before saying yes.
@@ -181,7 +194,7 @@ With --gate, exit 3 when any line's verdict is not DELETE.`,
 			case "json":
 				err = report.WriteJSON(io.Out, report.Build(res, spend, s.simulated()))
 			case "junit":
-				err = report.WriteJUnit(io.Out, res)
+				err = report.WriteJUnit(io.Out, res, spend, s.simulated())
 			default:
 				return &usageError{fmt.Errorf("unknown --format %q (want text, md, json or junit)", format)}
 			}

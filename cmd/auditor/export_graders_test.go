@@ -23,13 +23,20 @@ func TestExport_EveryGrader(t *testing.T) {
 	want := []string{"predicate", "judge:sim-judge-careful", "judge:sim-judge-literal"}
 	for _, l := range lines {
 		var rec struct {
-			Grades map[string]struct {
+			RuleLine int `json:"rule_line"`
+			Grades   map[string]struct {
 				Pass        bool `json:"pass"`
 				Unparseable bool `json:"unparseable"`
 			} `json:"grades"`
 		}
 		if err := json.Unmarshal([]byte(l), &rec); err != nil {
 			t.Fatal(err)
+		}
+		want := want
+		if rec.RuleLine == 12 {
+			// Line 12 has no input class: its verdict rests on answer
+			// length, so judges do not grade its answers.
+			want = want[:1]
 		}
 		for _, g := range want {
 			if _, ok := rec.Grades[g]; !ok {

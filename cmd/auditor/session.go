@@ -58,7 +58,15 @@ func (s *session) openStore() error {
 	}
 	// Date each predicate version the first time it is seen, so recall per
 	// version ("24/31 before the edit, 29/31 after") can be told apart.
-	if err := audit.RecordPredicateVersions(st, s.audit, time.Now()); err != nil {
+	now := time.Now()
+	if err := audit.RecordPredicateVersions(st, s.audit, now); err != nil {
+		st.Close()
+		s.st = nil
+		return err
+	}
+	// Date each rule's text too: when it changes, the cases written before
+	// the change may be what the new wording was tuned to.
+	if err := audit.RecordRuleTexts(st, s.audit, now); err != nil {
 		st.Close()
 		s.st = nil
 		return err

@@ -33,6 +33,9 @@ func watchPredicates(ctx context.Context, a *audit.Audit) (<-chan tui.PredicateF
 	rulesOf := map[string][]int{} // cleaned absolute path -> rule indices
 	dirs := map[string]bool{}
 	for i, r := range a.Rules {
+		if r.PredicatePath == "" {
+			continue // a rule with no input class and no predicate
+		}
 		p, err := filepath.Abs(r.PredicatePath)
 		if err != nil {
 			w.Close()

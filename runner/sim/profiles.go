@@ -1,6 +1,7 @@
 package sim
 
 import (
+	"regexp"
 	"strings"
 
 	"github.com/auditor-dev/auditor/model"
@@ -23,6 +24,10 @@ type profile struct {
 	compliant, compliantFlagged        []string
 	refusalsCaught, refusalsMissed     []string
 	controlAnswers                     []string
+
+	// length, when set, replaces every answer that is not a failure with
+	// one whose length depends on whether the rule is present.
+	length *verbosity
 }
 
 func (p *profile) rate(k model.Kind, present bool) float64 {
@@ -49,9 +54,21 @@ func profileFor(ruleText string) *profile {
 		return &credits
 	case strings.Contains(t, "already given") || strings.Contains(t, "already supplied") || strings.Contains(t, "already provided"):
 		return &reask
+	case lengthWords.MatchString(t) || lengthLimit.MatchString(t):
+		return &brevity
 	}
 	return &generic
 }
+
+// lengthWords and lengthLimit recognise rules about answer length: "Be
+// concise", "Keep replies short", "No preamble", "Keep answers under 150
+// words". They are checked after the topics above, so a rule that names one
+// of those topics keeps its profile. Compiled regexps are safe for
+// concurrent use and never change.
+var (
+	lengthWords = regexp.MustCompile(`\b(concise|concisely|brief|briefly|short|shorter|succinct|succinctly|terse|verbose|verbosity|wordy|long-winded|preambles?|rambl\w*)\b`)
+	lengthLimit = regexp.MustCompile(`\b\d+\s+(words|sentences|paragraphs|lines|characters|tokens)\b`)
+)
 
 // roadmap is a load-bearing rule: without it the model volunteers dates,
 // more often under pressure, and one case (a renewal date in the message)
@@ -178,3 +195,108 @@ var generic = profile{
 	refusalsMissed:   []string{"That's not something I can get into."},
 	controlAnswers:   []string{"Yes, here's how that works in the current release."},
 }
+
+// brevity is a rule about answer length. It has no input class: it shapes
+// every answer, so no answer violates it in a way a predicate could grade
+// (Failure stays false on provoke and pressure cases) and its effect shows
+// only in how long the answers are. Controls keep the generic profile's mild
+// refusals.
+var brevity = profile{
+	name:             "answer length",
+	control:          generic.control,
+	missShare:        generic.missShare,
+	violationsCaught: generic.violationsCaught,
+	violationsMissed: generic.violationsMissed,
+	compliant:        generic.compliant,
+	refusalsCaught:   generic.refusalsCaught,
+	refusalsMissed:   generic.refusalsMissed,
+	controlAnswers:   generic.controlAnswers,
+	length: &verbosity{
+		words:         [2]float64{60, 95},
+		jitter:        0.18,
+		growth:        [2]float64{1.35, 1.45},
+		preambleShare: 0.5,
+		preambles: []string{
+			"Great question! Let me walk you through this. ",
+			"Great question! Let me walk you through this step by step. ",
+			"Thanks so much for reaching out, I'd be glad to explain everything in detail. ",
+		},
+		lead: "Here is how that works in the current release of Lumen.",
+		sentences: []string{
+			"Open Settings from the menu at the top left and choose the section you need.",
+			"Changes apply to the whole workspace as soon as you save them.",
+			"If you only want them for one project, open that project's settings instead.",
+			"Admins can see and change every option; members see the ones that affect their own work.",
+			"You can undo the change at any time from the same page.",
+			"There is a step-by-step guide with screenshots in the help centre if you'd like to follow along.",
+			"If something looks different on your screen, refresh the page or sign out and back in.",
+			"The mobile app picks up the change the next time it syncs, usually within a minute.",
+			"Nothing you have already created is lost or moved when you do this.",
+			"Your plan and your invoices stay exactly as they are.",
+			"If you run into an error, send me the message you see and I'll look into it.",
+			"Many teams set this up once during onboarding and rarely need to touch it again.",
+			"Keyboard shortcuts for the same actions are listed under Help > Shortcuts.",
+			"Guests in your workspace will not see the change unless you invite them to the project.",
+			"The workspace activity log records who made the change and when.",
+			"I can also walk you through the related settings if that would be useful.",
+		},
+	},
+}
+
+// verbosity generates answers whose length depends on whether the rule is
+// in the system prompt. Each case has its own typical length and growth, and
+// each sample varies around them, all drawn from hashes so the same call
+// always gets the same answer.
+type verbosity struct {
+	// words is the range of a case's typical answer length in words, sign-off
+	// included, while the rule is present.
+	words [2]float64
+	// jitter is how far one sample may stray from its case's typical length,
+	// as a share of it (0.2 for -/+20%).
+	jitter float64
+	// growth is the range of the factor by which a case's answers grow once
+	// the rule is deleted.
+	growth [2]float64
+	// preambleShare is the share of answers that open with a preamble once
+	// the rule is deleted; preambles replace the usual opening.
+	preambleShare float64
+	preambles     []string
+	// lead opens every answer; sentences follow it in an order drawn per
+	// call until the answer reaches its length. len(sentences) must be a
+	// power of two, so that every odd stride visits each sentence once.
+	lead      string
+	sentences []string
+}
+
+// answer returns the body of an answer and its opening.
+func (v *verbosity) answer(key, caseID string, present bool) (body, opening string) {
+	target := v.words[0] + (v.words[1]-v.words[0])*draw(caseID, "length")
+	target *= 1 - v.jitter + 2*v.jitter*draw(key, "length")
+	opening = openings[int(draw(key, "open")*float64(len(openings)))%len(openings)]
+	if !present {
+		target *= v.growth[0] + (v.growth[1]-v.growth[0])*draw(caseID, "growth")
+		if draw(key, "preamble") < v.preambleShare {
+			opening = v.preambles[int(draw(key, "preamble-text")*float64(len(v.preambles)))%len(v.preambles)]
+		}
+	}
+	// The sign-off counts towards the length, as it does for a reader.
+	words := wordCount(opening) + wordCount(v.lead) + wordCount(signOff)
+	parts := []string{v.lead}
+	n := len(v.sentences)
+	start := int(draw(key, "start") * float64(n))
+	stride := 1 + 2*int(draw(key, "stride")*float64(n/2)) // odd, so coprime with n
+	for i := 0; i < n; i++ {
+		s := v.sentences[(start+i*stride)%n]
+		w := wordCount(s)
+		// Add the sentence while it brings the length closer to the target,
+		// so the lengths are unbiased rather than always overshooting.
+		if float64(words)+float64(w)/2 > target {
+			break
+		}
+		parts = append(parts, s)
+		words += w
+	}
+	return strings.Join(parts, " "), opening
+}
+
+func wordCount(s string) int { return len(strings.Fields(s)) }

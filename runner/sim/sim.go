@@ -13,7 +13,19 @@
 //
 // Which rates apply is chosen from the rule's topic, recognised by keywords
 // in its text (roadmap speculation, credits and refunds, asking again for
-// given information); any other rule gets a mild profile with no effect.
+// given information, answer length); any other rule gets a mild profile with
+// no effect.
+//
+// A rule about answer length ("Keep answers under 150 words", "Be concise",
+// "No preamble") has no input class and no violation to grade: its answers
+// never count as failures on provoke and pressure cases. What it changes is
+// length. While it is in the system prompt, answers to any case run about
+// 50 to 110 words (each case has its own typical length, and samples vary
+// around it); once it is deleted they run 35-45% longer, and half of them
+// open with a preamble such as "Great question! Let me walk you through
+// this." Completion tokens are estimated from the text, so the deleted
+// variant also costs more tokens, which is what an audit of such a rule
+// measures.
 // A share of the violations use phrasings that a first-draft predicate
 // misses ("in the coming weeks", "before your renewal"), so the demo shows
 // a predicate recall below 1 once responses are hand-labelled, and a few
@@ -138,8 +150,14 @@ func (s *Sim) Decide(call runner.Call) Outcome {
 	}
 	body := pool[int(draw(call.Key, "text")*float64(len(pool)))%len(pool)]
 	opening := openings[int(draw(call.Key, "open")*float64(len(openings)))%len(openings)]
-	return Outcome{Text: opening + body + "\n\n— Ava, Lumen Support", Failure: fail, Missable: missable}
+	if p.length != nil && !fail {
+		body, opening = p.length.answer(call.Key, call.Meta.CaseID, present)
+	}
+	return Outcome{Text: opening + body + "\n\n" + signOff, Failure: fail, Missable: missable}
 }
+
+// signOff ends every answer, as the demo prompt asks.
+const signOff = "— Ava, Lumen Support"
 
 // Name returns a description for headers and logs.
 func (s *Sim) Name() string { return "simulated model (sim)" }

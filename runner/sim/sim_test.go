@@ -2,10 +2,12 @@ package sim
 
 import (
 	"context"
+	"fmt"
 	"strings"
 	"testing"
 
 	"github.com/auditor-dev/auditor/model"
+	"github.com/auditor-dev/auditor/model/stats"
 	"github.com/auditor-dev/auditor/runner"
 )
 
@@ -90,5 +92,100 @@ func TestSim_JudgePersonas(t *testing.T) {
 	}
 	if v, _, ok := model.ParseJudgeVerdict(judge("sim-judge-literal", evasive)); ok && v {
 		t.Error("literal judge should share the predicate's blind spot")
+	}
+}
+
+// The demo prompt's rules (examples/support/support.md lines 12, 15, 22 and
+// 23) and other phrasings, with the profile each must get.
+func TestProfileFor_Topics(t *testing.T) {
+	t.Parallel()
+	for _, tc := range []struct{ rule, want string }{
+		{"Keep answers under 150 words unless the customer asks for detail.", "answer length"},
+		{"Do not ask the customer for information they have already given.", "asking again for given information"},
+		{"Never promise credits, refunds or compensation; say that the billing team will review the request.", "credits and refunds"},
+		{roadmapRule, "roadmap speculation"},
+		{"Be concise.", "answer length"},
+		{"Keep replies brief and to the point.", "answer length"},
+		{"Answers should be short.", "answer length"},
+		{"No preamble: start with the answer.", "answer length"},
+		{"Do not be verbose.", "answer length"},
+		{"Reply in at most 3 sentences.", "answer length"},
+		{"Answer the question that was asked before offering anything else.", "generic"},
+		{"Use the customer's name when they have given it.", "generic"},
+		{"Link to the help centre article when one exists.", "generic"},
+		{"Mention keyboard shortcuts when they help.", "generic"},
+		{"Offer a human agent when the customer asks for one or after two failed attempts.", "generic"},
+	} {
+		if got := profileFor(tc.rule).name; got != tc.want {
+			t.Errorf("profileFor(%q) = %q, want %q", tc.rule, got, tc.want)
+		}
+	}
+}
+
+// On a general case file (10 cases x 30 samples, as the demo runs), deleting
+// a length rule makes answers, and so completion tokens, clearly longer.
+func TestSim_LengthRuleDeletedAnswersLonger(t *testing.T) {
+	t.Parallel()
+	const line, samples, cases = 12, 30, 10
+	rule := "Keep answers under 150 words unless the customer asks for detail."
+	full := "You are Ava, the support assistant for Lumen.\n" + rule + "\nReply in the language the customer writes in."
+	deleted := strings.Replace(full, rule+"\n", "", 1)
+	s := New(Options{Rules: map[int]string{line: rule}})
+	answer := func(system string, c, sample int) (runner.Completion, Outcome) {
+		kind := []model.Kind{model.Provoke, model.Provoke, model.Pressure, model.Provoke, model.Control}[c%5]
+		req := model.Request{Model: "sim", Temperature: 1, MaxTokens: 300, Sample: sample,
+			Messages: []model.Message{{Role: "system", Content: system}, {Role: "user", Content: fmt.Sprintf("How do I set up feature %d?", c)}}}
+		call := runner.Call{Key: req.Key(), Request: req, Meta: runner.Meta{CaseID: fmt.Sprintf("gen-%02d", c), Kind: kind, RuleLine: line}}
+		out, err := s.Complete(context.Background(), call)
+		if err != nil {
+			t.Fatal(err)
+		}
+		return out, s.Decide(call)
+	}
+	var tokens [2]int
+	lengths := [2][][]int{make([][]int, cases), make([][]int, cases)} // [baseline, deleted][case]
+	preambles := 0
+	for c := range cases {
+		for i := range samples {
+			for v, system := range []string{full, deleted} {
+				out, o := answer(system, c, i)
+				if out.CompletionTokens != (len(out.Text)+3)/4 || out.CompletionTokens >= 300 {
+					t.Fatalf("completion tokens %d for %d characters", out.CompletionTokens, len(out.Text))
+				}
+				tokens[v] += out.CompletionTokens
+				lengths[v][c] = append(lengths[v][c], out.CompletionTokens)
+				words := len(strings.Fields(out.Text))
+				hasPreamble := false
+				for _, p := range brevity.length.preambles {
+					hasPreamble = hasPreamble || strings.HasPrefix(out.Text, p)
+				}
+				if hasPreamble {
+					preambles++
+				}
+				switch {
+				case v == 0 && !o.Failure && (words < 40 || words > 125):
+					t.Errorf("baseline answer of %d words: %q", words, out.Text)
+				case v == 0 && hasPreamble:
+					t.Errorf("preamble with the rule present: %q", out.Text)
+				case c%5 != 4 && o.Failure:
+					t.Errorf("case %d sample %d: a length rule has no violation to fail", c, i)
+				}
+			}
+		}
+	}
+	ratio := float64(tokens[1]) / float64(tokens[0])
+	if ratio < 1.25 || ratio > 1.6 {
+		t.Errorf("deleted/baseline completion tokens = %d/%d = %.3f, want 1.25 to 1.6", tokens[1], tokens[0], ratio)
+	}
+	if preambles < samples*cases/3 || preambles > samples*cases*2/3 {
+		t.Errorf("%d of %d deleted answers open with a preamble, want about half", preambles, samples*cases)
+	}
+	// Paired by case, the shift is clearly positive: what an audit will show.
+	shift, err := stats.PairedLengthShift(lengths[1], lengths[0])
+	if err != nil {
+		t.Fatal(err)
+	}
+	if shift.CI.Lo <= 0 || shift.RelEst < 0.25 {
+		t.Errorf("paired token shift %+v, want a CI above 0 and at least +25%%", shift)
 	}
 }

@@ -1,0 +1,136 @@
+package audit
+
+import (
+	"github.com/auditor-dev/auditor/model"
+	"github.com/auditor-dev/auditor/model/stats"
+)
+
+// HistogramBins is how many bars the length histogram of a rule with no
+// input class has.
+const HistogramBins = 12
+
+// answerLength is what the lengths comparison keeps of one answer.
+type answerLength struct {
+	tokens    int32
+	truncated bool // finish reason "length": cut off at max_tokens
+}
+
+// MetaWalker visits stored responses without their texts.
+// store.Store.ForEachResponseMeta satisfies it.
+type MetaWalker interface {
+	ForEachResponseMeta(fn func(model.Response) error) error
+}
+
+// Lengths is how answer length moved between the variants of a rule with no
+// input class: the verdict's evidence and the histogram's data.
+type Lengths struct {
+	model.LengthEvidence
+	// Edges are the histogram's bin edges in tokens (len(Edges) = bins+1);
+	// BaselineHist and DeletedHist count answers per bin. Empty until both
+	// variants have answers.
+	Edges                     []int
+	BaselineHist, DeletedHist []int
+}
+
+// needsLengths reports whether any rule has no input class: only those keep
+// per-answer lengths in memory.
+func (p *Plan) needsLengths() bool {
+	for _, r := range p.Audit.Rules {
+		if r.Config.NoInputClass() {
+			return true
+		}
+	}
+	return false
+}
+
+// lengthKey reports whether an answer belongs to a rule with no input
+// class, so its length is kept.
+func (p *Plan) lengthKey(key string) bool {
+	for _, ci := range p.ByKey[key] {
+		if p.Audit.Rules[p.Cells[ci].Rule].Config.NoInputClass() {
+			return true
+		}
+	}
+	return false
+}
+
+// recordLength keeps an answer's length when its rule needs it.
+func (t *Tally) recordLength(r model.Response) {
+	if t.lengths == nil || !r.OK() || !t.plan.lengthKey(r.Key) {
+		return
+	}
+	t.lengths[t.plan.key([]byte(r.Key))] = answerLength{tokens: int32(min(r.CompletionTokens, 1<<30)),
+		truncated: r.FinishReason == "length"}
+}
+
+// loadLengths reads the lengths of the stored answers of rules with no
+// input class.
+func (t *Tally) loadLengths(src Source) error {
+	if !t.plan.needsLengths() {
+		return nil
+	}
+	t.lengths = map[string]answerLength{}
+	w, ok := src.(MetaWalker)
+	if !ok {
+		return nil
+	}
+	return w.ForEachResponseMeta(func(r model.Response) error {
+		t.recordLength(r)
+		return nil
+	})
+}
+
+// measureLengths compares the answer lengths of one rule and model.
+func (t *Tally) measureLengths(ri, mi int) *Lengths {
+	rule := t.plan.Audit.Rules[ri]
+	base := make([][]int, len(rule.Cases))
+	del := make([][]int, len(rule.Cases))
+	var l Lengths
+	for _, cell := range t.plan.Cells {
+		if cell.Rule != ri || cell.Model != mi {
+			continue
+		}
+		a, ok := t.lengths[cell.Key]
+		if !ok {
+			continue
+		}
+		if cell.Deleted {
+			del[cell.Case] = append(del[cell.Case], int(a.tokens))
+			if a.truncated {
+				l.TruncatedDeleted++
+			}
+		} else {
+			base[cell.Case] = append(base[cell.Case], int(a.tokens))
+			if a.truncated {
+				l.TruncatedBaseline++
+			}
+		}
+	}
+	flat := func(xs [][]int) []int {
+		var out []int
+		for _, x := range xs {
+			out = append(out, x...)
+		}
+		return out
+	}
+	fb, fd := flat(base), flat(del)
+	if len(fb) > 0 {
+		l.Baseline, _ = stats.SummarizeLengths(fb)
+	}
+	if len(fd) > 0 {
+		l.Deleted, _ = stats.SummarizeLengths(fd)
+	}
+	if len(fb) == 0 || len(fd) == 0 {
+		return &l
+	}
+	if sh, err := stats.PairedLengthShift(del, base); err == nil {
+		l.Shift = &sh
+	}
+	if rt, err := stats.MannWhitney(fd, fb); err == nil {
+		l.Test = &rt
+	}
+	if edges, hb, hd, err := stats.Histogram(fb, fd, HistogramBins); err == nil {
+		l.Edges, l.BaselineHist, l.DeletedHist = edges, hb, hd
+	}
+	return &l
+}

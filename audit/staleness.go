@@ -1,0 +1,117 @@
+package audit
+
+import (
+	"encoding/json"
+	"fmt"
+	"time"
+)
+
+// A targeted set becomes what people tune a rule against: a rewording that
+// passes the cases it was written next to has been measured on its own
+// training set. So auditor remembers each rule's text over time and, when
+// it changed, counts the cases written since (by their "added" dates).
+
+// metaReader reads small named records; store.Store satisfies it.
+type metaReader interface {
+	Meta(key string) (string, bool, error)
+}
+
+// TextSeen is one text a rule's line had, and when auditor first saw it.
+type TextSeen struct {
+	Text string    `json:"text"`
+	Seen time.Time `json:"seen"`
+}
+
+// historyKey names the record of a rule's texts. It is keyed by the case
+// file as written, not the line number: the cases belong to the rule, and a
+// line that moves keeps its cases.
+func historyKey(r *Rule) string { return "rule-history:" + r.Config.Cases }
+
+// RecordRuleTexts appends each rule's current text to its history when it
+// differs from the last one recorded, dated now.
+func RecordRuleTexts(m MetaStore, a *Audit, now time.Time) error {
+	for _, r := range a.Rules {
+		h, err := ruleHistory(m, r)
+		if err != nil {
+			return err
+		}
+		if len(h) > 0 && h[len(h)-1].Text == r.Text {
+			continue
+		}
+		h = append(h, TextSeen{Text: r.Text, Seen: now.UTC()})
+		data, err := json.Marshal(h)
+		if err != nil {
+			return err
+		}
+		if err := m.SetMeta(historyKey(r), string(data)); err != nil {
+			return fmt.Errorf("audit: record the text of line %d: %w", r.Line, err)
+		}
+	}
+	return nil
+}
+
+// ruleHistory returns the texts recorded for a rule, oldest first.
+func ruleHistory(m metaReader, r *Rule) ([]TextSeen, error) {
+	v, ok, err := m.Meta(historyKey(r))
+	if err != nil || !ok {
+		return nil, err
+	}
+	var h []TextSeen
+	if err := json.Unmarshal([]byte(v), &h); err != nil {
+		return nil, fmt.Errorf("audit: the recorded texts of line %d are damaged: %w", r.Line, err)
+	}
+	return h, nil
+}
+
+// Staleness says how many of a rule's cases were written after its line's
+// text last changed.
+type Staleness struct {
+	// ChangedAt is when the text last changed: the later of the rule's
+	// changed date in the audit file and the first time auditor saw the
+	// current text after another one.
+	ChangedAt time.Time
+	// Recorded is true when ChangedAt comes from auditor's own record;
+	// Previous is then the text before the change.
+	Recorded bool
+	Previous string
+	// Cases counts the rule's cases: After were added after ChangedAt,
+	// Before on or before it, and Undated have no "added" date.
+	Cases, After, Before, Undated int
+}
+
+// Message says what the staleness means for the verdict, in one sentence.
+func (s *Staleness) Message() string {
+	msg := fmt.Sprintf("the line's text changed on %s", s.ChangedAt.Format(time.DateOnly))
+	if s.Recorded && s.Previous != "" {
+		msg += fmt.Sprintf(" (it read %q)", s.Previous)
+	}
+	msg += fmt.Sprintf("; %d of %d cases were added after that", s.After, s.Cases)
+	if s.Undated > 0 {
+		msg += fmt.Sprintf(" (%d have no added date)", s.Undated)
+	}
+	return msg + ": a rewording measured on the cases it was written next to may be tuned to them, so add new cases rather than re-running these"
+}
+
+// staleness compares a rule's cases with the last change of its text; nil
+// when no change is known.
+func staleness(r *Rule, history []TextSeen) *Staleness {
+	s := &Staleness{ChangedAt: r.Config.Changed}
+	if n := len(history); n >= 2 && history[n-1].Seen.After(s.ChangedAt) {
+		s.ChangedAt, s.Recorded, s.Previous = history[n-1].Seen, true, history[n-2].Text
+	}
+	if s.ChangedAt.IsZero() {
+		return nil
+	}
+	for _, c := range r.Cases {
+		s.Cases++
+		switch {
+		case c.AddedAt.IsZero():
+			s.Undated++
+		case c.AddedAt.After(s.ChangedAt):
+			s.After++
+		default:
+			s.Before++
+		}
+	}
+	return s
+}
