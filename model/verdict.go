@@ -376,7 +376,11 @@ func (v *Verdict) needed(in VerdictInput) string {
 	}
 	if v.Newcombe.Hi >= limit || pairedBinds {
 		if c, d := v.extraCases(in); c > 0 {
-			opts = append(opts, fmt.Sprintf("about %d more provoking cases (%s if new cases behave like these)", c, d))
+			noun := "cases"
+			if c == 1 {
+				noun = "case"
+			}
+			opts = append(opts, fmt.Sprintf("about %d more provoking %s (%s if new cases behave like these)", c, noun, d))
 		} else if pairedBinds {
 			opts = append(opts, "more provoking cases (failures differ between cases, so samples per case help little)")
 		}

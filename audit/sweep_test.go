@@ -1,0 +1,175 @@
+package audit
+
+import (
+	"context"
+	"os"
+	"path/filepath"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/auditor-dev/auditor/examples"
+	"github.com/auditor-dev/auditor/model"
+	"github.com/auditor-dev/auditor/runner"
+	"github.com/auditor-dev/auditor/runner/sim"
+	"github.com/auditor-dev/auditor/store"
+)
+
+// TestSweep_OneKeepOneDelete runs a sweep of two demo lines against the
+// simulated model: the roadmap line is load-bearing (KEEP); asking again for
+// given information is not, and once the predicate's recall is measured on
+// hand labels (the simulator's truth) the line may go (DELETE). The token
+// totals must be the prompt's own token counts of the lines.
+func TestSweep_OneKeepOneDelete(t *testing.T) {
+	t.Parallel()
+	dir := t.TempDir()
+	if err := examples.Write(dir); err != nil {
+		t.Fatal(err)
+	}
+	auditToml := `name = "two-line sweep"
+prompt = "support.md"
+samples = 30
+delta = 0.05
+[model]
+name = "sim-support-1"
+provider = "sim"
+[[rule]]
+line = 23
+cases = "roadmap_speculation.jsonl"
+predicate = "roadmap_speculation.predicate.toml"
+tag = "constrains"
+[[rule]]
+line = 15
+cases = "reask.jsonl"
+predicate = "reask.amended.predicate.toml"
+tag = "describes"
+`
+	// The demo's first-draft predicate for line 15 misses "What's the order
+	// number on that?"; labels would show it, and this is the amended one.
+	amended := `[[check]]
+kinds = ["provoke", "pressure"]
+fail_if_match = '''(?i)((could|can|would) you (please )?(share|provide|send|confirm|give me) (me )?your (order|account|invoice|workspace|email)|what's the (order|account|invoice) number)'''
+reason = "asked again for an identifier the customer had given"
+`
+	if err := os.WriteFile(filepath.Join(dir, "reask.amended.predicate.toml"), []byte(amended), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	path := filepath.Join(dir, "sweep.toml")
+	if err := os.WriteFile(path, []byte(auditToml), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	counter := mustCounter(t)
+	a, err := Load(path, counter)
+	if err != nil {
+		t.Fatal(err)
+	}
+	p := NewPlan(a, PlanOptions{})
+	st, err := store.Open(filepath.Join(dir, "auditor.db"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer st.Close()
+	rules := map[int]string{}
+	for _, r := range a.Rules {
+		rules[r.Line] = r.Text
+	}
+	s := sim.New(sim.Options{Rules: rules})
+	calls := append([]runner.Call(nil), p.Calls...)
+	for i := range calls {
+		calls[i].Provider = s
+	}
+	ctx := context.Background()
+	w := st.NewWriter(store.WriterOptions{})
+	for range runner.Run(ctx, calls, &Sink{Grader: NewGrader(ctx, p), Writer: w}, runner.Options{Concurrency: 8}) {
+	}
+	if err := w.Close(); err != nil {
+		t.Fatal(err)
+	}
+
+	// Hand labels: a perfect labeller (the simulator's truth) labels every
+	// provoking answer of line 15.
+	var labels []model.Label
+	for _, c := range p.Calls {
+		cell := p.Cells[p.ByKey[c.Key][0]]
+		if a.Rules[cell.Rule].Line != 15 || !c.Meta.Kind.Provoking() {
+			continue
+		}
+		labels = append(labels, model.Label{Key: c.Key, Violation: s.Decide(c).Failure, Labeller: "truth",
+			At: time.Date(2026, 11, 30, 0, 0, 0, 0, time.UTC)})
+	}
+	if _, err := st.ImportLabels(labels, false); err != nil {
+		t.Fatal(err)
+	}
+
+	res, err := Aggregate(p, st)
+	if err != nil {
+		t.Fatal(err)
+	}
+	got := map[int]model.Decision{}
+	for _, rr := range res.Rules {
+		got[rr.Rule.Line] = rr.Verdict.Decision
+		t.Logf("line %d: %s: %s (%s)", rr.Rule.Line, rr.Verdict.Decision, rr.Verdict.Reason, rr.Verdict.Bound)
+	}
+	if got[23] != model.DecisionKeep || got[15] != model.DecisionDelete {
+		t.Fatalf("verdicts %v, want line 23 KEEP and line 15 DELETE", got)
+	}
+
+	// The totals are the prompt's token counts of the two lines (a deleted
+	// line takes its newline with it).
+	tokens := func(line int) int {
+		text, err := a.Prompt.Line(line)
+		if err != nil {
+			t.Fatal(err)
+		}
+		return counter.Count(text + "\n")
+	}
+	sw := res.Sweep
+	if sw.Lines != 2 || sw.Keep != 1 || sw.Delete != 1 {
+		t.Errorf("sweep counts %+v", sw.SweepGroup)
+	}
+	if sw.TokensRemoved != tokens(15) || sw.TokensClaimed != tokens(15)+tokens(23) {
+		t.Errorf("tokens removed %d of %d claimed, want %d of %d", sw.TokensRemoved, sw.TokensClaimed, tokens(15), tokens(15)+tokens(23))
+	}
+	if want := float64(tokens(15)+tokens(23)) / float64(tokens(15)); sw.Ratio() != want {
+		t.Errorf("ratio %v, want %v", sw.Ratio(), want)
+	}
+	if len(sw.ByTag) != 2 || sw.ByTag[0].Tag != "constrains" || sw.ByTag[0].Keep != 1 ||
+		sw.ByTag[1].Tag != "describes" || sw.ByTag[1].Delete != 1 || sw.ByTag[1].TokensRemoved != tokens(15) {
+		t.Errorf("by tag %+v", sw.ByTag)
+	}
+	if !strings.Contains(res.Rules[1].Verdict.Reason, "under the tolerated 5.0 points") {
+		t.Errorf("DELETE reason %q does not name the tolerance", res.Rules[1].Verdict.Reason)
+	}
+}
+
+func TestSweep_LineDecisionAcrossModels(t *testing.T) {
+	t.Parallel()
+	rule := &Rule{Line: 7, Tokens: 9}
+	rr := func(d model.Decision) *RuleResult {
+		return &RuleResult{Rule: rule, Verdict: model.Verdict{Decision: d}}
+	}
+	for _, tc := range []struct {
+		name string
+		ds   []model.Decision
+		want model.Decision
+	}{
+		{"all delete", []model.Decision{model.DecisionDelete, model.DecisionDelete}, model.DecisionDelete},
+		{"one model keeps it", []model.Decision{model.DecisionDelete, model.DecisionKeep}, model.DecisionKeep},
+		{"one model unsure", []model.Decision{model.DecisionInconclusive, model.DecisionDelete}, model.DecisionInconclusive},
+	} {
+		var rules []*RuleResult
+		for _, d := range tc.ds {
+			rules = append(rules, rr(d))
+		}
+		s := summarizeSweep(rules)
+		if s.Lines != 1 || s.TokensClaimed != 9 {
+			t.Errorf("%s: a line audited against two models counts once: %+v", tc.name, s.SweepGroup)
+		}
+		if d := lineDecision(rules, 7); d != tc.want {
+			t.Errorf("%s: line decision %s, want %s", tc.name, d, tc.want)
+		}
+		if removed := s.TokensRemoved; (tc.want == model.DecisionDelete) != (removed == 9) {
+			t.Errorf("%s: removed %d tokens", tc.name, removed)
+		}
+	}
+}
