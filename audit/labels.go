@@ -254,8 +254,18 @@ func DrawLabelSample(st LabelSetStore, p *Plan, t *Tally, opts SampleOptions) (L
 		return old, nil
 	}
 
+	if opts.Rule != 0 {
+		for _, r := range p.Audit.Rules {
+			if r.Line == opts.Rule && r.PredicatePath == "" {
+				return LabelSet{}, fmt.Errorf("audit: line %d has no predicate to measure: it has no input class and its verdict rests on answer length", r.Line)
+			}
+		}
+	}
+
 	// The population: distinct answered, graded keys of the chosen cells.
 	// A key serving several rules belongs to the first in plan order.
+	// Rules with no predicate (no input class) are left out: there is no
+	// instrument for their labels to measure.
 	type member struct {
 		rule int // index
 		fail bool
@@ -264,7 +274,7 @@ func DrawLabelSample(st LabelSetStore, p *Plan, t *Tally, opts SampleOptions) (L
 	var keys []string
 	for _, c := range p.Cells {
 		r := p.Audit.Rules[c.Rule]
-		if opts.Rule != 0 && r.Line != opts.Rule {
+		if (opts.Rule != 0 && r.Line != opts.Rule) || r.PredicatePath == "" {
 			continue
 		}
 		if !slices.Contains(opts.Kinds, r.Cases[c.Case].Kind) || !t.status[c.Key] {

@@ -905,3 +905,32 @@ func TestMeasureGrader_CompleteKindsOutsideSet(t *testing.T) {
 		t.Errorf("set-only measurement: pressure %v, unused %d", q2.RecallKind[model.Pressure], q2.Unused)
 	}
 }
+
+// A rule with no input class and no predicate has nothing for labels to
+// measure: its answers are never drawn, and asking for its line says why.
+func TestDrawLabelSample_SkipsRulesWithoutPredicate(t *testing.T) {
+	t.Parallel()
+	p, st := runDemo(t, 6)
+	tally, err := NewTally(p, st)
+	if err != nil {
+		t.Fatal(err)
+	}
+	set, err := DrawLabelSample(st, p, tally, SampleOptions{Name: "all", N: 10000, Seed: 1, Kinds: model.Kinds})
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, k := range set.Keys {
+		for _, ci := range p.ByKey[k] {
+			if line := p.Audit.Rules[p.Cells[ci].Rule].Line; line == 12 {
+				t.Fatalf("drew answer %s of line 12, which has no predicate", k)
+			}
+		}
+	}
+	if len(set.Keys) == 0 {
+		t.Fatal("drew nothing")
+	}
+	_, err = DrawLabelSample(st, p, tally, SampleOptions{Name: "l12", N: 10, Seed: 1, Rule: 12})
+	if err == nil || !strings.Contains(err.Error(), "line 12 has no predicate to measure") {
+		t.Errorf("err = %v", err)
+	}
+}
