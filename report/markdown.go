@@ -99,8 +99,8 @@ func writeMarkdownRule(b *strings.Builder, rr *audit.RuleResult, multiModel bool
 				continue
 			}
 			fmt.Fprintf(b, "| %s | %d | %s | %s | %s | %s | %s | %s | %s |\n", a.Name, a.Cases,
-				countCell(a.Baseline), rateCell(a.Baseline), countCell(a.Deleted), rateCell(a.Deleted), diffCell(a),
-				correctedShort(a.Baseline.Corrected), correctedShort(a.Deleted.Corrected))
+				CountCell(a.Baseline), RateCell(a.Baseline), CountCell(a.Deleted), RateCell(a.Deleted), DiffCell(a),
+				CorrectedCell(a.Baseline.Corrected), CorrectedCell(a.Deleted.Corrected))
 		}
 		b.WriteString("\n")
 	}
@@ -167,8 +167,8 @@ func writeMarkdownLengths(b *strings.Builder, rr *audit.RuleResult) {
 	}
 }
 
-// correctedShort is a corrected rate for a table cell.
-func correctedShort(c *audit.CorrectedRate) string {
+// CorrectedCell is a recall-corrected rate with its 95% interval, or "-".
+func CorrectedCell(c *audit.CorrectedRate) string {
 	if c == nil {
 		return "-"
 	}

@@ -51,7 +51,7 @@ func ruleText(rr *audit.RuleResult, multiModel bool) string {
 				continue
 			}
 			fmt.Fprintf(tw, "  %s\t%d\t%s\t%s\t%s\t%s\t%s\n", a.Name, a.Cases,
-				countCell(a.Baseline), rateCell(a.Baseline), countCell(a.Deleted), rateCell(a.Deleted), diffCell(a))
+				CountCell(a.Baseline), RateCell(a.Baseline), CountCell(a.Deleted), RateCell(a.Deleted), DiffCell(a))
 		}
 		tw.Flush()
 	}
@@ -263,14 +263,16 @@ func armsInOrder(rr *audit.RuleResult) []*audit.Arm {
 	return []*audit.Arm{rr.Arms[model.Provoke], rr.Arms[model.Pressure], rr.Provoking, rr.Arms[model.Control]}
 }
 
-func countCell(s audit.ArmSide) string {
+// CountCell is an arm side's failures over graded answers, or "-".
+func CountCell(s audit.ArmSide) string {
 	if s.N == 0 {
 		return "-"
 	}
 	return fmt.Sprintf("%d/%d", s.Fails, s.N)
 }
 
-func rateCell(s audit.ArmSide) string {
+// RateCell is an arm side's rate with its 95% interval (see Interval), or "-".
+func RateCell(s audit.ArmSide) string {
 	if s.N == 0 {
 		return "-"
 	}
@@ -278,7 +280,8 @@ func rateCell(s audit.ArmSide) string {
 	return fmt.Sprintf("%.3f [%.3f, %.3f]", s.Rate, lo, hi)
 }
 
-func diffCell(a *audit.Arm) string {
+// DiffCell is deleted minus baseline with Newcombe's 95% interval, or "-".
+func DiffCell(a *audit.Arm) string {
 	if a.Baseline.N == 0 || a.Deleted.N == 0 {
 		return "-"
 	}
@@ -338,8 +341,8 @@ func correctedLines(rr *audit.RuleResult) []string {
 		if a.Baseline.Corrected == nil && a.Deleted.Corrected == nil {
 			continue
 		}
-		out = append(out, fmt.Sprintf("  %-9s baseline %s  %s %s", a.Name, correctedCell(a.Baseline.Corrected),
-			rr.Rule.Variant(), correctedCell(a.Deleted.Corrected)))
+		out = append(out, fmt.Sprintf("  %-9s baseline %s  %s %s", a.Name, correctedDetail(a.Baseline.Corrected),
+			rr.Rule.Variant(), correctedDetail(a.Deleted.Corrected)))
 	}
 	if len(out) == 0 {
 		return nil
@@ -347,7 +350,7 @@ func correctedLines(rr *audit.RuleResult) []string {
 	return append([]string{"corrected for recall (Rogan-Gladen; each kind by its own recall, provoking pooled by responses):"}, out...)
 }
 
-func correctedCell(c *audit.CorrectedRate) string {
+func correctedDetail(c *audit.CorrectedRate) string {
 	if c == nil {
 		return "-"
 	}

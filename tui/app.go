@@ -1,7 +1,8 @@
 // Package tui is auditor's terminal interface: the plan of a run, the live
 // grid of cases by variant that fills in as answers arrive, the samples
 // behind a cell, one response with the predicate's matched text
-// highlighted, and the system prompt with each audited line's verdict.
+// highlighted, the system prompt with each audited line's verdict, and the
+// report a reviewer reads before shipping or rolling back a prompt.
 //
 // It renders state and routes messages; the numbers come from audit (a
 // Tally and its Results) and nothing here decides a verdict. It does no I/O
@@ -60,6 +61,13 @@ type Options struct {
 	Light  bool             // assume a light background until the terminal answers
 
 	Labelling LabelOptions // labels, review and live predicate edits
+
+	// Spend reads what the stored answers cost, for the report screen. It
+	// may read storage: it is called in a command, off the update loop,
+	// each time the report screen comes to the front and when a run ends,
+	// so it must be safe to call while a run writes. Nil: the report says
+	// spend is not available.
+	Spend func() (audit.Spend, error)
 }
 
 // defaultWindow is the coalescing window: at most 28 batches a second,
@@ -80,6 +88,7 @@ const (
 	screenPrompt
 	screenLabel
 	screenReview
+	screenReport
 )
 
 // App is the root model: it owns the screens, the run's cancel function,
@@ -98,6 +107,7 @@ type App struct {
 	prompt *promptView
 	label  *labelView
 	review *reviewView
+	report *reportView
 
 	desk          *labelDesk // writes labels for the label and review screens
 	edits         editState  // edited predicates
@@ -165,6 +175,7 @@ func New(opts Options) (*App, error) {
 	a.desk = &labelDesk{c: c, store: opts.Labelling.Store, who: opts.Labelling.Labeller}
 	a.label = newLabelView(c, a.desk, opts.Responses, opts.Labelling.Set)
 	a.review = newReviewView(c, a.desk, opts.Responses)
+	a.report = newReportView(c, opts.Spend)
 	a.edits = newEditState(opts.Labelling.Edits)
 	a.screen = screenGrid
 	switch {
@@ -211,11 +222,13 @@ func (a *App) Update(msg tea.Msg) (tea.Model, tea.Cmd) {
 		a.prompt.refresh()
 		a.sample.refresh()
 		a.restyleLabelling()
+		a.report.invalidate(a.screen == screenReport)
 		return a, nil
 	case batchMsg:
 		return a, a.applyBatch(msg)
 	case tickMsg:
 		if a.c.live.running() {
+			a.report.catchUp(a.screen == screenReport)
 			return a, a.tick()
 		}
 		return a, nil
@@ -226,6 +239,9 @@ func (a *App) Update(msg tea.Msg) (tea.Model, tea.Cmd) {
 		return a, nil
 	case responseMsg, reloadMsg:
 		return a, a.sample.Update(msg)
+	case spendMsg:
+		a.report.gotSpend(msg, a.screen == screenReport)
+		return a, nil
 	case statusMsg, labelSavedMsg, itemResponseMsg, historyMsg, predicateFileMsg, regradedMsg, predicateSavedMsg, labellersMsg:
 		return a, a.labelling(msg)
 	case tea.KeyPressMsg:
@@ -256,6 +272,8 @@ func (a *App) current() view {
 		return a.label
 	case screenReview:
 		return a.review
+	case screenReport:
+		return a.report
 	}
 	return a.grid
 }
@@ -274,6 +292,7 @@ func (a *App) resize(w, h int) {
 	a.prompt.resize()
 	a.label.resize()
 	a.review.resize()
+	a.report.resize()
 }
 
 func (a *App) handleKey(msg tea.KeyPressMsg) tea.Cmd {
@@ -308,6 +327,9 @@ func (a *App) handleKey(msg tea.KeyPressMsg) tea.Cmd {
 		return nil
 	case key.Matches(msg, k.Global.Quit):
 		return a.requestQuit()
+	case key.Matches(msg, k.Global.Report):
+		a.screen = screenReport
+		return a.entered()
 	case key.Matches(msg, k.Global.NextScreen):
 		a.switchScreen(1)
 		return a.entered()
@@ -348,7 +370,7 @@ func (a *App) back() bool {
 		a.cell.follow(a.sample.index)
 	case screenCell:
 		a.screen = screenGrid
-	case screenPrompt, screenPlan:
+	case screenPrompt, screenPlan, screenReport:
 		a.screen = screenGrid
 	case screenLabel:
 		if !a.label.back() {
@@ -365,10 +387,10 @@ func (a *App) back() bool {
 }
 
 // switchScreen cycles through the top screens (plan, grid, label, review,
-// prompt) by d;
+// report, prompt) by d;
 // drill-downs belong to the grid.
 func (a *App) switchScreen(d int) {
-	topScreens := [...]screen{screenPlan, screenGrid, screenLabel, screenReview, screenPrompt}
+	topScreens := [...]screen{screenPlan, screenGrid, screenLabel, screenReview, screenReport, screenPrompt}
 	cur := a.screen
 	if cur == screenCell || cur == screenSample {
 		cur = screenGrid
@@ -449,6 +471,7 @@ func (a *App) applyBatch(msg batchMsg) tea.Cmd {
 			a.c.res = res
 			a.grid.dirty = true // the verdict lines below the grid follow the results
 			a.prompt.refresh()
+			a.report.batched(a.screen == screenReport)
 		}
 	}
 	// A sample opened while its call was pending fills in once answered.
@@ -458,7 +481,14 @@ func (a *App) applyBatch(msg batchMsg) tea.Cmd {
 		a.grid.dirty = true // no longer provisional
 		a.cancel()          // releases the run's context; the run is over
 		a.setStatus(a.endMessage(), l.stopped != nil && l.stopped.Reason != runner.Completed)
-		return tea.Batch(reload, a.afterRun())
+		// The report no longer says the run is in progress; what the run
+		// spent is now stored.
+		a.report.invalidate(a.screen == screenReport)
+		var spend tea.Cmd
+		if a.screen == screenReport {
+			spend = a.report.loadSpend()
+		}
+		return tea.Batch(reload, a.afterRun(), spend)
 	}
 	return tea.Batch(reload, waitBatch(a.feed, a.window))
 }

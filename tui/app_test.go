@@ -165,7 +165,7 @@ func TestApp_DrillDownAndBack(t *testing.T) {
 	if a.screen != screenGrid {
 		t.Fatalf("esc from the samples: screen %v", a.screen)
 	}
-	press(a, "tab", "tab", "tab") // the label and review screens come first
+	press(a, "tab", "tab", "tab", "tab") // the label, review and report screens come first
 	if a.screen != screenPrompt {
 		t.Fatalf("tab from the grid: screen %v", a.screen)
 	}

@@ -230,7 +230,7 @@ func (a *App) helpLine() string {
 func (a *App) helpView() string {
 	k := a.c.keys.Global
 	groups := append([][]key.Binding{}, a.current().helpKeys().full...)
-	groups = append(groups, []key.Binding{k.NextScreen, k.PrevScreen, k.Back, k.Help, k.Quit, k.ForceQuit})
+	groups = append(groups, []key.Binding{k.NextScreen, k.PrevScreen, k.Report, k.Back, k.Help, k.Quit, k.ForceQuit})
 	var b strings.Builder
 	b.WriteString(a.c.styles.Header.Render("Keys") + "\n\n")
 	b.WriteString(a.help.FullHelpView(groups))

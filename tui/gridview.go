@@ -87,28 +87,26 @@ func (g *gridView) ruleBar() string {
 
 // combined is a rule's decision over every model: DELETE only when every
 // model's verdict is DELETE (a line is removed only if it is safe for all),
-// KEEP when any model's is KEEP, else INCONCLUSIVE.
+// else the most cautious one: KEEP, then INCONCLUSIVE, then CANARY, as the
+// sweep summary counts it.
 func (g *gridView) combined(rule int) model.Decision {
 	return combinedDecision(g.c, rule)
 }
 
 func combinedDecision(c *Common, rule int) model.Decision {
-	all, keep := true, false
+	rank := map[model.Decision]int{model.DecisionDelete: 0, model.DecisionCanary: 1,
+		model.DecisionInconclusive: 2, model.DecisionKeep: 3}
+	d := model.DecisionDelete
 	for m := 0; m < c.models(); m++ {
 		rr := c.result(rule, m)
 		if rr == nil {
 			return model.DecisionInconclusive
 		}
-		all = all && rr.Verdict.Decision == model.DecisionDelete
-		keep = keep || rr.Verdict.Decision == model.DecisionKeep
+		if rank[rr.Verdict.Decision] > rank[d] {
+			d = rr.Verdict.Decision
+		}
 	}
-	switch {
-	case all:
-		return model.DecisionDelete
-	case keep:
-		return model.DecisionKeep
-	}
-	return model.DecisionInconclusive
+	return d
 }
 
 func decisionSymbol(d model.Decision) string {
@@ -117,19 +115,14 @@ func decisionSymbol(d model.Decision) string {
 		return "✓"
 	case model.DecisionKeep:
 		return "■"
+	case model.DecisionCanary:
+		return "◆"
 	}
 	return "?"
 }
 
 func (g *gridView) decisionStyle(d model.Decision) lipgloss.Style {
-	st := g.c.styles
-	switch d {
-	case model.DecisionDelete:
-		return st.Delete
-	case model.DecisionKeep:
-		return st.Keep
-	}
-	return st.Inconclusive
+	return verdictStyle(g.c.styles, d)
 }
 
 // verdictLine is the current rule's verdict per model, in one line.

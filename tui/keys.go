@@ -12,6 +12,7 @@ type KeyMap struct {
 	Cell    ListKeys
 	Sample  PagerKeys
 	Prompt  PagerKeys
+	Report  PagerKeys // Next and Prev jump between rules
 	Confirm ConfirmKeys
 	Filter  FilterKeys
 	Label   LabelKeys  // the label screen; labelling on the review screen
@@ -22,6 +23,7 @@ type KeyMap struct {
 // GlobalKeys work on every screen.
 type GlobalKeys struct {
 	Help, NextScreen, PrevScreen, Back, Quit, ForceQuit key.Binding
+	Report                                              key.Binding // the report screen, from anywhere
 }
 
 // PlanKeys act on the plan screen.
@@ -77,6 +79,8 @@ func DefaultKeyMap() KeyMap {
 	}
 	prompt := pager
 	prompt.Next, prompt.Prev = b(k("n"), "n", "next audited line"), b(k("p"), "p", "previous audited line")
+	rep := pager
+	rep.Next, rep.Prev = b(k("n", "]"), "n/]", "next rule"), b(k("p", "["), "p/[", "previous rule")
 	return KeyMap{
 		Global: GlobalKeys{
 			Help:       b(k("?"), "?", "help"),
@@ -85,6 +89,7 @@ func DefaultKeyMap() KeyMap {
 			Back:       b(k("esc", "backspace"), "esc", "back"),
 			Quit:       b(k("q"), "q", "quit"),
 			ForceQuit:  b(k("ctrl+c"), "ctrl+c", "quit"),
+			Report:     b(k("R"), "R", "report"),
 		},
 		Plan: PlanKeys{Start: b(k("y"), "y", "start the run")},
 		Grid: GridKeys{
@@ -108,6 +113,7 @@ func DefaultKeyMap() KeyMap {
 		},
 		Sample: pager,
 		Prompt: prompt,
+		Report: rep,
 		Confirm: ConfirmKeys{
 			Yes: b(k("y"), "y", "yes"),
 			No:  b(k("n", "esc"), "n/esc", "no"),

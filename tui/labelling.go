@@ -387,6 +387,7 @@ func (a *App) recompute() {
 	a.prompt.refresh()
 	a.label.results.dirty = true
 	a.review.stale = true
+	a.report.invalidate(a.screen == screenReport)
 }
 
 // labellingBusy reports whether a label is being written: quitting waits
@@ -417,10 +418,13 @@ func (a *App) openOn(s Screen) {
 	}
 }
 
-// entered loads what the label or review screen shows when it comes to
-// the front.
+// entered loads what the label, review or report screen shows when it
+// comes to the front.
 func (a *App) entered() tea.Cmd {
 	switch a.screen {
+	case screenReport:
+		a.report.refresh()
+		return a.report.loadSpend()
 	case screenLabel:
 		if a.label.resp == nil && !a.label.loading && a.label.err == nil {
 			return a.label.init()

@@ -106,3 +106,11 @@ type labellersMsg struct {
 	by  map[string]map[string]model.Label
 	err error
 }
+
+// spendMsg carries what the stored answers cost, read for the report
+// screen. gen drops a read overtaken by a later one.
+type spendMsg struct {
+	gen   int
+	spend audit.Spend
+	err   error
+}

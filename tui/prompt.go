@@ -7,8 +7,6 @@ import (
 	"charm.land/bubbles/v2/key"
 	"charm.land/bubbles/v2/viewport"
 	tea "charm.land/bubbletea/v2"
-
-	"github.com/auditor-dev/auditor/model"
 )
 
 // promptView is the system prompt with line numbers, each audited line
@@ -121,7 +119,8 @@ func (v *promptView) content() []string {
 			len(a.Rules), c.res.TokensClaimed, c.res.TokensRemoved),
 		st.Delete.Render("✓ DELETE")+st.Muted.Render(" can go (the hoped-for outcome) · ")+
 			st.Keep.Render("■ KEEP")+st.Muted.Render(" load-bearing · ")+
-			st.Inconclusive.Render("? INCONCLUSIVE")+st.Muted.Render(" not settled"),
+			st.Inconclusive.Render("? INCONCLUSIVE")+st.Muted.Render(" not settled · ")+
+			st.Canary.Render("◆ CANARY")+st.Muted.Render(" needs a live canary"),
 		"",
 	)
 	v.audited = v.audited[:0]
@@ -168,12 +167,6 @@ func (v *promptView) marker(rule int) string {
 		word += "*"
 	}
 	tok := fmt.Sprintf(" %d tok", c.plan.Audit.Rules[rule].Tokens)
-	st := c.styles.Inconclusive
-	switch d {
-	case model.DecisionDelete:
-		st = c.styles.Delete
-	case model.DecisionKeep:
-		st = c.styles.Keep
-	}
+	st := verdictStyle(c.styles, d)
 	return st.Render(fit(decisionSymbol(d)+" "+word, markerWidth-len(tok))) + c.styles.Muted.Render(tok)
 }

@@ -30,6 +30,10 @@ type Styles struct {
 	Rate [5]lipgloss.Style
 
 	Keep, Delete, Inconclusive lipgloss.Style // verdicts
+	// Canary is the verdict on a rule with no input class: neither safe
+	// nor load-bearing, it goes to a live canary.
+	Canary lipgloss.Style
+	Warn   lipgloss.Style // warnings a reviewer must read: stale cases, cut-off answers
 
 	BarFull, BarEmpty lipgloss.Style // the progress bar
 
@@ -75,6 +79,8 @@ func NewStyles(isDark bool) Styles {
 		Delete:       s.Bold(true).Foreground(calm),
 		Keep:         s.Bold(true).Foreground(mid),
 		Inconclusive: s.Foreground(muted),
+		Canary:       s.Bold(true).Foreground(purple),
+		Warn:         s.Foreground(mid),
 		BarFull:      s.Foreground(accent),
 		BarEmpty:     s.Foreground(muted),
 		Help:         help.DefaultStyles(isDark),

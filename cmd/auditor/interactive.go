@@ -74,6 +74,7 @@ func runInteractive(ctx context.Context, io Stdio, s *session, grader *audit.Gra
 		Simulated: s.simulated(), Budget: f.budget, Start: start, Calls: pending,
 		Context: runCtx, AutoStart: f.yes,
 		Labelling: labellingOptions(s, edits, appScreen{labeller: defaultLabeller()}),
+		Spend:     storedSpend(s),
 	})
 	if err != nil {
 		w.Close()

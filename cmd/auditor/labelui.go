@@ -36,6 +36,16 @@ func labellingOptions(s *session, edits <-chan tui.PredicateFile, o appScreen) t
 	return lo
 }
 
+// storedSpend reads what the session's stored answers cost, for the report
+// screen; it reads response metadata only, and the store allows reads while
+// a run writes.
+func storedSpend(s *session) func() (audit.Spend, error) {
+	if s.st == nil {
+		return nil
+	}
+	return func() (audit.Spend, error) { return s.plan.SpendOf(s.st.ForEachResponseMeta) }
+}
+
 // startWatching watches the audit's predicate files until ctx is done. A
 // watcher that cannot start is reported and left out: the screen works
 // without it.
@@ -56,6 +66,7 @@ func runApp(ctx context.Context, io Stdio, s *session, tally *audit.Tally, statu
 	app, err := tui.New(tui.Options{
 		Plan: s.plan, Tally: tally, Stored: status, Estimate: est, Responses: s.st, Simulated: s.simulated(),
 		Labelling: labellingOptions(s, startWatching(wctx, io, s), o),
+		Spend:     storedSpend(s),
 	})
 	if err != nil {
 		return err

@@ -1,0 +1,597 @@
+package tui
+
+import (
+	"fmt"
+	"strconv"
+	"strings"
+
+	"charm.land/lipgloss/v2"
+
+	"github.com/auditor-dev/auditor/audit"
+	"github.com/auditor-dev/auditor/model"
+	"github.com/auditor-dev/auditor/model/stats"
+	"github.com/auditor-dev/auditor/report"
+)
+
+// reportKeyW is the width of the report's field names ("to settle it",
+// "review queue") and the space after them.
+const reportKeyW = 15
+
+// reportWriter collects the report's lines at one width.
+type reportWriter struct {
+	st  Styles
+	w   int
+	out []string
+}
+
+func (r *reportWriter) add(lines ...string) { r.out = append(r.out, lines...) }
+
+// field writes a named field: the name in the first column, the text
+// word-wrapped beside it. style, when not nil, styles each wrapped line.
+// The text must be safe to draw (sanitized).
+func (r *reportWriter) field(name, text string, style *lipgloss.Style) {
+	for i, l := range wrapWords(text, max(r.w-2-reportKeyW, 10)) {
+		if style != nil {
+			l = style.Render(l)
+		}
+		k := strings.Repeat(" ", reportKeyW)
+		if i == 0 && name != "" {
+			k = r.st.Muted.Render(fit(name, reportKeyW))
+		}
+		r.add("  " + k + l)
+	}
+}
+
+// parts writes a named field made of styled parts, joined by " · " and
+// wrapped between parts.
+func (r *reportWriter) parts(name string, parts []string) {
+	w := max(r.w-2-reportKeyW, 10)
+	var lines []string
+	cur, curW := "", 0
+	for _, p := range parts {
+		pw := textWidth(p)
+		switch {
+		case cur == "":
+			cur, curW = p, pw
+		case curW+3+pw <= w:
+			cur += r.st.Muted.Render(" · ") + p
+			curW += 3 + pw
+		default:
+			lines = append(lines, cur)
+			cur, curW = p, pw
+		}
+	}
+	if cur != "" || len(lines) == 0 {
+		lines = append(lines, cur)
+	}
+	for i, l := range lines {
+		k := strings.Repeat(" ", reportKeyW)
+		if i == 0 && name != "" {
+			k = r.st.Muted.Render(fit(name, reportKeyW))
+		}
+		r.add("  " + k + l)
+	}
+}
+
+// table writes aligned columns, the header row in the header style, and
+// reports whether they fit the width (nothing is written when not).
+func (r *reportWriter) table(indent int, rows [][]string, right []bool) bool {
+	lines, ok := columns(rows, right, r.w-indent)
+	if !ok {
+		return false
+	}
+	pad := strings.Repeat(" ", indent)
+	for i, l := range lines {
+		if i == 0 {
+			l = r.st.Header.Render(l)
+		}
+		r.add(pad + l)
+	}
+	return true
+}
+
+// columns lays out plain cells in columns two spaces apart, right-aligning
+// the columns right marks, with trailing spaces trimmed. ok is false when a
+// line would be wider than w.
+func columns(rows [][]string, right []bool, w int) (lines []string, ok bool) {
+	var widths []int
+	for _, row := range rows {
+		for i, cell := range row {
+			if i >= len(widths) {
+				widths = append(widths, 0)
+			}
+			widths[i] = max(widths[i], textWidth(cell))
+		}
+	}
+	total := 0
+	for i, cw := range widths {
+		if i > 0 {
+			total += 2
+		}
+		total += cw
+	}
+	if total > w {
+		return nil, false
+	}
+	for _, row := range rows {
+		var b strings.Builder
+		for i, cell := range row {
+			if i > 0 {
+				b.WriteString("  ")
+			}
+			gap := strings.Repeat(" ", widths[i]-textWidth(cell))
+			if i < len(right) && right[i] {
+				b.WriteString(gap + cell)
+			} else {
+				b.WriteString(cell + gap)
+			}
+		}
+		lines = append(lines, strings.TrimRight(b.String(), " "))
+	}
+	return lines, true
+}
+
+// content builds the report's lines at the current width and the line of
+// each rule section's heading.
+func (v *reportView) content() ([]string, []int) {
+	c := v.c
+	st := c.styles
+	r := &reportWriter{st: st, w: max(c.width, minWidth)}
+	r.add(st.Title.Render("Report") + " " + oneLine(c.plan.Audit.File.Name))
+	if c.simulated {
+		r.add(st.Badge.Render(" SIMULATED ") + st.Muted.Render(" answers come from the built-in simulated model, not a real one"))
+	}
+	if c.live.running() {
+		r.add(st.InFlight.Render("» run in progress: verdicts are provisional until every answer is in"))
+	}
+	r.add("")
+	v.sweep(r)
+	r.add("")
+	v.index(r)
+	r.add("")
+	v.spendLines(r)
+	r.add("")
+	legend := "Each line's evidence: failures are violations on provoke and pressure cases (pooled as provoking: the verdict rests on it) " +
+		"and refusals on controls. Rates have 95% intervals clustered by case (t), or Wilson where that is undefined; " +
+		"deleted − baseline has Newcombe's. Corrected rates account for the predicate's measured recall of each kind " +
+		"(Rogan-Gladen; provoking pooled by responses). n/p jump between lines."
+	for _, l := range wrapWords(legend, max(r.w-2, 10)) {
+		r.add("  " + st.Muted.Render(l))
+	}
+	var sections []int
+	for _, rr := range c.res.Rules {
+		r.add("")
+		sections = append(sections, len(r.out))
+		v.rule(r, rr)
+	}
+	if len(c.res.Rules) == 0 {
+		r.add("", st.Muted.Render("No line is audited."))
+	}
+	return r.out, sections
+}
+
+// decisionCounts are a sweep group's verdict counts as styled parts.
+func (v *reportView) decisionCounts(g audit.SweepGroup) []string {
+	st := v.c.styles
+	part := func(d model.Decision, n int) string {
+		return verdictStyle(st, d).Render(fmt.Sprintf("%s %d %s", decisionSymbol(d), n, d))
+	}
+	return []string{
+		part(model.DecisionDelete, g.Delete), part(model.DecisionKeep, g.Keep),
+		part(model.DecisionInconclusive, g.Inconclusive), part(model.DecisionCanary, g.Canary),
+	}
+}
+
+// ratioText is the claimed/removed ratio in words: "4.3x", or "nothing
+// removed" when no line is safe to delete (the ratio is then unbounded).
+func ratioText(g audit.SweepGroup) string {
+	if g.TokensRemoved == 0 {
+		return "nothing removed"
+	}
+	return fmt.Sprintf("%.1fx", g.Ratio())
+}
+
+// tokensText says what a sweep group's safe deletions remove against what
+// its candidate list claims.
+func tokensText(g audit.SweepGroup) string {
+	if g.TokensRemoved == 0 {
+		return fmt.Sprintf("nothing removed: no line is safe to delete (the candidate list claims %d tokens)", g.TokensClaimed)
+	}
+	return fmt.Sprintf("the lines safe to delete remove %d of the %d tokens the candidate list claims: it claims %s what the evidence supports",
+		g.TokensRemoved, g.TokensClaimed, ratioText(g))
+}
+
+// sweep writes the summary of every line's verdict and, with tags, the
+// split by tag.
+func (v *reportView) sweep(r *reportWriter) {
+	res := v.c.res
+	s := res.Sweep
+	r.add(r.st.Header.Render("Sweep"))
+	lines := fmt.Sprintf("%d audited", s.Lines)
+	if s.Lines == 1 {
+		lines = "1 audited"
+	}
+	r.parts("lines", append([]string{lines}, v.decisionCounts(s.SweepGroup)...))
+	r.field("tokens", tokensText(s.SweepGroup), nil)
+	r.field("tolerance", fmt.Sprintf("a rise in failure rate of up to %.1f points (delta %g)", 100*res.Delta, res.Delta), nil)
+	if len(s.ByTag) == 0 {
+		return
+	}
+	rows := [][]string{{"tag", "lines", "DELETE", "KEEP", "INCONCLUSIVE", "CANARY", "removed", "claimed", "claimed/removed"}}
+	for _, g := range s.ByTag {
+		rows = append(rows, []string{oneLine(g.Tag), strconv.Itoa(g.Lines), strconv.Itoa(g.Delete), strconv.Itoa(g.Keep),
+			strconv.Itoa(g.Inconclusive), strconv.Itoa(g.Canary), strconv.Itoa(g.TokensRemoved), strconv.Itoa(g.TokensClaimed), ratioText(g)})
+	}
+	r.add("  " + r.st.Muted.Render("by tag"))
+	if r.table(4, rows, []bool{false, true, true, true, true, true, true, true, true}) {
+		return
+	}
+	for _, g := range s.ByTag {
+		n := fmt.Sprintf("%d lines", g.Lines)
+		if g.Lines == 1 {
+			n = "1 line"
+		}
+		r.parts(oneLine(g.Tag), append([]string{n}, v.decisionCounts(g)...))
+		r.field("", fmt.Sprintf("removes %d of %d tokens claimed (%s)", g.TokensRemoved, g.TokensClaimed, ratioText(g)), nil)
+	}
+}
+
+// index lists every audited line (and model) with its verdict, in the
+// order of the sections below.
+func (v *reportView) index(r *reportWriter) {
+	c, st := v.c, v.c.styles
+	r.add(st.Header.Render("Lines"))
+	lineW, tokW, nameW := 0, 0, 0
+	for _, rr := range c.res.Rules {
+		lineW = max(lineW, len(fmt.Sprintf("L%d", rr.Rule.Line)))
+		tokW = max(tokW, len(fmt.Sprintf("%d tok", rr.Rule.Tokens)))
+		if c.models() > 1 {
+			nameW = max(nameW, min(textWidth(oneLine(rr.ModelName)), 20))
+		}
+	}
+	const verdictW = len("? INCONCLUSIVE") + 1
+	for _, rr := range c.res.Rules {
+		d := rr.Verdict.Decision
+		s := "  " + fit(fmt.Sprintf("L%d", rr.Rule.Line), lineW) + " " +
+			verdictStyle(st, d).Render(fit(decisionSymbol(d)+" "+string(d), verdictW)) + " " +
+			st.Muted.Render(fmt.Sprintf("%*s", tokW, fmt.Sprintf("%d tok", rr.Rule.Tokens))) + "  "
+		if nameW > 0 {
+			s += fit(oneLine(rr.ModelName), nameW) + "  "
+		}
+		r.add(s + truncateText(oneLine(rr.Rule.Text), max(r.w-textWidth(s), 1)))
+	}
+}
+
+// spendLines writes what the stored answers cost, as last read.
+func (v *reportView) spendLines(r *reportWriter) {
+	c, st := v.c, v.c.styles
+	r.add(st.Header.Render("Spend"))
+	switch {
+	case v.spend == nil:
+		r.field("", "not available on this screen: auditor report prints it", &st.Muted)
+		return
+	case v.spent == nil && v.spendErr == nil:
+		r.field("", "reading the stored answers…", &st.Muted)
+		return
+	case v.spendErr != nil:
+		r.field("", "not read: "+oneLine(v.spendErr.Error()), &st.Err)
+		return
+	}
+	s := v.spent
+	r.field("answers", fmt.Sprintf("%s stored: %s prompt tokens (%s cached), %s completion tokens",
+		thousands(int64(s.Calls)), thousands(s.PromptTokens), thousands(s.CachedTokens), thousands(s.CompletionTokens)), nil)
+	cost := fmt.Sprintf("$%.2f", s.USD)
+	if c.simulated {
+		cost += " (simulated prices: nothing is billed)"
+	}
+	r.field("cost", cost, nil)
+	r.field("caching", fmt.Sprintf("prompt caching saved $%.2f", s.CacheSavedUSD), nil)
+	if len(c.plan.Audit.Judges) > 0 {
+		r.field("", "answers of the models under test only: the judges' calls are not counted here", &st.Muted)
+	}
+	if v.loading || c.live.running() {
+		r.field("", "as stored when this screen opened; the header counts the run live", &st.Muted)
+	}
+}
+
+// rule writes one audited line's section for one model.
+func (v *reportView) rule(r *reportWriter, rr *audit.RuleResult) {
+	c, st := v.c, v.c.styles
+	rule := rr.Rule
+	head := fmt.Sprintf("Line %d", rule.Line)
+	if tag := rule.Config.Tag; tag != "" {
+		head += " · " + oneLine(tag)
+	}
+	head += fmt.Sprintf(" · %d tokens", rule.Tokens)
+	if c.models() > 1 {
+		head += " · model " + oneLine(rr.ModelName)
+	}
+	head = "── " + head + " "
+	r.add(st.Header.Render(head + strings.Repeat("─", max(r.w-textWidth(head), 0))))
+	for _, l := range wrapWords(oneLine(rule.Text), max(r.w-2, 10)) {
+		r.add("  " + l)
+	}
+
+	vd := rr.Verdict
+	verdict := []string{verdictStyle(st, vd.Decision).Render(decisionSymbol(vd.Decision) + " " + string(vd.Decision))}
+	if rr.Pending > 0 {
+		verdict = append(verdict, st.InFlight.Render(fmt.Sprintf("provisional: %d answers pending", rr.Pending)))
+	}
+	r.parts("verdict", verdict)
+	r.field("", oneLine(vd.Reason), nil)
+	if vd.Bound != "" {
+		r.field("bound", oneLine(vd.Bound), &st.Muted)
+	}
+	for _, f := range report.Flags(vd) {
+		r.field("flag", f, &st.Err)
+	}
+	for _, n := range vd.Notes {
+		r.field("note", oneLine(n), nil)
+	}
+	switch {
+	case vd.Needed == "":
+	case vd.Decision == model.DecisionInconclusive:
+		r.field("to settle it", oneLine(vd.Needed), nil)
+	case vd.Decision == model.DecisionCanary:
+		r.field("next step", oneLine(vd.Needed), nil)
+	}
+	if s := rr.Staleness; s != nil {
+		r.field("warning", oneLine(s.Message()), &st.Warn)
+	}
+	if rr.Errors > 0 || rr.Pending > 0 {
+		r.field("not counted", fmt.Sprintf("%d errored, %d pending", rr.Errors, rr.Pending), &st.Muted)
+	}
+	if rr.Lengths != nil {
+		v.lengths(r, rr) // the verdict rests on it
+	}
+	// A rule with no input class and no predicate has no failures to count
+	// or grade: its evidence is the answers' length alone.
+	if rr.Lengths == nil || rule.Config.Predicate != "" {
+		v.evidence(r, rr)
+		v.graders(r, rr)
+	}
+	counts := map[model.Kind]int{}
+	for _, cs := range rule.Cases {
+		counts[cs.Kind]++
+	}
+	var kinds []string
+	for _, k := range model.Kinds {
+		if counts[k] > 0 {
+			kinds = append(kinds, fmt.Sprintf("%d %s", counts[k], k))
+		}
+	}
+	r.field("cases", fmt.Sprintf("%s (%s)", oneLine(rule.Config.Cases), strings.Join(kinds, ", ")), nil)
+	switch {
+	case rule.Config.Predicate == "":
+		r.field("predicate", "none (no input class: the verdict rests on answer length)", &st.Muted)
+	case rule.Predicate != nil:
+		r.field("predicate", fmt.Sprintf("%s (version %s)", oneLine(rule.Config.Predicate), shortVersion(rule.Predicate.Version)), nil)
+	default:
+		r.field("predicate", oneLine(rule.Config.Predicate), nil)
+	}
+}
+
+// armsInOrder are a rule's arms as the text report lists them: each
+// provoking kind, the pooled arm the verdict rests on, the controls; an
+// arm with no case (a rule with no input class has only controls) is left
+// out.
+func armsInOrder(rr *audit.RuleResult) []*audit.Arm {
+	var out []*audit.Arm
+	for _, a := range []*audit.Arm{rr.Arms[model.Provoke], rr.Arms[model.Pressure], rr.Provoking, rr.Arms[model.Control]} {
+		if a != nil && a.Cases > 0 {
+			out = append(out, a)
+		}
+	}
+	return out
+}
+
+// evidence writes the arm table: one row per kind when it fits the width,
+// else one row per kind and variant.
+func (v *reportView) evidence(r *reportWriter, rr *audit.RuleResult) {
+	st := v.c.styles
+	arms := armsInOrder(rr)
+	variant := rr.Rule.Variant()
+	corrected := false
+	for _, a := range arms {
+		corrected = corrected || a.Baseline.Corrected != nil || a.Deleted.Corrected != nil
+	}
+	r.add("  " + st.Muted.Render("evidence"))
+	wide := [][]string{{"kind", "cases", "baseline fail/n", "rate [95% CI]"}}
+	if corrected {
+		wide[0] = append(wide[0], "corrected")
+	}
+	wide[0] = append(wide[0], variant+" fail/n", "rate [95% CI]")
+	if corrected {
+		wide[0] = append(wide[0], "corrected")
+	}
+	wide[0] = append(wide[0], "deleted − baseline [95% CI]")
+	right := []bool{false, true, true, false}
+	if corrected {
+		right = append(right, false)
+	}
+	right = append(right, true)
+	for _, a := range arms {
+		row := []string{a.Name, strconv.Itoa(a.Cases), report.CountCell(a.Baseline), report.RateCell(a.Baseline)}
+		if corrected {
+			row = append(row, report.CorrectedCell(a.Baseline.Corrected))
+		}
+		row = append(row, report.CountCell(a.Deleted), report.RateCell(a.Deleted))
+		if corrected {
+			row = append(row, report.CorrectedCell(a.Deleted.Corrected))
+		}
+		wide = append(wide, append(row, report.DiffCell(a)))
+	}
+	if !r.table(4, wide, right) {
+		narrow := [][]string{{"kind (cases)", "variant", "fail/n", "rate [95% CI]"}}
+		for _, a := range arms {
+			narrow = append(narrow, []string{fmt.Sprintf("%s (%d)", a.Name, a.Cases), "baseline", report.CountCell(a.Baseline), report.RateCell(a.Baseline)})
+			if a.Baseline.Corrected != nil {
+				narrow = append(narrow, []string{"", "  corrected", "", report.CorrectedCell(a.Baseline.Corrected)})
+			}
+			narrow = append(narrow, []string{"", variant, report.CountCell(a.Deleted), report.RateCell(a.Deleted)})
+			if a.Deleted.Corrected != nil {
+				narrow = append(narrow, []string{"", "  corrected", "", report.CorrectedCell(a.Deleted.Corrected)})
+			}
+			narrow = append(narrow, []string{"", "difference", "", report.DiffCell(a)})
+		}
+		if !r.table(4, narrow, []bool{false, false, true, false}) {
+			r.table(2, narrow, []bool{false, false, true, false}) // the frame clips what still does not fit
+		}
+	}
+}
+
+// recallText is a grader's recall against the labels, with the labels it
+// rests on, as the text report words it.
+func recallText(q audit.GraderQuality) string {
+	if q.Recall == nil || q.Recall.Total == 0 {
+		if q.Labels == 0 {
+			return "not measured: no labelled answers (label a sample on the label screen, or import labels)"
+		}
+		return fmt.Sprintf("not measured: %d labelled answers, none a violation", q.Labels)
+	}
+	if !q.Recall.Measured() {
+		return fmt.Sprintf("%s; %d labelled answers", q.Recall, q.Labels)
+	}
+	if q.Estimator == audit.EstimatorIPW {
+		s := fmt.Sprintf("%s; precision %s; weighted by stratum of label set %s", q.Recall, q.Precision, oneLine(q.Set))
+		if q.Unused > 0 {
+			s += fmt.Sprintf(" (%d labels outside it not used)", q.Unused)
+		}
+		return s + fmt.Sprintf("; %d labelled answers", q.Labels)
+	}
+	return fmt.Sprintf("%s over %d labelled violations; precision %s; %d labelled answers",
+		q.Recall, q.Recall.Total, q.Precision, q.Labels)
+}
+
+// graders writes the predicate's recall, the judges' and how every pair of
+// graders agrees.
+func (v *reportView) graders(r *reportWriter, rr *audit.RuleResult) {
+	st := v.c.styles
+	q := rr.Quality
+	r.field("recall", "predicate "+recallText(q), nil)
+	if q.Labels > 0 {
+		var kinds []string
+		for _, k := range model.Kinds {
+			if m := q.RecallKind[k]; m != nil && m.Total > 0 {
+				kinds = append(kinds, fmt.Sprintf("%s %s", k, m))
+			}
+		}
+		if len(kinds) > 0 {
+			r.field("", "by kind: "+strings.Join(kinds, "; "), &st.Muted)
+		}
+		if n := len(q.Misses); n > 0 {
+			r.field("", fmt.Sprintf("misses: %d labelled failures the predicate passed", n), &st.Muted)
+		}
+		for _, w := range q.Warnings {
+			r.field("", "warning: "+oneLine(w), &st.Warn)
+		}
+	}
+	for _, j := range rr.Judges {
+		if j.Labels == 0 {
+			continue // nothing labelled: the predicate's line says so
+		}
+		r.field("", oneLine(j.Grader)+" "+recallText(j), nil)
+	}
+	for i, pa := range rr.Agreement {
+		k := "kappa undefined"
+		if pa.KappaDefined {
+			k = fmt.Sprintf("kappa %.2f (SE %.2f)", pa.Kappa, pa.KappaSE)
+		}
+		name := ""
+		if i == 0 {
+			name = "agreement"
+		}
+		if pa.N == 0 {
+			r.field(name, fmt.Sprintf("%s vs %s: no answer graded by both yet", oneLine(pa.A.Name), oneLine(pa.B.Name)), &st.Muted)
+			continue
+		}
+		r.field(name, fmt.Sprintf("%s vs %s: agree on %.0f%% of %d, %s, %d disagreements",
+			oneLine(pa.A.Name), oneLine(pa.B.Name), 100*pa.Agreement, pa.N, k, pa.Disagreements()), nil)
+	}
+	if rr.Disagreements > 0 {
+		r.field("review queue", fmt.Sprintf("%d answers where graders disagree or one could not grade", rr.Disagreements), nil)
+	}
+	if _, line := rr.BestSupported(); line != "" && len(rr.Judges) > 0 {
+		r.field("labels support", oneLine(line), nil)
+	}
+}
+
+// lengths writes how answer length moved for a rule with no input class:
+// the summaries, the paired shift, the rank test and the histogram.
+func (v *reportView) lengths(r *reportWriter, rr *audit.RuleResult) {
+	st := v.c.styles
+	l := rr.Lengths
+	variant := rr.Rule.Variant()
+	r.add("  " + st.Muted.Render("answer length, in completion tokens"))
+	switch {
+	case l.Baseline.N == 0 && l.Deleted.N == 0:
+		r.field("", "not measured yet: no answer in either variant", &st.Muted)
+		return
+	case l.Baseline.Mean == 0 && l.Deleted.Mean == 0:
+		r.field("", "unknown: the API reported no completion tokens", &st.Muted)
+		return
+	}
+	// Rounded as the text report rounds them.
+	row := func(name string, s stats.LengthSummary, cut int) []string {
+		if s.N == 0 {
+			return []string{name, "0", "–", "–", "–", "–", strconv.Itoa(cut)}
+		}
+		return []string{name, strconv.Itoa(s.N), fmt.Sprintf("%.0f", s.Median), fmt.Sprintf("%.1f", s.Mean),
+			fmt.Sprintf("%.0f–%.0f", s.P10, s.P90), fmt.Sprintf("%d–%d", s.Min, s.Max), strconv.Itoa(cut)}
+	}
+	rows := [][]string{{"variant", "n", "median", "mean", "p10–p90", "range", "cut off"},
+		row(audit.Baseline, l.Baseline, l.TruncatedBaseline), row(variant, l.Deleted, l.TruncatedDeleted)}
+	right := []bool{false, true, true, true, true, true, true}
+	if !r.table(4, rows, right) {
+		r.table(2, rows, right)
+	}
+	if n := l.TruncatedBaseline + l.TruncatedDeleted; n > 0 {
+		r.field("", fmt.Sprintf("%d answers were cut off at max_tokens: their length is a lower bound, so the shift is understated", n), &st.Warn)
+	}
+	if sh := l.Shift; sh != nil {
+		r.field("shift", fmt.Sprintf("%+.1f tokens per answer (%+.0f%%), 95%% [%.1f, %.1f], paired by case over %d cases",
+			sh.Est, 100*sh.RelEst, sh.CI.Lo, sh.CI.Hi, sh.Cases), nil)
+	} else {
+		r.field("shift", "not measured: needs two cases answered in both variants", &st.Muted)
+	}
+	if t := l.Test; t != nil {
+		r.field("rank test", fmt.Sprintf("Mann-Whitney U %.0f, z %.2f, %s (answers taken as independent: a secondary check)", t.U, t.Z, pValue(t.P)), nil)
+	}
+	hist := lengthHistogram(histogram{
+		Edges: l.Edges, Baseline: l.BaselineHist, Deleted: l.DeletedHist,
+		Names: [2]string{audit.Baseline, variant},
+		Paint: [2]func(string) string{
+			func(s string) string { return st.BarFull.Render(s) },
+			func(s string) string { return st.Canary.Render(s) },
+		},
+	}, r.w-4)
+	if len(hist) == 0 {
+		return
+	}
+	r.add("  " + st.Muted.Render("histogram"))
+	for _, h := range hist {
+		r.add("    " + h)
+	}
+}
+
+// pValue formats a p-value the way the verdict's reason does.
+func pValue(p float64) string {
+	if p < 0.001 {
+		return "p < 0.001"
+	}
+	return fmt.Sprintf("p = %.3f", p)
+}
+
+// verdictStyle is the style of a decision: DELETE calm, KEEP informative,
+// CANARY its own colour, INCONCLUSIVE muted.
+func verdictStyle(st Styles, d model.Decision) lipgloss.Style {
+	switch d {
+	case model.DecisionDelete:
+		return st.Delete
+	case model.DecisionKeep:
+		return st.Keep
+	case model.DecisionCanary:
+		return st.Canary
+	}
+	return st.Inconclusive
+}
