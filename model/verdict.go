@@ -359,6 +359,14 @@ func (v *Verdict) needed(in VerdictInput) string {
 		return "more data will not allow DELETE: deleting the line raises failures on controls"
 	}
 	if !v.RecallMeasured {
+		need := v.Upper / v.Delta // the recall lower bound DELETE would need
+		if need >= 1 {
+			return "label violations to measure the grader's recall; even a perfect grader would not allow DELETE at this delta, so more samples or cases come first"
+		}
+		if n := violationsForLowerBound(need); n > 0 {
+			return fmt.Sprintf("label violations to measure the grader's recall: DELETE needs its lower bound above %.2f, which takes at least %d labelled violations, all caught",
+				need, n)
+		}
 		return "label violations to measure the grader's recall"
 	}
 	if in.Recall.Hits == 0 {
@@ -472,6 +480,18 @@ func extraViolations(r RecallCount, need float64) int {
 		}
 		if w.Lo > need {
 			return extra
+		}
+	}
+	return 0
+}
+
+// violationsForLowerBound returns the fewest labelled violations n for
+// which catching all n puts recall's Wilson lower bound above need; 0 when
+// none does within maxExtraViolations.
+func violationsForLowerBound(need float64) int {
+	for n := 1; n <= maxExtraViolations; n++ {
+		if w, err := stats.Wilson(n, n); err == nil && w.Lo > need {
+			return n
 		}
 	}
 	return 0

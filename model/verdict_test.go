@@ -145,7 +145,9 @@ func TestDecide_Examples(t *testing.T) {
 				Control:   controls(0, 0),
 			},
 			want: DecisionInconclusive, upper: 0.0158, scaled: 0,
-			reason: "recall not measured", needed: "label violations",
+			// DELETE needs recall's lower bound above 0.0158/0.05 = 0.316:
+			// Wilson of 1/1 is 0.207, of 2/2 is 0.342.
+			reason: "recall not measured", needed: "DELETE needs its lower bound above 0.32, which takes at least 2 labelled violations, all caught",
 		},
 		{
 			name: "recall with no positives",
