@@ -30,6 +30,15 @@ type Lengths struct {
 	// variants have answers.
 	Edges                     []int
 	BaselineHist, DeletedHist []int
+	// PerCase is each case's mean answer length under both variants, in
+	// the rule's case order (NaN-free: 0 with no answers, see N).
+	PerCase []CaseLength
+}
+
+// CaseLength is one case's mean answer length per variant.
+type CaseLength struct {
+	BaselineMean, DeletedMean float64
+	BaselineN, DeletedN       int
 }
 
 // needsLengths reports whether any rule has no input class: only those keep
@@ -106,6 +115,11 @@ func (t *Tally) measureLengths(ri, mi int) *Lengths {
 			}
 		}
 	}
+	l.PerCase = make([]CaseLength, len(rule.Cases))
+	for c := range rule.Cases {
+		l.PerCase[c] = CaseLength{BaselineMean: meanOf(base[c]), DeletedMean: meanOf(del[c]),
+			BaselineN: len(base[c]), DeletedN: len(del[c])}
+	}
 	flat := func(xs [][]int) []int {
 		var out []int
 		for _, x := range xs {
@@ -133,4 +147,16 @@ func (t *Tally) measureLengths(ri, mi int) *Lengths {
 		l.Edges, l.BaselineHist, l.DeletedHist = edges, hb, hd
 	}
 	return &l
+}
+
+// meanOf is the mean of xs, 0 when empty.
+func meanOf(xs []int) float64 {
+	if len(xs) == 0 {
+		return 0
+	}
+	sum := 0
+	for _, x := range xs {
+		sum += x
+	}
+	return float64(sum) / float64(len(xs))
 }

@@ -69,6 +69,16 @@ type LengthsDoc struct {
 	Shift     *ShiftDoc        `json:"shift"`
 	RankTest  *RankTestDoc     `json:"rank_test"`
 	Histogram HistogramDoc     `json:"histogram"`
+	PerCase   []CaseLengthDoc  `json:"per_case"`
+}
+
+// CaseLengthDoc is one case's mean answer length under each variant.
+type CaseLengthDoc struct {
+	Case         string  `json:"case"`
+	BaselineMean float64 `json:"baseline_mean"`
+	BaselineN    int     `json:"baseline_n"`
+	DeletedMean  float64 `json:"deleted_mean"`
+	DeletedN     int     `json:"deleted_n"`
 }
 
 // LengthSummaryDoc summarises one variant's answer lengths. Truncated
@@ -108,7 +118,8 @@ type HistogramDoc struct {
 	Deleted  []int `json:"deleted"`
 }
 
-func lengthsDoc(l *audit.Lengths) *LengthsDoc {
+func lengthsDoc(rr *audit.RuleResult) *LengthsDoc {
+	l := rr.Lengths
 	if l == nil {
 		return nil
 	}
@@ -117,6 +128,11 @@ func lengthsDoc(l *audit.Lengths) *LengthsDoc {
 	}
 	d := &LengthsDoc{Baseline: sum(l.Baseline, l.TruncatedBaseline), Deleted: sum(l.Deleted, l.TruncatedDeleted),
 		Histogram: HistogramDoc{Edges: nonNil(l.Edges), Baseline: nonNil(l.BaselineHist), Deleted: nonNil(l.DeletedHist)}}
+	d.PerCase = []CaseLengthDoc{}
+	for i, cl := range l.PerCase {
+		d.PerCase = append(d.PerCase, CaseLengthDoc{Case: rr.Rule.Cases[i].ID, BaselineMean: cl.BaselineMean,
+			BaselineN: cl.BaselineN, DeletedMean: cl.DeletedMean, DeletedN: cl.DeletedN})
+	}
 	if sh := l.Shift; sh != nil {
 		d.Shift = &ShiftDoc{Est: sh.Est, Lo: sh.CI.Lo, Hi: sh.CI.Hi, Rel: sh.RelEst, Cases: sh.Cases, Method: "paired-by-case-t"}
 	}
@@ -313,7 +329,7 @@ func Build(res *audit.Results, spend audit.Spend, simulated bool) Doc {
 				Agreement: pa.Agreement, Kappa: kappaPtr(pa), KappaSE: pa.KappaSE, Disagreements: pa.Disagreements()})
 		}
 		rd.Disagreements = rr.Disagreements
-		rd.Lengths = lengthsDoc(rr.Lengths)
+		rd.Lengths = lengthsDoc(rr)
 		if st := rr.Staleness; st != nil {
 			rd.Staleness = &StalenessDoc{ChangedAt: st.ChangedAt.UTC().Format(time.RFC3339), Recorded: st.Recorded,
 				Previous: st.Previous, Cases: st.Cases, After: st.After, Before: st.Before, Undated: st.Undated,

@@ -126,6 +126,17 @@ func writeMarkdownRule(b *strings.Builder, rr *audit.RuleResult, multiModel bool
 			b.WriteString("\n")
 		}
 	}
+	if !graded {
+		// No predicate graded these answers: per case, what moved is length.
+		b.WriteString("<details><summary>Per case</summary>\n\n| case | kind | added | baseline mean tokens | deleted mean tokens | message |\n|---|---|---|---:|---:|---|\n")
+		for i, cr := range rr.Cases {
+			cl := rr.Lengths.PerCase[i]
+			fmt.Fprintf(b, "| %s | %s | %s | %s | %s | %s |\n", mdEscape(cr.Case.ID), cr.Case.Kind, mdEscape(cr.Case.Added),
+				meanCell(cl.BaselineMean, cl.BaselineN), meanCell(cl.DeletedMean, cl.DeletedN), mdEscape(truncate(cr.Case.Msg, 80)))
+		}
+		b.WriteString("\n</details>\n\n")
+		return
+	}
 	b.WriteString("<details><summary>Per case</summary>\n\n| case | kind | added | baseline | deleted | message |\n|---|---|---|---:|---:|---|\n")
 	for _, cr := range rr.Cases {
 		fmt.Fprintf(b, "| %s | %s | %s | %s | %s | %s |\n", mdEscape(cr.Case.ID), cr.Case.Kind, mdEscape(cr.Case.Added),
@@ -165,6 +176,14 @@ func writeMarkdownLengths(b *strings.Builder, rr *audit.RuleResult) {
 		}
 		b.WriteString("```\n\n")
 	}
+}
+
+// meanCell is a mean length over n answers, or "-" with none.
+func meanCell(mean float64, n int) string {
+	if n == 0 {
+		return "-"
+	}
+	return fmt.Sprintf("%.1f (%d)", mean, n)
 }
 
 // CorrectedCell is a recall-corrected rate with its 95% interval, or "-".
