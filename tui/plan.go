@@ -42,7 +42,21 @@ func (p *planView) refresh() {
 	}
 }
 
+// Update scrolls. Lines, pages and half pages are the viewport's own keys;
+// top and bottom are the pager screens' (the plan has no scroll keys of its
+// own in the KeyMap, so it shares the prompt screen's, as its help says).
 func (p *planView) Update(msg tea.Msg) tea.Cmd {
+	if km, ok := msg.(tea.KeyPressMsg); ok {
+		k := p.c.keys.Prompt
+		switch {
+		case key.Matches(km, k.Top):
+			p.vp.GotoTop()
+			return nil
+		case key.Matches(km, k.Bottom):
+			p.vp.GotoBottom()
+			return nil
+		}
+	}
 	var cmd tea.Cmd
 	p.vp, cmd = p.vp.Update(msg)
 	return cmd
@@ -54,11 +68,13 @@ func (p *planView) View() string {
 
 func (p *planView) helpKeys() helpKeys {
 	k := p.c.keys
-	short := []key.Binding{k.Prompt.Up, k.Prompt.Down}
+	short := []key.Binding{k.Prompt.Down, k.Prompt.Bottom}
+	full := [][]key.Binding{{k.Prompt.Up, k.Prompt.Down, k.Prompt.PageUp, k.Prompt.PageDown, k.Prompt.Top, k.Prompt.Bottom}}
 	if p.c.canRun && p.c.live == nil {
 		short = append([]key.Binding{k.Plan.Start}, short...)
+		full = append([][]key.Binding{{k.Plan.Start}}, full...)
 	}
-	return helpKeys{short: short, full: [][]key.Binding{short}}
+	return helpKeys{short: short, full: full}
 }
 
 // whyNoStart explains a y that cannot start anything.
@@ -103,9 +119,14 @@ func (p *planView) content() string {
 			}
 		}
 	}
-	kv("calls", fmt.Sprintf("%d to make, %d already stored (free)", e.Calls, e.CachedCalls))
+	// With judges, calls count answers and judge calls while the header
+	// counts answers only: say which is which.
 	if e.JudgeCalls > 0 {
-		kv("", fmt.Sprintf("%d answers from the models under test, %d judge calls", e.AnswerCalls, e.JudgeCalls))
+		kv("calls", fmt.Sprintf("%d to make (%d answers from the models under test, at most %d judge calls), %d already stored (free)",
+			e.Calls, e.AnswerCalls, e.JudgeCalls, e.CachedCalls))
+		kv("", "answers with identical text share one judge call")
+	} else {
+		kv("calls", fmt.Sprintf("%d to make, %d already stored (free)", e.Calls, e.CachedCalls))
 	}
 	cost := fmt.Sprintf("$%.2f, or $%.2f with prompt caching", e.USD, e.USDWithCaching)
 	if c.simulated {

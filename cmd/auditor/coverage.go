@@ -4,6 +4,7 @@ import (
 	"fmt"
 	"io"
 	"strconv"
+	"strings"
 
 	"github.com/spf13/cobra"
 
@@ -75,10 +76,26 @@ P is a fraction: 0.002 for 0.2% of traffic. Makes no calls.`,
 	return c
 }
 
-// writeCoverage prints a coverage in a sentence or two.
+// writeCoverage prints a coverage in a sentence or two. Small figures keep
+// their significant digits: a share below 0.0001% is written as a fraction
+// (1e-300, not "1e-298%"), an expected count below 0.1 and a probability of
+// none below 0.00005 with three significant digits instead of rounding to
+// zero.
 func writeCoverage(w io.Writer, cv coverage) {
-	fmt.Fprintf(w, "A class with %s%% of traffic in a %s-case suite sampled by frequency: expected %.2f cases; probability of none %.4f (%.2f%%).",
-		strconv.FormatFloat(100*cv.Share, 'g', 6, 64), groupDigits(cv.Suite), cv.Expected, cv.None, 100*cv.None)
+	class := "A class with " + shortFloat(100*cv.Share, 6) + "% of traffic"
+	if cv.Share < 1e-6 {
+		class = "A class with a traffic share of " + shortFloat(cv.Share, 6)
+	}
+	expected := fmt.Sprintf("%.2f", cv.Expected)
+	if cv.Expected < 0.1 {
+		expected = shortFloat(cv.Expected, 3)
+	}
+	none := fmt.Sprintf("%.4f (%.2f%%)", cv.None, 100*cv.None)
+	if cv.None > 0 && cv.None < 0.00005 {
+		none = shortFloat(cv.None, 3) + " (under 0.01%)"
+	}
+	fmt.Fprintf(w, "%s in a %s-case suite sampled by frequency: expected %s cases; probability of none %s.",
+		class, groupDigits(cv.Suite), expected, none)
 	if cv.SuiteFor95 == nil {
 		fmt.Fprintln(w, " A 95% chance of at least one case needs a suite of more than a trillion cases.")
 		return
@@ -88,6 +105,22 @@ func writeCoverage(w io.Writer, cv coverage) {
 		cases = "case"
 	}
 	fmt.Fprintf(w, " A 95%% chance of at least one case needs a suite of %s %s.\n", groupDigits(*cv.SuiteFor95), cases)
+}
+
+// shortFloat formats x with at most the given significant digits, without
+// trailing zeros, and with a bare exponent for very small values: 0.0004,
+// 0.054, 1.5e-7 (not 1.5e-07).
+func shortFloat(x float64, digits int) string {
+	s := strconv.FormatFloat(x, 'g', digits, 64)
+	mant, exp, ok := strings.Cut(s, "e")
+	if !ok {
+		return s
+	}
+	sign := exp[:1]
+	if sign == "+" {
+		sign = ""
+	}
+	return mant + "e" + sign + strings.TrimLeft(exp[1:], "0")
 }
 
 // groupDigits formats n with commas between groups of three digits: 1,497.

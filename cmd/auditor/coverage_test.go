@@ -94,12 +94,44 @@ func TestCoverage_Text(t *testing.T) {
 			"expected 2.40 cases; probability of none 0.0820 (8.20%). A 95% chance of at least one case needs a suite of 36 cases.\n"},
 		{[]string{"--suite", "1", "--share", "1"}, "A class with 100% of traffic in a 1-case suite sampled by frequency: " +
 			"expected 1.00 cases; probability of none 0.0000 (0.00%). A 95% chance of at least one case needs a suite of 1 case.\n"},
-		{[]string{"--share", "1e-13", "--suite", "1000000"}, "A class with 1e-11% of traffic in a 1,000,000-case suite sampled by frequency: " +
-			"expected 0.00 cases; probability of none 1.0000 (100.00%). A 95% chance of at least one case needs a suite of more than a trillion cases.\n"},
+		// Small figures keep their digits instead of rounding to zero.
+		{[]string{"--share", "0.0004", "--suite", "1"}, "A class with 0.04% of traffic in a 1-case suite sampled by frequency: " +
+			"expected 0.0004 cases; probability of none 0.9996 (99.96%). A 95% chance of at least one case needs a suite of 7,488 cases.\n"},
+		{[]string{"--share", "0.05", "--suite", "1"}, "A class with 5% of traffic in a 1-case suite sampled by frequency: " +
+			"expected 0.05 cases; probability of none 0.9500 (95.00%). A 95% chance of at least one case needs a suite of 59 cases.\n"},
+		{[]string{"--share", "0.5", "--suite", "20"}, "A class with 50% of traffic in a 20-case suite sampled by frequency: " +
+			"expected 10.00 cases; probability of none 9.54e-7 (under 0.01%). A 95% chance of at least one case needs a suite of 5 cases.\n"},
+		// Down to 0.0001% the share is a percentage, below it a fraction.
+		{[]string{"--share", "1e-6", "--suite", "5"}, "A class with 0.0001% of traffic in a 5-case suite sampled by frequency: " +
+			"expected 5e-6 cases; probability of none 1.0000 (100.00%). A 95% chance of at least one case needs a suite of 2,995,731 cases.\n"},
+		{[]string{"--share", "9.9e-7", "--suite", "5"}, "A class with a traffic share of 9.9e-7 in a 5-case suite sampled by frequency: " +
+			"expected 4.95e-6 cases; probability of none 1.0000 (100.00%). A 95% chance of at least one case needs a suite of 3,025,991 cases.\n"},
+		{[]string{"--share", "4e-12", "--suite", "1"}, "A class with a traffic share of 4e-12 in a 1-case suite sampled by frequency: " +
+			"expected 4e-12 cases; probability of none 1.0000 (100.00%). A 95% chance of at least one case needs a suite of 748,933,068,387 cases.\n"},
+		{[]string{"--share", "1e-13", "--suite", "1000000"}, "A class with a traffic share of 1e-13 in a 1,000,000-case suite sampled by frequency: " +
+			"expected 1e-7 cases; probability of none 1.0000 (100.00%). A 95% chance of at least one case needs a suite of more than a trillion cases.\n"},
+		{[]string{"--share", "1e-300", "--suite", "1"}, "A class with a traffic share of 1e-300 in a 1-case suite sampled by frequency: " +
+			"expected 1e-300 cases; probability of none 1.0000 (100.00%). A 95% chance of at least one case needs a suite of more than a trillion cases.\n"},
 	} {
 		r := mustRun(t, exitOK, append([]string{"coverage"}, tc.args...)...)
 		if r.out != tc.want {
 			t.Errorf("coverage %s:\n got %q\nwant %q", strings.Join(tc.args, " "), r.out, tc.want)
+		}
+	}
+}
+
+func TestShortFloat(t *testing.T) {
+	t.Parallel()
+	for _, tc := range []struct {
+		x      float64
+		digits int
+		want   string
+	}{
+		{0.0004, 3, "0.0004"}, {0.054321, 3, "0.0543"}, {0.09999, 3, "0.1"}, {1.5e-7, 3, "1.5e-7"},
+		{1e-300, 6, "1e-300"}, {5e-324, 6, "4.94066e-324"}, {0.2, 6, "0.2"}, {100, 6, "100"}, {1.23456789e10, 3, "1.23e10"},
+	} {
+		if got := shortFloat(tc.x, tc.digits); got != tc.want {
+			t.Errorf("shortFloat(%v, %d) = %q, want %q", tc.x, tc.digits, got, tc.want)
 		}
 	}
 }

@@ -7,18 +7,24 @@ import (
 
 // ZeroCaseProbability returns (1-p)^n: the chance that an event of
 // probability p (a class of traffic with share p, a failure at rate p) never
-// appears in n independent draws. p is clamped to [0,1]; n <= 0 gives 1.
+// appears in n independent draws. p is clamped to [0,1]; n <= 0 gives 1. It
+// is computed as exp(n log1p(-p)): forming 1-p first would drop most of the
+// digits of a tiny p (1-4e-12 keeps about four).
 func ZeroCaseProbability(p float64, n int) float64 {
 	if n <= 0 {
 		return 1
 	}
-	return math.Pow(1-clamp(p, 0, 1), float64(n))
+	return math.Exp(float64(n) * math.Log1p(-clamp(p, 0, 1)))
 }
 
 // AtLeastOne returns 1 - (1-p)^n: the chance of seeing at least one failure
-// at rate p in n samples. p is clamped to [0,1]; n <= 0 gives 0.
+// at rate p in n samples. p is clamped to [0,1]; n <= 0 gives 0. It is
+// computed as -expm1(n log1p(-p)), which keeps its digits when it is tiny.
 func AtLeastOne(p float64, n int) float64 {
-	return 1 - ZeroCaseProbability(p, n)
+	if n <= 0 {
+		return 0
+	}
+	return -math.Expm1(float64(n) * math.Log1p(-clamp(p, 0, 1)))
 }
 
 // RecallSampleSize returns the number of labelled violations (not labels)
@@ -309,16 +315,20 @@ func SuiteForAtLeastOne(p, prob float64) (int, error) {
 	case p == 1:
 		return 1, nil
 	}
-	est := math.Ceil(math.Log1p(-prob) / math.Log1p(-p))
+	// 1 - (1-p)^n >= prob  <=>  n log1p(-p) <= log1p(-prob), both sides
+	// negative: the logarithms keep the digits of a tiny p that 1-p loses.
+	lq, target := math.Log1p(-p), math.Log1p(-prob)
+	est := math.Ceil(target / lq)
 	if !(est <= maxSuite) {
 		return 0, invalid(fn, "share %v needs more than %d cases", p, maxSuite)
 	}
 	n := max(int(est), 1)
-	// Correct the rounding of the logarithms by a step either way.
-	for n > 1 && AtLeastOne(p, n-1) >= prob {
+	// Correct the rounding of the division by a step either way.
+	enough := func(n int) bool { return float64(n)*lq <= target }
+	for n > 1 && enough(n-1) {
 		n--
 	}
-	for AtLeastOne(p, n) < prob {
+	for !enough(n) {
 		n++
 	}
 	return n, nil

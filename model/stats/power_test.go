@@ -16,6 +16,24 @@ func TestZeroCaseProbability(t *testing.T) {
 	if v := AtLeastOne(-0.5, 10); v != 0 {
 		t.Errorf("negative p: %v", v)
 	}
+	// A tiny share keeps its digits: 1-p would round 4e-12 to about four
+	// significant figures, and a share below 1.1e-16 to none at all.
+	// ln(0.05)/log1p(-4e-12) = 748,933,068,386.9998: the smallest suite with
+	// at most a 5% chance of none is 748,933,068,387.
+	for _, tc := range []struct {
+		name string
+		got  float64
+		want float64
+	}{
+		{"P(0) tiny share, at the size", ZeroCaseProbability(4e-12, 748_933_068_387), 0.05},
+		{"P(0) tiny share, a billion short", ZeroCaseProbability(4e-12, 747_933_068_387), 0.05 * math.Exp(4e-3)},
+		{"at least one, share 1e-20", AtLeastOne(1e-20, 10), 1e-19},
+		{"at least one, share 1e-300", AtLeastOne(1e-300, 1000), 1e-297},
+	} {
+		if math.Abs(tc.got-tc.want) > 1e-9*tc.want {
+			t.Errorf("%s = %v, want %v", tc.name, tc.got, tc.want)
+		}
+	}
 }
 
 func TestRecallSampleSize(t *testing.T) {
@@ -289,7 +307,7 @@ func TestSuiteForAtLeastOne(t *testing.T) {
 	for _, tc := range []struct {
 		p, prob float64
 		want    int
-	}{{0.002, 0.95, 1497}, {0.08, 0.8, 20}, {0.08, 0.95, 36}, {1, 0.95, 1}, {0.5, 0.5, 1}, {0.5, 0.75, 2}} {
+	}{{0.002, 0.95, 1497}, {4e-12, 0.95, 748_933_068_387}, {1e-9, 0.5, 693_147_181}, {0.08, 0.8, 20}, {0.08, 0.95, 36}, {1, 0.95, 1}, {0.5, 0.5, 1}, {0.5, 0.75, 2}} {
 		got, err := SuiteForAtLeastOne(tc.p, tc.prob)
 		if err != nil {
 			t.Fatal(err)

@@ -1,0 +1,85 @@
+package tui
+
+import (
+	"strings"
+	"testing"
+
+	tea "charm.land/bubbletea/v2"
+)
+
+// TestPlan_TopBottom checks that the plan screen jumps to its end and back
+// with G/end and g/home, as the other pager screens do: at 80x24 the power
+// lines lie below the fold, and the help says how to reach them.
+func TestPlan_TopBottom(t *testing.T) {
+	t.Parallel()
+	const (
+		head = "Plan Lumen support prompt sweep"
+		tail = "line 12   no input class" // the last rule's power line
+	)
+	for _, tc := range []struct {
+		name        string
+		bottom, top tea.KeyPressMsg
+	}{
+		{"G and g", keyMsg("G"), keyMsg("g")},
+		{"end and home", tea.KeyPressMsg{Code: tea.KeyEnd}, tea.KeyPressMsg{Code: tea.KeyHome}},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			t.Parallel()
+			a := newFixture(t, 30).app(t, &clock{t: t0}, noStart)
+			if a.screen != screenPlan {
+				t.Fatalf("screen = %v, want the plan", a.screen)
+			}
+			screen := plain(a)
+			contains(t, screen, head)
+			contains(t, screen, "G/end bottom")
+			if strings.Contains(screen, tail) {
+				t.Fatalf("the power lines already show at 80x24; the test needs them below the fold:\n%s", screen)
+			}
+			a.Update(tc.bottom)
+			screen = plain(a)
+			contains(t, screen, tail)
+			if strings.Contains(screen, head) || !a.plan.vp.AtBottom() {
+				t.Fatalf("after %s: not at the bottom:\n%s", tc.bottom, screen)
+			}
+			a.Update(tc.top)
+			screen = plain(a)
+			contains(t, screen, head)
+			if strings.Contains(screen, tail) || !a.plan.vp.AtTop() {
+				t.Fatalf("after %s: not at the top:\n%s", tc.top, screen)
+			}
+		})
+	}
+}
+
+// TestPlan_HelpListsScrollKeys checks the full help of the plan screen.
+func TestPlan_HelpListsScrollKeys(t *testing.T) {
+	t.Parallel()
+	a := newFixture(t, 2).app(t, &clock{t: t0}, noStart)
+	a.Update(tea.WindowSizeMsg{Width: 160, Height: 48})
+	press(a, "?")
+	screen := plain(a)
+	for _, want := range []string{"y start the run", "g/home top", "G/end  bottom", "pgdn   page down"} {
+		contains(t, screen, want)
+	}
+}
+
+// TestPlan_JudgeCalls checks that with judges the plan body says which of
+// the calls to make are answers (what the header counts) and which are
+// judge calls, and that the judge count is an upper bound.
+func TestPlan_JudgeCalls(t *testing.T) {
+	t.Parallel()
+	f := newFixture(t, 30)
+	a := f.app(t, &clock{t: t0}, noStart, func(o *Options) {
+		o.Estimate.JudgeCalls = 4800
+		o.Estimate.Calls += 4800
+	})
+	a.Update(tea.WindowSizeMsg{Width: 160, Height: 48})
+	screen := plain(a)
+	contains(t, screen, "3000 calls planned · 0 answers stored · 3000 to make")
+	contains(t, screen, "calls     7800 to make (3000 answers from the models under test, at most 4800 judge calls), 0 already stored (free)")
+	contains(t, screen, "answers with identical text share one judge call")
+
+	// Without judges the line stays as it was.
+	b := f.app(t, &clock{t: t0}, noStart)
+	contains(t, plain(b), "calls     3000 to make, 0 already stored (free)")
+}
