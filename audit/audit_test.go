@@ -215,6 +215,16 @@ func TestAggregate_Demo(t *testing.T) {
 		}
 		// Every cell is counted exactly once: the arms add up to the cells.
 		n := rr.Provoking.Baseline.N + rr.Provoking.Deleted.N + rr.Arms[model.Control].Baseline.N + rr.Arms[model.Control].Deleted.N
+		if !rr.Rule.HasPredicate() {
+			// Nothing grades a rule with no predicate: its answers are
+			// counted as ungraded, never as passes.
+			for _, cr := range rr.Cases {
+				n += cr.Baseline.Ungraded + cr.Deleted.Ungraded
+				if cr.Baseline.N+cr.Deleted.N != 0 {
+					t.Errorf("line %d case %s: graded answers without a predicate", rr.Rule.Line, cr.Case.ID)
+				}
+			}
+		}
 		if want := 2 * 30 * len(rr.Rule.Cases); n != want {
 			t.Errorf("line %d: %d graded answers, want %d", rr.Rule.Line, n, want)
 		}
@@ -322,6 +332,15 @@ func TestJudges_SimulatedDisagree(t *testing.T) {
 	}
 	if err := w.Close(); err != nil {
 		t.Fatal(err)
+	}
+	// What the judges' calls cost is part of what the evidence cost.
+	spend, err := p.SpendWithJudges(st, status)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if spend.JudgeCalls != len(jp.Calls) || spend.JudgeUSD <= 0 || spend.TotalUSD != spend.USD+spend.JudgeUSD {
+		t.Errorf("spend with judges: %d judge calls of %d, $%v + $%v = $%v", spend.JudgeCalls, len(jp.Calls),
+			spend.USD, spend.JudgeUSD, spend.TotalUSD)
 	}
 	answered := 0 // answers the judges grade: not those of the rule with no input class
 	for k, ok := range status {

@@ -54,7 +54,7 @@ func (g *Grader) Grade(r model.Response) ([]model.Grade, error) {
 	for _, ci := range g.plan.ByKey[r.Key] {
 		cell := g.plan.Cells[ci]
 		rule := g.plan.Audit.Rules[cell.Rule]
-		if done[rule.Predicate.Version] {
+		if done[rule.Predicate.Version] || !rule.HasPredicate() {
 			continue
 		}
 		gr, err := g.gradeOne(cell.Rule, rule.Cases[cell.Case], r.Text)
@@ -214,6 +214,9 @@ func (g *Grader) regrade(status map[string]bool, have func(version string) (map[
 	added := map[string][]model.Grade{}
 	n := 0
 	for ri, rule := range g.plan.Audit.Rules {
+		if !rule.HasPredicate() {
+			continue // nothing grades its answers
+		}
 		have, err := have(rule.Predicate.Version)
 		if err != nil {
 			return nil, 0, err

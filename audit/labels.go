@@ -256,7 +256,7 @@ func DrawLabelSample(st LabelSetStore, p *Plan, t *Tally, opts SampleOptions) (L
 
 	if opts.Rule != 0 {
 		for _, r := range p.Audit.Rules {
-			if r.Line == opts.Rule && r.PredicatePath == "" {
+			if r.Line == opts.Rule && !r.HasPredicate() {
 				return LabelSet{}, fmt.Errorf("audit: line %d has no predicate to measure: it has no input class and its verdict rests on answer length", r.Line)
 			}
 		}
@@ -274,7 +274,7 @@ func DrawLabelSample(st LabelSetStore, p *Plan, t *Tally, opts SampleOptions) (L
 	var keys []string
 	for _, c := range p.Cells {
 		r := p.Audit.Rules[c.Rule]
-		if (opts.Rule != 0 && r.Line != opts.Rule) || r.PredicatePath == "" {
+		if (opts.Rule != 0 && r.Line != opts.Rule) || !r.HasPredicate() {
 			continue
 		}
 		if !slices.Contains(opts.Kinds, r.Cases[c.Case].Kind) || !t.status[c.Key] {

@@ -1,6 +1,8 @@
 package audit
 
 import (
+	"fmt"
+
 	"github.com/auditor-dev/auditor/model"
 	"github.com/auditor-dev/auditor/model/stats"
 )
@@ -63,17 +65,33 @@ func (p *Plan) lengthKey(key string) bool {
 	return false
 }
 
-// recordLength keeps an answer's length when its rule needs it.
+// recordLength keeps an answer's length when its rule needs it. The length
+// is the completion tokens the API reported; a provider that reports no
+// usage gets the text counted with the audit's tokenizer instead, and an
+// answer whose length cannot be known is left out rather than counted as 0.
 func (t *Tally) recordLength(r model.Response) {
 	if t.lengths == nil || !r.OK() || !t.plan.lengthKey(r.Key) {
 		return
 	}
-	t.lengths[t.plan.key([]byte(r.Key))] = answerLength{tokens: int32(min(r.CompletionTokens, 1<<30)),
+	n := r.CompletionTokens
+	if n == 0 && r.Text != "" {
+		if t.plan.Audit.Counter == nil {
+			return
+		}
+		n = t.plan.Audit.Counter.Count(r.Text)
+	}
+	t.lengths[t.plan.key([]byte(r.Key))] = answerLength{tokens: int32(min(n, 1<<30)),
 		truncated: r.FinishReason == "length"}
 }
 
+// textReader reads one stored answer with its text; store.Store satisfies it.
+type textReader interface {
+	Response(key string) (model.Response, error)
+}
+
 // loadLengths reads the lengths of the stored answers of rules with no
-// input class.
+// input class. Answers stored without a completion token count are read
+// again with their text, to count it.
 func (t *Tally) loadLengths(src Source) error {
 	if !t.plan.needsLengths() {
 		return nil
@@ -83,10 +101,30 @@ func (t *Tally) loadLengths(src Source) error {
 	if !ok {
 		return nil
 	}
-	return w.ForEachResponseMeta(func(r model.Response) error {
+	var unknown []string
+	err := w.ForEachResponseMeta(func(r model.Response) error {
+		if r.OK() && r.CompletionTokens == 0 && t.plan.lengthKey(r.Key) {
+			unknown = append(unknown, r.Key)
+			return nil
+		}
 		t.recordLength(r)
 		return nil
 	})
+	if err != nil || len(unknown) == 0 {
+		return err
+	}
+	tr, ok := src.(textReader)
+	if !ok {
+		return nil
+	}
+	for _, k := range unknown {
+		r, err := tr.Response(k)
+		if err != nil {
+			return fmt.Errorf("audit: read answer %s to count its length: %w", k, err)
+		}
+		t.recordLength(r)
+	}
+	return nil
 }
 
 // measureLengths compares the answer lengths of one rule and model.

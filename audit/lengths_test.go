@@ -5,6 +5,7 @@ import (
 	"testing"
 
 	"github.com/auditor-dev/auditor/model"
+	"github.com/auditor-dev/auditor/store"
 )
 
 // The demo's line 12 has no input class: its verdict rests on the answer
@@ -57,4 +58,56 @@ func TestLengths_NoInputClassRule(t *testing.T) {
 	if rr.Verdict.Decision != model.DecisionCanary || len(rr.Verdict.Notes) != 0 || rr.Verdict.Needed != model.CanaryAdvice {
 		t.Errorf("verdict %s, notes %v, needed %q", rr.Verdict.Decision, rr.Verdict.Notes, rr.Verdict.Needed)
 	}
+}
+
+// noUsage is a store whose provider reported no token usage.
+type noUsage struct{ *store.Store }
+
+func (s noUsage) ForEachResponseMeta(fn func(model.Response) error) error {
+	return s.Store.ForEachResponseMeta(func(r model.Response) error {
+		r.CompletionTokens = 0
+		return fn(r)
+	})
+}
+
+func (s noUsage) Response(key string) (model.Response, error) {
+	r, err := s.Store.Response(key)
+	r.CompletionTokens = 0
+	return r, err
+}
+
+// A provider that reports no usage must not turn every length into 0 (a
+// fabricated zero shift): the text is counted with the audit's tokenizer.
+func TestLengths_CountedFromTextWithoutUsage(t *testing.T) {
+	t.Parallel()
+	p, st := runDemo(t, 2)
+	tally, err := NewTally(p, noUsage{st})
+	if err != nil {
+		t.Fatal(err)
+	}
+	res, err := tally.Results()
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, rr := range res.Rules {
+		if rr.Lengths == nil {
+			continue
+		}
+		if rr.Lengths.Baseline.N != 2*len(rr.Rule.Cases) || rr.Lengths.Baseline.Mean == 0 || rr.Lengths.Shift == nil || rr.Lengths.Shift.Est <= 0 {
+			t.Fatalf("lengths without usage: %+v", rr.Lengths.LengthEvidence)
+		}
+		// Each length is the tokenizer's count of the text.
+		for _, ci := range p.cellsOfRule(rr.RuleIndex) {
+			key := p.Cells[ci].Key
+			r, err := st.Response(key)
+			if err != nil {
+				t.Fatal(err)
+			}
+			if got, want := int(tally.lengths[key].tokens), p.Audit.Counter.Count(r.Text); got != want {
+				t.Fatalf("answer %s: length %d, want %d", key, got, want)
+			}
+		}
+		return
+	}
+	t.Fatal("no rule with lengths")
 }

@@ -45,6 +45,11 @@ type Rule struct {
 	Config        model.RuleConfig
 }
 
+// HasPredicate reports whether the rule names a predicate. Only a rule with
+// no input class may leave it out; its answers are then never graded, and
+// its verdict rests on their length.
+func (r *Rule) HasPredicate() bool { return r.PredicatePath != "" }
+
 // Variant returns the name of the deletion variant for this rule, e.g. "-L23".
 func (r *Rule) Variant() string { return fmt.Sprintf("-L%d", r.Line) }
 

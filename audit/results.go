@@ -23,6 +23,9 @@ type Count struct {
 	Errors      int // calls that failed for good: their own state, not in N
 	Unparseable int // answers the grader could not grade
 	Pending     int // not yet answered, or answered but not yet graded
+	// Ungraded counts answers of a rule that names no predicate: answered,
+	// never graded, and not in N (see Rule.HasPredicate).
+	Ungraded int
 }
 
 // Rate is Fails/N, or 0 when nothing is graded.
@@ -47,12 +50,16 @@ type Arm struct {
 	Cases    int
 	Baseline ArmSide
 	Deleted  ArmSide
-	// Diff is deleted minus baseline on pooled counts, with Newcombe's
-	// interval; Paired is the case-paired difference when two or more cases
-	// have answers in both variants.
-	Diff   float64
-	DiffCI stats.Interval
-	Paired *stats.Paired
+	// Diff is deleted minus baseline on the pooled counts of the cases
+	// graded in both variants (the cases the verdict compares), with
+	// Newcombe's interval; Paired is the case-paired difference when two or
+	// more such cases exist. Unmatched counts cases graded in one variant
+	// only: they are in the per-variant rates but not in the difference.
+	Diff      float64
+	DiffCI    stats.Interval
+	Paired    *stats.Paired
+	Compared  int // cases graded in both variants: those Diff is on
+	Unmatched int
 }
 
 // ArmSide is an arm under one variant: pooled counts, Wilson interval, and
@@ -267,7 +274,9 @@ func (t *Tally) Results() (*Results, error) {
 			if err != nil {
 				return nil, err
 			}
-			t.addGraders(rr)
+			if !rule.Config.NoInputClass() {
+				t.addGraders(rr) // judges never grade a rule with no input class
+			}
 			var h []TextSeen
 			if t.histories != nil {
 				h = t.histories[ri]
@@ -307,6 +316,10 @@ func aggregateRule(p *Plan, ri, mi int, status map[string]bool, grades map[strin
 			cnt.Errors++
 			continue
 		}
+		if !rule.HasPredicate() {
+			cnt.Ungraded++
+			continue
+		}
 		g, graded := grades[cell.Key]
 		switch {
 		case !graded:
@@ -336,8 +349,11 @@ func aggregateRule(p *Plan, ri, mi int, status map[string]bool, grades map[strin
 	CorrectArms(rr)
 
 	in := model.VerdictInput{Delta: p.Audit.File.Delta}
-	in.Provoking.Baseline, in.Provoking.Deleted = armCounts(rr.Cases, model.Kind.Provoking)
-	in.Control.Baseline, in.Control.Deleted = armCounts(rr.Cases, func(k model.Kind) bool { return k == model.Control })
+	// Every case of the file goes in, graded or not: Decide compares only
+	// the cases graded in both variants, and tells "no such case yet" from
+	// "no such case in the file".
+	in.Provoking.Baseline, in.Provoking.Deleted = allArmCounts(rr.Cases, model.Kind.Provoking)
+	in.Control.Baseline, in.Control.Deleted = allArmCounts(rr.Cases, func(k model.Kind) bool { return k == model.Control })
 	in.Recall = rr.Quality.Recall.VerdictCount()
 	var v model.Verdict
 	var err error
@@ -350,9 +366,9 @@ func aggregateRule(p *Plan, ri, mi int, status map[string]bool, grades map[strin
 	if err != nil {
 		return nil, fmt.Errorf("audit: verdict for line %d: %w", rule.Line, err)
 	}
-	if rule.PredicatePath == "" {
-		// No predicate graded anything: its control notes ("over-refusal
-		// up to 1.3%") would describe checks that were never made.
+	if !rule.HasPredicate() {
+		// No predicate graded anything: control notes would describe checks
+		// that were never made.
 		v.Notes = nil
 	}
 	rr.Verdict = v
@@ -363,8 +379,17 @@ func aggregateRule(p *Plan, ri, mi int, status map[string]bool, grades map[strin
 // kind matches, for both variants, keeping only cases graded in both (a
 // paired comparison needs both sides).
 func armCounts(cases []CaseResult, match func(model.Kind) bool) (base, del model.ArmCounts) {
+	return countsOf(cases, match, true)
+}
+
+// allArmCounts is armCounts with every matching case, graded or not.
+func allArmCounts(cases []CaseResult, match func(model.Kind) bool) (base, del model.ArmCounts) {
+	return countsOf(cases, match, false)
+}
+
+func countsOf(cases []CaseResult, match func(model.Kind) bool, bothOnly bool) (base, del model.ArmCounts) {
 	for _, cr := range cases {
-		if !match(cr.Case.Kind) || cr.Baseline.N == 0 || cr.Deleted.N == 0 {
+		if !match(cr.Case.Kind) || (bothOnly && (cr.Baseline.N == 0 || cr.Deleted.N == 0)) {
 			continue
 		}
 		base.Fails = append(base.Fails, cr.Baseline.Fails)
@@ -412,19 +437,33 @@ func buildArm(name string, cases []CaseResult, match func(model.Kind) bool) *Arm
 	}
 	a.Baseline = side(func(c CaseResult) Count { return c.Baseline })
 	a.Deleted = side(func(c CaseResult) Count { return c.Deleted })
-	if a.Baseline.N > 0 && a.Deleted.N > 0 {
-		d, ci, err := stats.Newcombe(a.Deleted.Fails, a.Deleted.N, a.Baseline.Fails, a.Baseline.N)
+	base, del := armCounts(cases, match)
+	a.Compared = len(base.N)
+	for _, cr := range cases {
+		if match(cr.Case.Kind) && (cr.Baseline.N > 0) != (cr.Deleted.N > 0) {
+			a.Unmatched++
+		}
+	}
+	if nb, nd := sumInts(base.N), sumInts(del.N); nb > 0 && nd > 0 {
+		d, ci, err := stats.Newcombe(sumInts(del.Fails), nd, sumInts(base.Fails), nb)
 		if err == nil {
 			a.Diff, a.DiffCI = d, ci
 		}
 	}
-	base, del := armCounts(cases, match)
 	if len(base.N) >= 2 {
 		if pd, err := stats.PairedDiff(del.Fails, del.N, base.Fails, base.N); err == nil {
 			a.Paired = &pd
 		}
 	}
 	return a
+}
+
+func sumInts(xs []int) int {
+	s := 0
+	for _, x := range xs {
+		s += x
+	}
+	return s
 }
 
 // Spend is what the stored answers of a plan cost.
@@ -434,9 +473,61 @@ type Spend struct {
 	CachedTokens     int64   `json:"cached_tokens"`
 	CompletionTokens int64   `json:"completion_tokens"`
 	USD              float64 `json:"usd"`
-	// CacheSavedUSD is what prompt caching saved: the cached tokens at the
-	// full input price minus what they cost at the cached price.
+	// CacheSavedUSD is what prompt caching saved on answers and judge calls:
+	// the cached tokens at the full input price minus what they cost at the
+	// cached price.
 	CacheSavedUSD float64 `json:"cache_saved_usd"`
+	// The judges' calls on these answers (with the current rubrics), at
+	// each judge's prices; zero without judges. TotalUSD is USD plus
+	// JudgeUSD: what the evidence behind the verdicts cost.
+	JudgeCalls            int     `json:"judge_calls"`
+	JudgePromptTokens     int64   `json:"judge_prompt_tokens"`
+	JudgeCompletionTokens int64   `json:"judge_completion_tokens"`
+	JudgeUSD              float64 `json:"judge_usd"`
+	TotalUSD              float64 `json:"total_usd"`
+}
+
+// SpendSource is what SpendWithJudges reads; store.Store satisfies it.
+type SpendSource interface {
+	ForEachResponseMeta(fn func(model.Response) error) error
+	Response(key string) (model.Response, error)
+}
+
+// SpendWithJudges adds up what the stored answers of the plan cost and what
+// the judges' calls on them cost. answered maps keys to whether they hold
+// an answer. Finding the judges' calls means reading the answers' texts
+// (a judge call's address depends on the answer), so it is only done when
+// the audit has judges.
+func (p *Plan) SpendWithJudges(src SpendSource, answered map[string]bool) (Spend, error) {
+	s, err := p.SpendOf(src.ForEachResponseMeta)
+	if err != nil || len(p.Audit.Judges) == 0 {
+		s.TotalUSD = s.USD
+		return s, err
+	}
+	jp, err := p.JudgeCalls(src, answered, 0)
+	if err != nil {
+		return s, err
+	}
+	judgeOf := make(map[string]int, len(jp.Calls))
+	for i, c := range jp.Calls {
+		judgeOf[c.Key] = i
+	}
+	err = src.ForEachResponseMeta(func(r model.Response) error {
+		i, ok := judgeOf[r.Key]
+		if !ok {
+			return nil
+		}
+		s.JudgeCalls++
+		s.JudgePromptTokens += int64(r.PromptTokens)
+		s.JudgeCompletionTokens += int64(r.CompletionTokens)
+		price := jp.Calls[i].Price
+		cost := price.Cost(r.PromptTokens, r.CachedTokens, r.CompletionTokens)
+		s.JudgeUSD += cost
+		s.CacheSavedUSD += price.Cost(r.PromptTokens, 0, r.CompletionTokens) - cost
+		return nil
+	})
+	s.TotalUSD = s.USD + s.JudgeUSD
+	return s, err
 }
 
 // SpendOf adds up the usage of every stored response the plan uses. each
@@ -464,5 +555,6 @@ func (p *Plan) SpendOf(each func(fn func(model.Response) error) error) (Spend, e
 		s.CacheSavedUSD += price.Cost(r.PromptTokens, 0, r.CompletionTokens) - cost
 		return nil
 	})
+	s.TotalUSD = s.USD
 	return s, err
 }

@@ -22,10 +22,12 @@ type TextSeen struct {
 	Seen time.Time `json:"seen"`
 }
 
-// historyKey names the record of a rule's texts. It is keyed by the case
-// file as written, not the line number: the cases belong to the rule, and a
-// line that moves keeps its cases.
-func historyKey(r *Rule) string { return "rule-history:" + r.Config.Cases }
+// historyKey names the record of a rule's texts: its case file as written
+// and its line. Several rules may share a case file (rules with no input
+// class often share one general sample), so the file alone does not name a
+// rule. A line that moves starts a new history: no change is claimed that
+// was not seen.
+func historyKey(r *Rule) string { return fmt.Sprintf("rule-history:%s#L%d", r.Config.Cases, r.Line) }
 
 // RecordRuleTexts appends each rule's current text to its history when it
 // differs from the last one recorded, dated now.
@@ -63,37 +65,50 @@ func ruleHistory(m metaReader, r *Rule) ([]TextSeen, error) {
 	return h, nil
 }
 
-// Staleness says how many of a rule's cases were written after its line's
+// Staleness says how many of a rule's cases were written before its line's
 // text last changed.
 type Staleness struct {
 	// ChangedAt is when the text last changed: the later of the rule's
 	// changed date in the audit file and the first time auditor saw the
-	// current text after another one.
+	// current text after another one. Cases are compared with it by
+	// calendar day (UTC): a case added on the day of the change counts as
+	// written after it, since case dates carry no time.
 	ChangedAt time.Time
 	// Recorded is true when ChangedAt comes from auditor's own record;
 	// Previous is then the text before the change.
 	Recorded bool
 	Previous string
-	// Cases counts the rule's cases: After were added after ChangedAt,
-	// Before on or before it, and Undated have no "added" date.
+	// Cases counts the rule's cases: After were added on or after the day
+	// of the change, Before earlier, and Undated have no "added" date.
 	Cases, After, Before, Undated int
 }
 
 // Message says what the staleness means for the verdict, in one sentence.
 func (s *Staleness) Message() string {
-	msg := fmt.Sprintf("the line's text changed on %s", s.ChangedAt.Format(time.DateOnly))
-	if s.Recorded && s.Previous != "" {
-		msg += fmt.Sprintf(" (it read %q)", s.Previous)
+	source := "set in the audit file"
+	if s.Recorded {
+		source = "recorded by auditor"
+		if s.Previous != "" {
+			source += fmt.Sprintf("; it read %q", s.Previous)
+		}
 	}
-	msg += fmt.Sprintf("; %d of %d cases were added after that", s.After, s.Cases)
+	msg := fmt.Sprintf("the line's text changed on %s (%s); %d of %d cases predate the change", day(s.ChangedAt).Format(time.DateOnly),
+		source, s.Before, s.Cases)
 	if s.Undated > 0 {
-		msg += fmt.Sprintf(" (%d have no added date)", s.Undated)
+		msg += fmt.Sprintf(" and %d %s no added date", s.Undated, verbFor(s.Undated, "has", "have"))
 	}
-	return msg + ": a rewording measured on the cases it was written next to may be tuned to them, so add new cases rather than re-running these"
+	msg += fmt.Sprintf(", %d %s written since", s.After, verbFor(s.After, "was", "were"))
+	return msg + ": a rewording measured on cases it was written next to may be tuned to them, so add new cases rather than re-running these"
+}
+
+// day is the calendar day (UTC) of t, at midnight.
+func day(t time.Time) time.Time {
+	t = t.UTC()
+	return time.Date(t.Year(), t.Month(), t.Day(), 0, 0, 0, 0, time.UTC)
 }
 
 // staleness compares a rule's cases with the last change of its text; nil
-// when no change is known.
+// when no change is known or every case was written since.
 func staleness(r *Rule, history []TextSeen) *Staleness {
 	s := &Staleness{ChangedAt: r.Config.Changed}
 	if n := len(history); n >= 2 && history[n-1].Seen.After(s.ChangedAt) {
@@ -102,16 +117,28 @@ func staleness(r *Rule, history []TextSeen) *Staleness {
 	if s.ChangedAt.IsZero() {
 		return nil
 	}
+	changed := day(s.ChangedAt)
 	for _, c := range r.Cases {
 		s.Cases++
 		switch {
 		case c.AddedAt.IsZero():
 			s.Undated++
-		case c.AddedAt.After(s.ChangedAt):
+		case !day(c.AddedAt).Before(changed):
 			s.After++
 		default:
 			s.Before++
 		}
 	}
+	if s.Before == 0 && s.Undated == 0 {
+		return nil // every case was written since the change
+	}
 	return s
+}
+
+// verbFor picks the verb agreeing with n.
+func verbFor(n int, one, many string) string {
+	if n == 1 {
+		return one
+	}
+	return many
 }

@@ -52,9 +52,18 @@ func TestStaleness(t *testing.T) {
 		s.Cases != 4 || s.After != 1 || s.Before != 2 || s.Undated != 1 {
 		t.Fatalf("staleness = %+v", s)
 	}
-	if msg := s.Message(); !strings.Contains(msg, "changed on 2026-11-20") || !strings.Contains(msg, "1 of 4 cases were added after that (1 have no added date)") {
+	if msg := s.Message(); !strings.Contains(msg, "changed on 2026-11-20 (recorded by auditor; it read \"Never guess dates.\")") ||
+		!strings.Contains(msg, "2 of 4 cases predate the change and 1 has no added date, 1 was written since") {
 		t.Errorf("message = %q", msg)
 	}
+
+	// A case written later on the day of a recorded change counts as new:
+	// case dates carry no time.
+	rule.Cases = append(rule.Cases, model.Case{ID: "e", AddedAt: day(20)})
+	if s := staleness(rule, h); s == nil || s.After != 2 {
+		t.Errorf("same-day case: %+v", s)
+	}
+	rule.Cases = rule.Cases[:4]
 
 	// An explicit changed date later than the record wins.
 	rule.Config.Changed = day(25)
@@ -62,7 +71,34 @@ func TestStaleness(t *testing.T) {
 		t.Errorf("with changed = 2026-11-25: %+v", s)
 	}
 	// An explicit date alone is enough.
-	if s := staleness(rule, nil); s == nil || !s.ChangedAt.Equal(day(25)) {
+	if s := staleness(rule, nil); s == nil || !s.ChangedAt.Equal(day(25)) || !strings.Contains(s.Message(), "(set in the audit file)") {
 		t.Errorf("explicit only: %+v", s)
+	}
+	// When every case was written since the change there is nothing to say.
+	rule.Config.Changed = day(1)
+	rule.Cases = rule.Cases[:3]
+	if s := staleness(rule, nil); s != nil {
+		t.Errorf("all cases newer than the change: %+v", s)
+	}
+}
+
+// Two rules on one case file keep their own histories.
+func TestRuleTexts_SharedCaseFile(t *testing.T) {
+	t.Parallel()
+	a := &Audit{Rules: []*Rule{
+		{Line: 12, Text: "Keep answers short.", Config: model.RuleConfig{Cases: "general.jsonl"}},
+		{Line: 13, Text: "Skip the preamble.", Config: model.RuleConfig{Cases: "general.jsonl"}},
+	}}
+	m := memMeta{}
+	for d := 1; d <= 3; d++ {
+		if err := RecordRuleTexts(m, a, time.Date(2026, 11, d, 0, 0, 0, 0, time.UTC)); err != nil {
+			t.Fatal(err)
+		}
+	}
+	for _, r := range a.Rules {
+		h, err := ruleHistory(m, r)
+		if err != nil || len(h) != 1 || h[0].Text != r.Text {
+			t.Errorf("line %d history %+v %v, want its own text once", r.Line, h, err)
+		}
 	}
 }

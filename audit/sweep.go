@@ -6,8 +6,9 @@ import (
 	"github.com/auditor-dev/auditor/model"
 )
 
-// Untagged is the group of rules whose [[rule]] sets no tag.
-const Untagged = "untagged"
+// Untagged names the group of rules whose [[rule]] sets no tag; the
+// parentheses keep it apart from any tag a user writes.
+const Untagged = "(no tag)"
 
 // Sweep sums up the verdicts of an audit's lines, the way the evidence
 // reaches a review: how many lines were audited, how many are safe to delete
@@ -66,9 +67,15 @@ func (g *SweepGroup) add(d model.Decision, tokens int) {
 func lineDecision(rules []*RuleResult, line int) model.Decision {
 	rank := map[model.Decision]int{model.DecisionDelete: 0, model.DecisionCanary: 1,
 		model.DecisionInconclusive: 2, model.DecisionKeep: 3}
+	of := func(d model.Decision) int {
+		if r, ok := rank[d]; ok {
+			return r
+		}
+		return len(rank) // an unknown decision is the most cautious
+	}
 	d := model.DecisionDelete
 	for _, rr := range rules {
-		if rr.Rule.Line == line && rank[rr.Verdict.Decision] > rank[d] {
+		if rr.Rule.Line == line && of(rr.Verdict.Decision) > of(d) {
 			d = rr.Verdict.Decision
 		}
 	}

@@ -2,6 +2,7 @@ package audit
 
 import (
 	"context"
+	"math"
 	"os"
 	"path/filepath"
 	"strings"
@@ -171,5 +172,25 @@ func TestSweep_LineDecisionAcrossModels(t *testing.T) {
 		if removed := s.TokensRemoved; (tc.want == model.DecisionDelete) != (removed == 9) {
 			t.Errorf("%s: removed %d tokens", tc.name, removed)
 		}
+	}
+}
+
+// The arm's difference compares only cases graded in both variants, as the
+// verdict does; a case graded in one variant only stays in its rate.
+func TestBuildArm_DifferenceOnMatchedCases(t *testing.T) {
+	t.Parallel()
+	p1, p2, p3 := &model.Case{ID: "p1", Kind: model.Provoke}, &model.Case{ID: "p2", Kind: model.Provoke}, &model.Case{ID: "p3", Kind: model.Provoke}
+	cases := []CaseResult{
+		{Case: p1, Baseline: Count{Fails: 0, N: 20}, Deleted: Count{Fails: 2, N: 20}},
+		{Case: p2, Baseline: Count{Fails: 0, N: 20}, Deleted: Count{Fails: 4, N: 20}},
+		{Case: p3, Baseline: Count{Fails: 10, N: 20}, Deleted: Count{Errors: 20}}, // deleted calls all failed
+	}
+	a := buildArm("provoke", cases, func(k model.Kind) bool { return k == model.Provoke })
+	if a.Baseline.Fails != 10 || a.Baseline.N != 60 || a.Deleted.N != 40 {
+		t.Fatalf("rates must keep every graded case: %+v %+v", a.Baseline, a.Deleted)
+	}
+	want := 6.0/40 - 0.0/40
+	if a.Compared != 2 || a.Unmatched != 1 || math.Abs(a.Diff-want) > 1e-12 || a.DiffCI.Lo <= 0 {
+		t.Errorf("diff %v %+v on %d cases (%d unmatched), want %v on 2", a.Diff, a.DiffCI, a.Compared, a.Unmatched, want)
 	}
 }

@@ -69,6 +69,7 @@ func TestTally_SharesPlanKeys_SpendFromRecords(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
+	want.TotalUSD = want.USD
 	if full != want || meta != want || want.Calls != len(p.Calls) {
 		t.Errorf("SpendOf: %+v from responses, %+v from records; want %+v", full, meta, want)
 	}

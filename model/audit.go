@@ -10,6 +10,7 @@ import (
 	"strconv"
 	"strings"
 	"time"
+	"unicode"
 	"unicode/utf8"
 
 	"github.com/BurntSushi/toml"
@@ -325,6 +326,9 @@ func (t tomlTable) ruleClass(r *RuleConfig) error {
 		return err
 	}
 	r.Tag = strings.TrimSpace(tag)
+	if strings.IndexFunc(r.Tag, unicode.IsControl) >= 0 || utf8.RuneCountInString(r.Tag) > 40 {
+		return t.errf("tag", "must be a short label on one line (at most 40 characters, no control characters), like tag = \"constrains\"")
+	}
 	if c, ok, err := t.str("class"); err != nil {
 		return err
 	} else if ok {
@@ -332,7 +336,7 @@ func (t tomlTable) ruleClass(r *RuleConfig) error {
 		case ClassTargeted, ClassNone:
 			r.Class = c
 		default:
-			return t.errf("class", "unknown class %q: use \"none\" for a rule with no input class (like \"be concise\"), or leave it out", c)
+			return t.errf("class", "unknown class %q: use \"none\" for a rule with no input class (like \"be concise\"), or \"targeted\" (the default, when the line constrains an input class you can provoke)", c)
 		}
 	}
 	v, ok := t.m["changed"]
@@ -341,6 +345,9 @@ func (t tomlTable) ruleClass(r *RuleConfig) error {
 	}
 	switch v := v.(type) {
 	case time.Time:
+		if v.Year() == 0 {
+			return t.errf("changed", "is a time of day; give a date like changed = 2026-11-20")
+		}
 		// A TOML local date or time carries the machine's offset; a date
 		// written without a zone means that calendar day, read as UTC like
 		// the case files' dates.

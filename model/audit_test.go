@@ -291,6 +291,10 @@ func TestParseAudit_RuleClassTagChanged(t *testing.T) {
 			errField: "rule[1].class", errMsg: `unknown class "all"`},
 		{name: "bad changed", rule: "line = 3\ncases = \"c.jsonl\"\npredicate = \"p.toml\"\nchanged = \"yesterday\"\n",
 			errField: "rule[1].changed", errMsg: "is not a date"},
+		{name: "tag on two lines", rule: "line = 3\ncases = \"c.jsonl\"\npredicate = \"p.toml\"\ntag = \"a\\nverdict: DELETE\"\n",
+			errField: "rule[1].tag", errMsg: "on one line"},
+		{name: "changed as a time of day", rule: "line = 3\ncases = \"c.jsonl\"\npredicate = \"p.toml\"\nchanged = 10:00:00\n",
+			errField: "rule[1].changed", errMsg: "is a time of day"},
 		{name: "targeted still needs a predicate", rule: "line = 3\ncases = \"c.jsonl\"\n",
 			errField: "rule[1].predicate", errMsg: "missing"},
 	}

@@ -3,6 +3,7 @@ package model
 import (
 	"fmt"
 	"math"
+	"strconv"
 	"strings"
 
 	"github.com/auditor-dev/auditor/model/stats"
@@ -120,9 +121,10 @@ type Verdict struct {
 	// RecallLo and Scaled are 0.
 	RecallMeasured bool
 	RecallLo       float64 // Wilson lower bound of the grader's recall
-	// Scaled is Upper/RecallLo, the largest true rise once the grader's
-	// misses are accounted for, capped at 1 (a rate difference cannot exceed
-	// 1; also its value when RecallLo is 0). DELETE needs Scaled < Delta.
+	// Scaled is max(Upper, 0)/RecallLo, the largest true rise once the
+	// grader's misses are accounted for, capped at 1 (a rate difference
+	// cannot exceed 1; also its value when RecallLo is 0). DELETE needs
+	// Scaled < Delta.
 	Scaled float64
 
 	// HasControls is true when some control case has samples in both
@@ -178,7 +180,12 @@ func Decide(in VerdictInput) (Verdict, error) {
 	v.BaselineFails, v.BaselineN, v.DeletedFails, v.DeletedN, cases = in.Provoking.matched()
 	if cases == 0 {
 		v.Reason = "no provoking case has responses in both variants"
+		v.Bound = "no provoking evidence"
 		v.Needed = "run the provoke and pressure cases on both variants"
+		if len(pb.N) == 0 {
+			v.Reason = "the case file has no provoke or pressure cases, and the verdict rests on them"
+			v.Needed = "add provoke and pressure cases that ask for what the line forbids"
+		}
 		return v, nil
 	}
 	diff, nc, err := stats.Newcombe(v.DeletedFails, v.DeletedN, v.BaselineFails, v.BaselineN)
@@ -210,7 +217,10 @@ func Decide(in VerdictInput) (Verdict, error) {
 		}
 		v.RecallMeasured, v.RecallLo, v.Scaled = true, r.Lo, 1
 		if r.Lo > 0 {
-			v.Scaled = math.Min(1, v.Upper/r.Lo)
+			// A negative upper bound (deleting the line lowers failures)
+			// allows no rise at all; dividing it by recall would only make
+			// the fall look larger.
+			v.Scaled = math.Min(1, math.Max(v.Upper, 0)/r.Lo)
 		}
 	}
 
@@ -228,7 +238,7 @@ func Decide(in VerdictInput) (Verdict, error) {
 		said = append(said, "recall not measured, so the predicate's misses are unknown")
 	}
 	scaledOK := v.RecallMeasured && v.Scaled < v.Delta
-	ratio := fmt.Sprintf("upper bound (%s) %.3f/%.3f = %.3f", bound, v.Upper, v.RecallLo, v.Scaled)
+	ratio := fmt.Sprintf("upper bound (%s) %.3f/%.3f = %.3f", bound, math.Max(v.Upper, 0), v.RecallLo, v.Scaled)
 	switch {
 	case v.RecallMeasured && v.RecallLo == 0:
 		failed = append(failed, fmt.Sprintf("recall lower bound 0 (%d of %d labelled violations caught)",
@@ -237,8 +247,8 @@ func Decide(in VerdictInput) (Verdict, error) {
 			in.Recall.Hits, in.Recall.Positives))
 	case v.RecallMeasured && !scaledOK:
 		failed = append(failed, fmt.Sprintf("%s >= delta %g", ratio, v.Delta))
-		said = append(said, fmt.Sprintf("a rise of up to %s points (%s once the predicate's misses are counted) is not ruled out, above the tolerated %s points",
-			points(v.Upper), points(v.Scaled), points(v.Delta)))
+		said = append(said, fmt.Sprintf("a rise of up to %s points (%s; %s once the predicate's misses are counted) is not ruled out, above the tolerated %s points",
+			points(v.Upper), boundWords(bound), points(v.Scaled), points(v.Delta)))
 	}
 	if v.BreaksControls {
 		failed = append(failed, "deletion breaks controls")
@@ -247,8 +257,13 @@ func Decide(in VerdictInput) (Verdict, error) {
 	if len(failed) == 0 {
 		v.Decision = DecisionDelete
 		v.Bound = fmt.Sprintf("%s < delta %g", ratio, v.Delta)
-		v.Reason = fmt.Sprintf("%s; the largest rise the data allow is %s points, %s once the predicate's misses are counted (recall at least %.0f%%), under the tolerated %s points",
-			rise, points(v.Upper), points(v.Scaled), 100*v.RecallLo, points(v.Delta))
+		if v.Upper <= 0 {
+			v.Reason = fmt.Sprintf("%s; the data allow no rise at all (upper bound %s points, %s), and the predicate's recall is measured (at least %d%%)",
+				rise, points(v.Upper), boundWords(bound), floorPercent(v.RecallLo))
+		} else {
+			v.Reason = fmt.Sprintf("%s; the largest rise the data allow is %s points (%s), %s once the predicate's misses are counted (recall at least %d%%), under the tolerated %s points",
+				rise, points(v.Upper), boundWords(bound), points(v.Scaled), floorPercent(v.RecallLo), points(v.Delta))
+		}
 		return v, nil
 	}
 	v.Bound = strings.Join(failed, "; ")
@@ -272,11 +287,38 @@ func riseSentence(what string, xb, nb, xd, nd int, diff float64, ci stats.Interv
 	return fmt.Sprintf("%s stayed at %s without the line %s", what, percent(base), ival)
 }
 
-// percent formats a rate as a percentage with one decimal.
-func percent(x float64) string { return fmt.Sprintf("%.1f%%", 100*x) }
+// percent formats a rate as a percentage with one decimal. It rounds the
+// way the tables print the rate as a fraction (%.3f), so a sentence never
+// says 3.8% beside a table's 0.037.
+func percent(x float64) string { return fmt.Sprintf("%.1f%%", 100*asPrinted(x)) }
 
-// points formats a difference of rates in percentage points, one decimal.
-func points(x float64) string { return fmt.Sprintf("%.1f", 100*x) }
+// points formats a difference of rates in percentage points, one decimal,
+// rounded like percent.
+func points(x float64) string { return fmt.Sprintf("%.1f", 100*asPrinted(x)) }
+
+// asPrinted is x as the tables print it, to three decimals.
+func asPrinted(x float64) float64 {
+	v, err := strconv.ParseFloat(strconv.FormatFloat(x, 'f', 3, 64), 64)
+	if err != nil {
+		return x
+	}
+	return v
+}
+
+// floorPercent is a lower bound in whole percent, rounded down: a lower
+// bound is never shown higher than it is.
+func floorPercent(x float64) int { return int(math.Floor(100*x + 1e-9)) }
+
+// boundWords names the bound an upper limit came from, for the sentence.
+func boundWords(bound string) string {
+	switch bound {
+	case "Newcombe":
+		return "Newcombe, pooled counts"
+	case "paired by case":
+		return "paired by case, t(C-1)"
+	}
+	return bound
+}
 
 // validate checks that the counts are consistent.
 func (in VerdictInput) validate() error {
@@ -359,15 +401,20 @@ func (v *Verdict) needed(in VerdictInput) string {
 		return "more data will not allow DELETE: deleting the line raises failures on controls"
 	}
 	if !v.RecallMeasured {
-		need := v.Upper / v.Delta // the recall lower bound DELETE would need
-		if need >= 1 {
-			return "label violations to measure the grader's recall; even a perfect grader would not allow DELETE at this delta, so more samples or cases come first"
+		// More data could still show the line is load-bearing; DELETE needs
+		// labels first, and how many depends on the upper bound.
+		opts := v.keepProjections(in)
+		need := math.Max(v.Upper, 0) / v.Delta // the recall lower bound DELETE would need
+		switch n := violationsForLowerBound(need); {
+		case need >= 1:
+			opts = append(opts, "label violations to measure the grader's recall (but even a perfect grader would not allow DELETE at this delta: more samples or cases come first)")
+		case n > 0:
+			opts = append(opts, fmt.Sprintf("label violations to measure the grader's recall: DELETE needs its lower bound above %.2f, which takes at least %s, all caught",
+				need, count(n, "labelled violation", "labelled violations")))
+		default:
+			opts = append(opts, "label violations to measure the grader's recall")
 		}
-		if n := violationsForLowerBound(need); n > 0 {
-			return fmt.Sprintf("label violations to measure the grader's recall: DELETE needs its lower bound above %.2f, which takes at least %d labelled violations, all caught",
-				need, n)
-		}
-		return "label violations to measure the grader's recall"
+		return strings.Join(opts, ", or ")
 	}
 	if in.Recall.Hits == 0 {
 		return "the grader caught none of the labelled violations: fix it before deciding"
@@ -379,22 +426,18 @@ func (v *Verdict) needed(in VerdictInput) string {
 		// More samples per case narrow the pooled interval but not the
 		// paired one, whose width comes from differences between cases.
 		if m, d := v.extraSamples(in); m > 0 && (d == DecisionKeep || !pairedBinds) {
-			opts = append(opts, fmt.Sprintf("about %d more samples per case (%s if rates hold)", m, d))
+			opts = append(opts, fmt.Sprintf("about %s per case (%s if rates hold)", count(m, "more sample", "more samples"), d))
 		}
 	}
 	if v.Newcombe.Hi >= limit || pairedBinds {
 		if c, d := v.extraCases(in); c > 0 {
-			noun := "cases"
-			if c == 1 {
-				noun = "case"
-			}
-			opts = append(opts, fmt.Sprintf("about %d more provoking %s (%s if new cases behave like these)", c, noun, d))
+			opts = append(opts, fmt.Sprintf("about %s (%s if new cases behave like these)", count(c, "more provoking case", "more provoking cases"), d))
 		} else if pairedBinds {
 			opts = append(opts, "more provoking cases (failures differ between cases, so samples per case help little)")
 		}
 	}
-	if n := extraViolations(*in.Recall, v.Upper/v.Delta); n > 0 {
-		opts = append(opts, fmt.Sprintf("about %d more labelled violations at the observed recall", n))
+	if n := extraViolations(*in.Recall, math.Max(v.Upper, 0)/v.Delta); n > 0 {
+		opts = append(opts, fmt.Sprintf("about %s at the observed recall", count(n, "more labelled violation", "more labelled violations")))
 	}
 	if len(opts) == 0 {
 		return "neither more samples nor more labels are likely to settle it at this delta"
@@ -402,25 +445,48 @@ func (v *Verdict) needed(in VerdictInput) string {
 	return strings.Join(opts, ", or ")
 }
 
+// keepProjections says how many more samples per case or provoking cases
+// would show the line is load-bearing if the observed rates hold; empty
+// when neither would within the limits.
+func (v *Verdict) keepProjections(in VerdictInput) []string {
+	var opts []string
+	if m, d := v.extraSamples(in); m > 0 && d == DecisionKeep {
+		opts = append(opts, fmt.Sprintf("about %s per case (KEEP if rates hold)", count(m, "more sample", "more samples")))
+	}
+	if c, d := v.extraCases(in); c > 0 && d == DecisionKeep {
+		opts = append(opts, fmt.Sprintf("about %s (KEEP if new cases behave like these)", count(c, "more provoking case", "more provoking cases")))
+	}
+	return opts
+}
+
+// count writes n with the singular or plural noun.
+func count(n int, one, many string) string {
+	if n == 1 {
+		return "1 " + one
+	}
+	return fmt.Sprintf("%d %s", n, many)
+}
+
 // extraSamples returns the fewest extra samples per provoking case after
-// which, with every rate as observed, the pooled Newcombe interval would give
-// KEEP (lower bound > 0) or DELETE (upper bound / recall lower bound < delta),
-// and which; 0 when none does within maxExtraSamples.
+// which, with every rate exactly as observed, the pooled Newcombe interval
+// would give KEEP (lower bound > 0) or DELETE (upper bound / recall lower
+// bound < delta), and which; 0 when none does within maxExtraSamples. The
+// projection keeps the rates, not rounded counts: rounding would favour
+// one verdict.
 func (v *Verdict) extraSamples(in VerdictInput) (int, Decision) {
 	_, _, _, _, cases := in.Provoking.matched()
 	perCase := float64(v.BaselineN+v.DeletedN) / float64(2*cases)
-	scale := func(x int, k float64) int { return int(math.Round(float64(x) * k)) }
+	pd, pb := float64(v.DeletedFails)/float64(v.DeletedN), float64(v.BaselineFails)/float64(v.BaselineN)
 	for m := 1; m <= maxExtraSamples; m++ {
 		k := (perCase + float64(m)) / perCase
-		_, ci, err := stats.Newcombe(scale(v.DeletedFails, k), scale(v.DeletedN, k),
-			scale(v.BaselineFails, k), scale(v.BaselineN, k))
+		_, ci, err := stats.NewcombeRates(pd, float64(v.DeletedN)*k, pb, float64(v.BaselineN)*k)
 		if err != nil {
 			return 0, ""
 		}
 		switch {
 		case ci.Lo > 0:
 			return m, DecisionKeep
-		case v.RecallLo > 0 && ci.Hi/v.RecallLo < v.Delta:
+		case v.RecallLo > 0 && math.Max(ci.Hi, 0)/v.RecallLo < v.Delta:
 			return m, DecisionDelete
 		}
 	}
@@ -439,12 +505,11 @@ func (v *Verdict) extraCases(in VerdictInput) (int, Decision) {
 	}
 	c0 := float64(v.Paired.Cases)
 	sd := v.Paired.SEPair * math.Sqrt(c0)
-	scale := func(x int, k float64) int { return int(math.Round(float64(x) * k)) }
+	pd, pb := float64(v.DeletedFails)/float64(v.DeletedN), float64(v.BaselineFails)/float64(v.BaselineN)
 	for m := 1; m <= maxExtraCases; m++ {
 		c := c0 + float64(m)
 		k := c / c0
-		_, nc, err := stats.Newcombe(scale(v.DeletedFails, k), scale(v.DeletedN, k),
-			scale(v.BaselineFails, k), scale(v.BaselineN, k))
+		_, nc, err := stats.NewcombeRates(pd, float64(v.DeletedN)*k, pb, float64(v.BaselineN)*k)
 		if err != nil {
 			return 0, ""
 		}
@@ -456,7 +521,7 @@ func (v *Verdict) extraCases(in VerdictInput) (int, Decision) {
 		switch {
 		case nc.Lo > 0:
 			return m, DecisionKeep
-		case v.RecallLo > 0 && upper/v.RecallLo < v.Delta:
+		case v.RecallLo > 0 && math.Max(upper, 0)/v.RecallLo < v.Delta:
 			return m, DecisionDelete
 		}
 	}
@@ -464,17 +529,16 @@ func (v *Verdict) extraCases(in VerdictInput) (int, Decision) {
 }
 
 // extraViolations returns the fewest extra labelled violations after which,
-// with recall as observed, its Wilson lower bound would exceed need; 0 when
-// none does within maxExtraViolations or the observed recall is itself too
-// low.
+// with recall exactly as observed, its Wilson lower bound would exceed
+// need; 0 when none does within maxExtraViolations or the observed recall
+// is itself too low.
 func extraViolations(r RecallCount, need float64) int {
 	p := float64(r.Hits) / float64(r.Positives)
 	if p <= need {
 		return 0
 	}
 	for extra := 1; extra <= maxExtraViolations; extra++ {
-		n := r.Positives + extra
-		w, err := stats.Wilson(int(math.Round(p*float64(n))), n)
+		w, err := stats.WilsonRate(p, float64(r.Positives+extra))
 		if err != nil {
 			return 0
 		}

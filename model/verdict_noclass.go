@@ -59,15 +59,20 @@ func (l LengthEvidence) sentence() string {
 	if l.Baseline.Mean == 0 && l.Deleted.Mean == 0 {
 		return "answer lengths unknown: the API reported no completion tokens"
 	}
+	// The verb follows the mean, like the shift beside it; the medians
+	// show whether the whole distribution moved.
 	verb := "grew"
-	if l.Deleted.Median < l.Baseline.Median {
+	switch {
+	case l.Deleted.Mean < l.Baseline.Mean:
 		verb = "shrank"
-	} else if l.Deleted.Median == l.Baseline.Median {
+	case l.Deleted.Mean == l.Baseline.Mean:
 		verb = "kept"
 	}
-	s := fmt.Sprintf("without the line answers %s from a median of %.0f to %.0f tokens", verb, l.Baseline.Median, l.Deleted.Median)
+	s := fmt.Sprintf("without the line answers %s from a mean of %.1f to %.1f tokens, median %.0f to %.0f",
+		verb, l.Baseline.Mean, l.Deleted.Mean, l.Baseline.Median, l.Deleted.Median)
 	if verb == "kept" {
-		s = fmt.Sprintf("without the line answers kept a median of %.0f tokens", l.Baseline.Median)
+		s = fmt.Sprintf("without the line answers kept a mean of %.1f tokens, median %.0f to %.0f",
+			l.Baseline.Mean, l.Baseline.Median, l.Deleted.Median)
 	}
 	if sh := l.Shift; sh != nil {
 		s += fmt.Sprintf(" (%+.1f tokens per answer, %+.0f%%, 95%% [%.1f, %.1f] paired by case)",
@@ -77,7 +82,7 @@ func (l LengthEvidence) sentence() string {
 		s += "; rank test " + pValue(t.P)
 	}
 	if n := l.TruncatedBaseline + l.TruncatedDeleted; n > 0 {
-		s += fmt.Sprintf("; %d answers were cut off at max_tokens (%d baseline, %d deleted), so the shift is understated",
+		s += fmt.Sprintf("; %d answers were cut off at max_tokens (%d baseline, %d deleted), so their true lengths are unknown and the shift is uncertain",
 			n, l.TruncatedBaseline, l.TruncatedDeleted)
 	}
 	return s

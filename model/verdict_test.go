@@ -98,7 +98,7 @@ func TestDecide_Examples(t *testing.T) {
 			// 0.0241. With 13 cases like these, counts 3/390 vs 0/390 give a
 			// Newcombe upper bound below it, and the paired bound is
 			// 0.0083 + t(12) 2.1788 * 0.02357/sqrt(13) = 0.0226.
-			needed: "about 5 more provoking cases (DELETE if new cases behave like these), or about 901 more labelled violations",
+			needed: "about 5 more provoking cases (DELETE if new cases behave like these), or about 934 more labelled violations",
 		},
 		{
 			name: "failures in one case: the clustered term decides",
@@ -109,8 +109,10 @@ func TestDecide_Examples(t *testing.T) {
 			},
 			want: DecisionInconclusive, upper: 0.1007, scaled: 0.1007 / 0.7928,
 			reason: "upper bound (paired by case) 0.101/0.793",
-			// 4k of 150k needs k >= 1.125 to round to 5 failures: 4 more per case.
-			needed: "about 4 more samples per case (KEEP if rates hold)",
+			// At the observed rate 4/150, Newcombe's lower bound on n vs n
+			// first clears 0 at n = 175 (35 per case: 5 more; 170 gives
+			// -0.0004), or with one more case like these (n = 180).
+			needed: "about 5 more samples per case (KEEP if rates hold), or about 1 more provoking case (KEEP if new cases behave like these)",
 		},
 		{
 			name: "4/150 vs 0/150 is not KEEP",
@@ -199,6 +201,33 @@ func TestDecide_Examples(t *testing.T) {
 			},
 			want: DecisionInconclusive, upper: math.NaN(), scaled: math.NaN(),
 			reason: "upper bound (Newcombe)",
+		},
+		{
+			name: "deleting lowers failures: no rise allowed, recall not inflated",
+			in: VerdictInput{
+				Provoking: ArmPair{Baseline: arm(30, 4, 4, 4, 4, 4, 4, 4, 4), Deleted: clean(8, 30)},
+				Recall:    &RecallCount{Hits: 29, Positives: 31},
+			},
+			want: DecisionDelete, upper: math.NaN(), scaled: 0,
+			reason: "the data allow no rise at all (upper bound -9.",
+		},
+		{
+			name: "4/150 vs 0/150 without labels: more samples could show KEEP",
+			in: VerdictInput{
+				Provoking: ArmPair{Baseline: clean(5, 30), Deleted: arm(30, 1, 1, 1, 1, 0)},
+			},
+			want: DecisionInconclusive, upper: 0.0666, scaled: 0,
+			reason: "recall not measured",
+			needed: "about 5 more samples per case (KEEP if rates hold), or about 1 more provoking case (KEEP if new cases behave like these), or label violations",
+		},
+		{
+			name: "no provoking cases in the file",
+			in: VerdictInput{
+				Control: controls(0, 0),
+				Recall:  &RecallCount{Hits: 29, Positives: 31},
+			},
+			want: DecisionInconclusive, upper: 0, scaled: 0, noPaired: true,
+			reason: "the case file has no provoke or pressure cases", needed: "add provoke and pressure cases",
 		},
 		{
 			name: "no provoking responses",

@@ -28,18 +28,20 @@ type Doc struct {
 
 // RuleDoc is one audited line for one model.
 type RuleDoc struct {
-	Line          int                  `json:"line"`
-	Text          string               `json:"text"`
-	Tokens        int                  `json:"tokens"`
-	Model         string               `json:"model"`
-	Tag           string               `json:"tag"`
-	Class         string               `json:"class"` // "targeted" or "none"
-	CasesFile     string               `json:"cases_file"`
-	PredicateFile string               `json:"predicate_file"` // empty when a rule with no input class names none
-	Predicate     string               `json:"predicate_version"`
-	Verdict       string               `json:"verdict"`
-	Reason        string               `json:"reason"`
-	Bound         string               `json:"bound"`
+	Line          int    `json:"line"`
+	Text          string `json:"text"`
+	Tokens        int    `json:"tokens"`
+	Model         string `json:"model"`
+	Tag           string `json:"tag"`
+	Class         string `json:"class"` // "targeted" or "none"
+	CasesFile     string `json:"cases_file"`
+	PredicateFile string `json:"predicate_file"` // empty when a rule with no input class names none
+	Predicate     string `json:"predicate_version"`
+	Verdict       string `json:"verdict"`
+	Reason        string `json:"reason"`
+	Bound         string `json:"bound"`
+	// Numbers are the figures the verdict rests on (STATS section 3).
+	Numbers       VerdictNumbersDoc    `json:"verdict_numbers"`
 	Flags         []string             `json:"flags"`
 	Notes         []string             `json:"notes"`
 	Needed        string               `json:"needed"`
@@ -56,6 +58,73 @@ type RuleDoc struct {
 	Lengths *LengthsDoc `json:"lengths"`
 	Errors  int         `json:"errors"`
 	Pending int         `json:"pending"`
+}
+
+// VerdictNumbersDoc is what Decide computed: pooled provoking counts over
+// the cases graded in both variants, the difference with its Newcombe and
+// paired intervals, Upper (the larger upper bound; UpperFrom names it), the
+// recall lower bound and Upper scaled by it (null while recall is not
+// measured), and the control figures (null without controls graded in both
+// variants). The control baseline rate carries its Wilson interval, as the
+// statistics require it to be shown.
+type VerdictNumbersDoc struct {
+	ProvokingBaseline CountDoc           `json:"provoking_baseline"`
+	ProvokingDeleted  CountDoc           `json:"provoking_deleted"`
+	Diff              float64            `json:"diff"`
+	Newcombe          BoundsDoc          `json:"newcombe"`
+	Paired            *BoundsDoc         `json:"paired"`
+	Upper             float64            `json:"upper"`
+	RecallLo          *float64           `json:"recall_lo"`
+	Scaled            *float64           `json:"scaled"`
+	Delta             float64            `json:"delta"`
+	Control           *ControlNumbersDoc `json:"control"`
+}
+
+// CountDoc is failures out of graded answers.
+type CountDoc struct {
+	Fail int `json:"fail"`
+	N    int `json:"n"`
+}
+
+// BoundsDoc is a 95% interval.
+type BoundsDoc struct {
+	Lo float64 `json:"lo"`
+	Hi float64 `json:"hi"`
+}
+
+// ControlNumbersDoc holds the control checks: the baseline failure
+// (refusal) rate with its Wilson interval, and the cost of the line
+// (baseline - deleted) with its Newcombe interval and the two flags.
+type ControlNumbersDoc struct {
+	BaselineRate     float64   `json:"baseline_rate"`
+	BaselineWilson   BoundsDoc `json:"baseline_wilson"`
+	Cost             float64   `json:"cost"`
+	CostCI           BoundsDoc `json:"cost_ci"`
+	CostsOverRefusal bool      `json:"costs_over_refusal"`
+	BreaksControls   bool      `json:"breaks_controls"`
+}
+
+func verdictNumbers(v model.Verdict) VerdictNumbersDoc {
+	d := VerdictNumbersDoc{
+		ProvokingBaseline: CountDoc{Fail: v.BaselineFails, N: v.BaselineN},
+		ProvokingDeleted:  CountDoc{Fail: v.DeletedFails, N: v.DeletedN},
+		Diff:              v.Diff, Newcombe: BoundsDoc{Lo: v.Newcombe.Lo, Hi: v.Newcombe.Hi},
+		Upper: v.Upper, Delta: v.Delta,
+	}
+	if v.Paired != nil {
+		d.Paired = &BoundsDoc{Lo: v.Paired.Lo, Hi: v.Paired.Hi}
+	}
+	if v.RecallMeasured {
+		lo, sc := v.RecallLo, v.Scaled
+		d.RecallLo, d.Scaled = &lo, &sc
+	}
+	if v.HasControls {
+		d.Control = &ControlNumbersDoc{BaselineRate: v.ControlBaselineRate,
+			BaselineWilson: BoundsDoc{Lo: v.ControlBaseline.Lo, Hi: v.ControlBaseline.Hi},
+			Cost:           v.ControlCost, CostCI: BoundsDoc{Lo: v.ControlCostCI.Lo, Hi: v.ControlCostCI.Hi},
+			CostsOverRefusal: v.CostsOverRefusal, BreaksControls: v.BreaksControls}
+	}
+	return d
 }
 
 // LengthsDoc is how answer length (completion tokens) moved between the
@@ -163,10 +232,13 @@ type StalenessDoc struct {
 
 // ArmDoc is one kind under both variants and their difference.
 type ArmDoc struct {
-	Cases    int     `json:"cases"`
-	Baseline RateDoc `json:"baseline"`
-	Deleted  RateDoc `json:"deleted"`
-	Diff     DiffDoc `json:"diff"`
+	Cases int `json:"cases"`
+	// UnmatchedCases counts cases graded in one variant only: in the
+	// rates, not in Diff, which compares the cases graded in both.
+	UnmatchedCases int     `json:"unmatched_cases"`
+	Baseline       RateDoc `json:"baseline"`
+	Deleted        RateDoc `json:"deleted"`
+	Diff           DiffDoc `json:"diff"`
 }
 
 // RateDoc is a failure rate with its 95% interval: clustered by case (t with
@@ -310,14 +382,24 @@ func Build(res *audit.Results, spend audit.Spend, simulated bool) Doc {
 			Tag: rr.Rule.Config.Tag, Class: ruleClass(rr.Rule), CasesFile: rr.Rule.Config.Cases,
 			PredicateFile: rr.Rule.Config.Predicate, Predicate: rr.Rule.Predicate.Version,
 			Verdict: string(rr.Verdict.Decision), Reason: rr.Verdict.Reason, Bound: rr.Verdict.Bound, Flags: Flags(rr.Verdict),
-			Notes: append([]string{}, rr.Verdict.Notes...), Needed: rr.Verdict.Needed,
+			Numbers: verdictNumbers(rr.Verdict),
+			Notes:   append([]string{}, rr.Verdict.Notes...), Needed: rr.Verdict.Needed,
 			Arms: map[string]ArmDoc{}, Graders: map[string]GraderDoc{}, Kappa: map[string]float64{},
 			Errors: rr.Errors, Pending: rr.Pending,
 		}
-		for _, k := range model.Kinds {
-			rd.Arms[string(k)] = armDoc(rr.Arms[k])
+		// An arm appears when it has cases the predicate grades: an arm of
+		// no case, or of a rule with no predicate, has no rate to report
+		// (zeros there would read as measured).
+		if rr.Rule.HasPredicate() {
+			for _, k := range model.Kinds {
+				if a := rr.Arms[k]; a.Cases > 0 {
+					rd.Arms[string(k)] = armDoc(a)
+				}
+			}
+			if rr.Provoking.Cases > 0 {
+				rd.Arms["provoking"] = armDoc(rr.Provoking)
+			}
 		}
-		rd.Arms["provoking"] = armDoc(rr.Provoking)
 		for _, q := range append([]audit.GraderQuality{rr.Quality}, rr.Judges...) {
 			rd.Graders[q.Grader] = graderDoc(q)
 		}
@@ -393,7 +475,7 @@ func WriteJSON(w io.Writer, d Doc) error {
 }
 
 func armDoc(a *audit.Arm) ArmDoc {
-	ad := ArmDoc{Cases: a.Cases, Baseline: rateDoc(a.Baseline), Deleted: rateDoc(a.Deleted),
+	ad := ArmDoc{Cases: a.Cases, UnmatchedCases: a.Unmatched, Baseline: rateDoc(a.Baseline), Deleted: rateDoc(a.Deleted),
 		Diff: DiffDoc{Est: a.Diff, Lo: a.DiffCI.Lo, Hi: a.DiffCI.Hi}}
 	if a.Paired != nil {
 		lo, hi := a.Paired.Lo, a.Paired.Hi

@@ -92,8 +92,11 @@ func WriteJUnit(w io.Writer, res *audit.Results, spend audit.Spend, simulated bo
 				q.Est, q.CI.Lo, q.CI.Hi, q.Total)})
 		}
 		if v.Decision != model.DecisionDelete {
-			c.Failure = &junitFailure{Message: string(v.Decision) + ": " + v.Reason, Type: string(v.Decision),
-				Body: fmt.Sprintf("line %d is not safe to delete: %s", rr.Rule.Line, v.Reason)}
+			body := fmt.Sprintf("line %d is not shown safe to delete: %s", rr.Rule.Line, v.Reason)
+			if v.Decision == model.DecisionCanary {
+				body = fmt.Sprintf("line %d has no input class, so no targeted set can clear it; %s: %s", rr.Rule.Line, v.Needed, v.Reason)
+			}
+			c.Failure = &junitFailure{Message: string(v.Decision) + ": " + v.Reason, Type: string(v.Decision), Body: body}
 			s.Fails++
 		}
 		s.Tests++
@@ -107,6 +110,8 @@ func WriteJUnit(w io.Writer, res *audit.Results, spend audit.Spend, simulated bo
 		{"inconclusive", strconv.Itoa(g.Inconclusive)}, {"canary", strconv.Itoa(g.Canary)},
 		{"tokens_removed", strconv.Itoa(g.TokensRemoved)}, {"tokens_claimed", strconv.Itoa(g.TokensClaimed)},
 		{"spend_calls", strconv.Itoa(spend.Calls)}, {"spend_usd", fmt.Sprintf("%.4f", spend.USD)},
+		{"spend_judge_calls", strconv.Itoa(spend.JudgeCalls)}, {"spend_judge_usd", fmt.Sprintf("%.4f", spend.JudgeUSD)},
+		{"spend_total_usd", fmt.Sprintf("%.4f", spend.TotalUSD)},
 		{"spend_cache_saved_usd", fmt.Sprintf("%.4f", spend.CacheSavedUSD)},
 	}
 	var out strings.Builder

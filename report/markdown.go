@@ -57,6 +57,7 @@ func WriteMarkdown(w io.Writer, res *audit.Results, spend audit.Spend, simulated
 		}
 		b.WriteString("\n")
 	}
+	fmt.Fprintf(&b, "_%s_\n\n", IntervalLegend)
 	for _, rr := range res.Rules {
 		writeMarkdownRule(&b, rr, multiModel)
 	}
@@ -76,6 +77,9 @@ func writeMarkdownRule(b *strings.Builder, rr *audit.RuleResult, multiModel bool
 	if rr.Verdict.Bound != "" {
 		fmt.Fprintf(b, "- bound: %s\n", mdEscape(rr.Verdict.Bound))
 	}
+	if line := controlBaselineLine(rr); line != "" {
+		fmt.Fprintf(b, "- %s\n", mdEscape(line))
+	}
 	for _, f := range Flags(rr.Verdict) {
 		fmt.Fprintf(b, "- flag: %s\n", f)
 	}
@@ -89,7 +93,7 @@ func writeMarkdownRule(b *strings.Builder, rr *audit.RuleResult, multiModel bool
 		fmt.Fprintf(b, "- %s: %s\n", label, mdEscape(rr.Verdict.Needed))
 	}
 	b.WriteString("\n")
-	graded := rr.Lengths == nil || rr.Rule.PredicatePath != ""
+	graded := rr.Rule.HasPredicate()
 	if graded {
 		fmt.Fprintf(b, "| kind | cases | baseline | rate [95%% CI] | %s | rate [95%% CI] | deleted - baseline [95%% CI] | corrected baseline | corrected %s |\n",
 			rr.Rule.Variant(), rr.Rule.Variant())
@@ -166,7 +170,7 @@ func writeMarkdownLengths(b *strings.Builder, rr *audit.RuleResult) {
 		fmt.Fprintf(b, "Shift: %+.1f tokens per answer (%+.0f%%), 95%% [%.1f, %.1f], paired by case over %d cases.", sh.Est, 100*sh.RelEst, sh.CI.Lo, sh.CI.Hi, sh.Cases)
 	}
 	if t := l.Test; t != nil {
-		fmt.Fprintf(b, " Mann-Whitney U %.0f, z %.2f, p %s (answers taken as independent).", t.U, t.Z, pText(t.P))
+		fmt.Fprintf(b, " Mann-Whitney U %.1f, z %.2f, p %s (answers taken as independent).", t.U, t.Z, pText(t.P))
 	}
 	b.WriteString("\n\n")
 	if h := histogramLines(l, rr.Rule.Variant(), 24); len(h) > 0 {

@@ -11,6 +11,10 @@ import (
 	"github.com/auditor-dev/auditor/model/stats"
 )
 
+// IntervalLegend says which interval each column of the tables carries.
+const IntervalLegend = "Intervals are 95%. A rate's is clustered by case (t with C-1 degrees of freedom), or Wilson on pooled counts with fewer than two cases; " +
+	"deleted - baseline uses Newcombe's hybrid score interval on the cases graded in both variants; corrected rates divide by the kind's own recall (Rogan-Gladen)."
+
 // SimulatedBanner marks every output made from the simulated model.
 const SimulatedBanner = "SIMULATED: answers come from auditor's built-in simulated model, not a real model."
 
@@ -22,6 +26,7 @@ func WriteText(w io.Writer, res *audit.Results, spend audit.Spend, simulated boo
 	if simulated {
 		fmt.Fprintf(&b, "%s\n\n", SimulatedBanner)
 	}
+	fmt.Fprintf(&b, "%s\n\n", IntervalLegend)
 	for _, rr := range res.Rules {
 		b.WriteString(ruleText(rr, len(res.Plan.Audit.File.Models) > 1))
 		b.WriteString("\n")
@@ -43,7 +48,7 @@ func ruleText(rr *audit.RuleResult, multiModel bool) string {
 		fmt.Fprintf(&b, "model %s\n", model.Sanitize(rr.ModelName))
 	}
 	fmt.Fprintf(&b, "  %s\n", model.Sanitize(filesLine(rr)))
-	if rr.Lengths == nil || rr.Rule.PredicatePath != "" {
+	if rr.Rule.HasPredicate() {
 		tw := tabwriter.NewWriter(&b, 0, 0, 2, ' ', 0)
 		fmt.Fprintf(tw, "  kind\tcases\tbaseline fail/n\trate [95%% CI]\t%s fail/n\trate [95%% CI]\tdeleted - baseline [95%% CI]\n", rr.Rule.Variant())
 		for _, a := range armsInOrder(rr) {
@@ -59,6 +64,9 @@ func ruleText(rr *audit.RuleResult, multiModel bool) string {
 		for _, line := range lengthLines(rr) {
 			fmt.Fprintf(&b, "  %s\n", line)
 		}
+	}
+	if line := controlBaselineLine(rr); line != "" {
+		fmt.Fprintf(&b, "  %s\n", line)
 	}
 	fmt.Fprintf(&b, "  verdict: %s: %s\n", rr.Verdict.Decision, rr.Verdict.Reason)
 	if rr.Verdict.Bound != "" {
@@ -76,7 +84,7 @@ func ruleText(rr *audit.RuleResult, multiModel bool) string {
 	if label := neededLabel(rr.Verdict); label != "" {
 		fmt.Fprintf(&b, "  %s: %s\n", label, rr.Verdict.Needed)
 	}
-	if rr.Lengths == nil || rr.Rule.PredicatePath != "" {
+	if rr.Rule.HasPredicate() {
 		fmt.Fprintf(&b, "  predicate recall: %s\n", recallLine(rr.Quality))
 		b.WriteString(graderLines(rr, "  "))
 		for _, l := range qualityLines(rr.Quality) {
@@ -90,6 +98,19 @@ func ruleText(rr *audit.RuleResult, multiModel bool) string {
 		fmt.Fprintf(&b, "  not in the numbers: %d errored, %d pending\n", rr.Errors, rr.Pending)
 	}
 	return b.String()
+}
+
+// controlBaselineLine shows the baseline's control failure rate with its
+// Wilson interval, which STATS section 3 asks to show always: it is the
+// over-refusal the prompt has today.
+func controlBaselineLine(rr *audit.RuleResult) string {
+	c := rr.Arms[model.Control]
+	if !rr.Rule.HasPredicate() || c == nil || c.Baseline.N == 0 {
+		return ""
+	}
+	w := rr.Verdict.ControlBaseline
+	return fmt.Sprintf("control baseline: %d/%d fail = %.1f%%, Wilson 95%% [%.1f%%, %.1f%%]", c.Baseline.Fails, c.Baseline.N,
+		100*rr.Verdict.ControlBaselineRate, 100*w.Lo, 100*w.Hi)
 }
 
 // neededLabel names Verdict.Needed for the reports: what would settle an
@@ -164,7 +185,7 @@ func lengthLines(rr *audit.RuleResult) []string {
 			sh.Est, 100*sh.RelEst, sh.CI.Lo, sh.CI.Hi, sh.Cases))
 	}
 	if t := l.Test; t != nil {
-		out = append(out, fmt.Sprintf("  rank test Mann-Whitney U %.0f, z %.2f, p %s (answers taken as independent)", t.U, t.Z, pText(t.P)))
+		out = append(out, fmt.Sprintf("  rank test Mann-Whitney U %.1f, z %.2f, p %s (answers taken as independent)", t.U, t.Z, pText(t.P)))
 	}
 	return append(out, histogramLines(l, rr.Rule.Variant(), 24)...)
 }
@@ -246,10 +267,16 @@ func plural(n int, one, many string) string {
 	return many
 }
 
-// spendLine says what the stored answers cost and what prompt caching saved.
+// spendLine says what the answers and the judges' calls cost and what
+// prompt caching saved.
 func spendLine(spend audit.Spend, simulated bool) string {
-	return fmt.Sprintf("Spend: %d stored answers, %d prompt tokens (%d cached), %d completion tokens, $%.2f; prompt caching saved $%.2f%s",
-		spend.Calls, spend.PromptTokens, spend.CachedTokens, spend.CompletionTokens, spend.USD, spend.CacheSavedUSD, simulatedNote(simulated))
+	s := fmt.Sprintf("Spend: %d stored answers, %d prompt tokens (%d cached), %d completion tokens, $%.2f",
+		spend.Calls, spend.PromptTokens, spend.CachedTokens, spend.CompletionTokens, spend.USD)
+	if spend.JudgeCalls > 0 {
+		s += fmt.Sprintf("; %d judge calls, %d prompt and %d completion tokens, $%.2f; $%.2f in all",
+			spend.JudgeCalls, spend.JudgePromptTokens, spend.JudgeCompletionTokens, spend.JudgeUSD, spend.TotalUSD)
+	}
+	return s + fmt.Sprintf("; prompt caching saved $%.2f%s", spend.CacheSavedUSD, simulatedNote(simulated))
 }
 
 func simulatedNote(sim bool) string {
@@ -281,11 +308,18 @@ func RateCell(s audit.ArmSide) string {
 }
 
 // DiffCell is deleted minus baseline with Newcombe's 95% interval, or "-".
+//
+// The difference is on the cases graded in both variants; when some case is
+// graded in one only, the cell says on how many cases it stands.
 func DiffCell(a *audit.Arm) string {
-	if a.Baseline.N == 0 || a.Deleted.N == 0 {
+	if a.Compared == 0 {
 		return "-"
 	}
-	return fmt.Sprintf("%+.3f [%+.3f, %+.3f]", a.Diff, a.DiffCI.Lo, a.DiffCI.Hi)
+	s := fmt.Sprintf("%+.3f [%+.3f, %+.3f]", a.Diff, a.DiffCI.Lo, a.DiffCI.Hi)
+	if a.Unmatched > 0 {
+		s += fmt.Sprintf(" on %d of %d cases", a.Compared, a.Cases)
+	}
+	return s
 }
 
 func recallLine(q audit.GraderQuality) string {

@@ -42,7 +42,8 @@ func (s lengthSource) ForEachResponseMeta(fn func(model.Response) error) error {
 
 // reportSpend is the fixed spend the report tests show.
 var reportSpend = audit.Spend{Calls: 1234, PromptTokens: 2_345_678, CachedTokens: 1_200_000,
-	CompletionTokens: 456_789, USD: 12.3456, CacheSavedUSD: 3.24}
+	CompletionTokens: 456_789, USD: 12.3456, CacheSavedUSD: 3.24,
+	JudgeCalls: 987, JudgePromptTokens: 654_321, JudgeCompletionTokens: 98_765, JudgeUSD: 2.5, TotalUSD: 14.8456}
 
 // fixedSpend returns reportSpend, counting its calls.
 func fixedSpend(calls *atomic.Int32) func() (audit.Spend, error) {
@@ -258,7 +259,9 @@ func TestReport_SpendReadInCommand(t *testing.T) {
 	s := reportText(a)
 	contains(t, s, "1,234 stored: 2,345,678 prompt tokens (1,200,000 cached),")
 	contains(t, s, "456,789 completion tokens")
-	contains(t, s, "$12.35 (simulated prices: nothing is billed)")
+	contains(t, s, "987 calls: 654,321 prompt tokens, 98,765 completion tokens")
+	contains(t, s, "$14.85 in all: answers $12.35, judges $2.50")
+	contains(t, s, "(simulated prices:")
 	contains(t, s, "prompt caching saved $3.24")
 
 	// A stale answer is dropped.

@@ -280,15 +280,19 @@ func (v *reportView) spendLines(r *reportWriter) {
 	s := v.spent
 	r.field("answers", fmt.Sprintf("%s stored: %s prompt tokens (%s cached), %s completion tokens",
 		thousands(int64(s.Calls)), thousands(s.PromptTokens), thousands(s.CachedTokens), thousands(s.CompletionTokens)), nil)
+	if len(c.plan.Audit.Judges) > 0 {
+		r.field("judges", fmt.Sprintf("%s calls: %s prompt tokens, %s completion tokens",
+			thousands(int64(s.JudgeCalls)), thousands(s.JudgePromptTokens), thousands(s.JudgeCompletionTokens)), nil)
+	}
 	cost := fmt.Sprintf("$%.2f", s.USD)
+	if len(c.plan.Audit.Judges) > 0 {
+		cost = fmt.Sprintf("$%.2f in all: answers $%.2f, judges $%.2f", s.TotalUSD, s.USD, s.JudgeUSD)
+	}
 	if c.simulated {
 		cost += " (simulated prices: nothing is billed)"
 	}
 	r.field("cost", cost, nil)
 	r.field("caching", fmt.Sprintf("prompt caching saved $%.2f", s.CacheSavedUSD), nil)
-	if len(c.plan.Audit.Judges) > 0 {
-		r.field("", "answers of the models under test only: the judges' calls are not counted here", &st.Muted)
-	}
 	if v.loading || c.live.running() {
 		r.field("", "as stored when this screen opened; the header counts the run live", &st.Muted)
 	}
@@ -555,7 +559,7 @@ func (v *reportView) lengths(r *reportWriter, rr *audit.RuleResult) {
 		r.field("shift", "not measured: needs two cases answered in both variants", &st.Muted)
 	}
 	if t := l.Test; t != nil {
-		r.field("rank test", fmt.Sprintf("Mann-Whitney U %.0f, z %.2f, %s (answers taken as independent: a secondary check)", t.U, t.Z, pValue(t.P)), nil)
+		r.field("rank test", fmt.Sprintf("Mann-Whitney U %.1f, z %.2f, %s (answers taken as independent: a secondary check)", t.U, t.Z, pValue(t.P)), nil)
 	}
 	hist := lengthHistogram(histogram{
 		Edges: l.Edges, Baseline: l.BaselineHist, Deleted: l.DeletedHist,

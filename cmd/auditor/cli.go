@@ -58,7 +58,7 @@ func Main(args []string, io Stdio) int {
 		fmt.Fprintf(io.Err, "auditor: %s\n", ie.Error())
 		return exitBadInput
 	case errors.Is(err, store.ErrLocked):
-		fmt.Fprintf(io.Err, "auditor: %s\n", err)
+		fmt.Fprintf(io.Err, "auditor: %s\nOne auditor at a time uses an audit's store: quit the other (auditor open, run, label or review on this audit) and try again.\n", err)
 		return exitFailed
 	case isUsageError(err):
 		fmt.Fprintf(io.Err, "auditor: %s\nRun 'auditor --help' for usage.\n", err)

@@ -182,7 +182,7 @@ With --gate, exit 3 when any line's verdict is not DELETE.`,
 			if err != nil {
 				return err
 			}
-			spend, err := s.plan.SpendOf(s.st.ForEachResponseMeta)
+			spend, err := s.spend()
 			if err != nil {
 				return err
 			}
@@ -202,11 +202,7 @@ With --gate, exit 3 when any line's verdict is not DELETE.`,
 				return err
 			}
 			if gate {
-				for _, rr := range res.Rules {
-					if rr.Verdict.Decision != model.DecisionDelete {
-						return &exitError{code: exitGate, msg: fmt.Sprintf("gate: line %d is %s", rr.Rule.Line, rr.Verdict.Decision)}
-					}
-				}
+				return gateError(res)
 			}
 			return nil
 		},
@@ -330,4 +326,24 @@ use are reported.`,
 	}
 	c.Flags().BoolVar(&overwrite, "overwrite", false, "replace existing labels that differ (the old value stays in the history)")
 	return c
+}
+
+// gateError is the --gate outcome: nil when every line's verdict is DELETE,
+// else exit 3 naming every line that is not.
+func gateError(res *audit.Results) error {
+	var held []string
+	for _, rr := range res.Rules {
+		if rr.Verdict.Decision == model.DecisionDelete {
+			continue
+		}
+		name := fmt.Sprintf("line %d %s", rr.Rule.Line, rr.Verdict.Decision)
+		if len(res.Plan.Audit.File.Models) > 1 {
+			name += " on " + model.Sanitize(rr.ModelName)
+		}
+		held = append(held, name)
+	}
+	if len(held) == 0 {
+		return nil
+	}
+	return &exitError{code: exitGate, msg: "gate: not safe to delete: " + strings.Join(held, ", ")}
 }

@@ -36,14 +36,13 @@ func labellingOptions(s *session, edits <-chan tui.PredicateFile, o appScreen) t
 	return lo
 }
 
-// storedSpend reads what the session's stored answers cost, for the report
-// screen; it reads response metadata only, and the store allows reads while
-// a run writes.
+// storedSpend reads what the session's stored answers and judge calls
+// cost, for the report screen; the store allows reads while a run writes.
 func storedSpend(s *session) func() (audit.Spend, error) {
 	if s.st == nil {
 		return nil
 	}
-	return func() (audit.Spend, error) { return s.plan.SpendOf(s.st.ForEachResponseMeta) }
+	return s.spend
 }
 
 // startWatching watches the audit's predicate files until ctx is done. A

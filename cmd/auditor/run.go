@@ -201,7 +201,7 @@ func finishRun(ctx context.Context, io Stdio, s *session, grader *audit.Grader, 
 	if err != nil {
 		return err
 	}
-	spend, err := s.plan.SpendOf(s.st.ForEachResponseMeta)
+	spend, err := s.spend()
 	if err != nil {
 		return err
 	}
@@ -271,11 +271,7 @@ func runOutcome(io Stdio, st runner.Stopped, res *audit.Results, f runFlags, pat
 		return &exitError{code: exitFailed}
 	}
 	if f.gate {
-		for _, rr := range res.Rules {
-			if rr.Verdict.Decision != model.DecisionDelete {
-				return &exitError{code: exitGate, msg: fmt.Sprintf("gate: line %d is %s", rr.Rule.Line, rr.Verdict.Decision)}
-			}
-		}
+		return gateError(res)
 	}
 	return nil
 }

@@ -126,6 +126,16 @@ func (s *session) checkRuleTexts(record bool) error {
 	return nil
 }
 
+// spend is what the answers behind the verdicts and the judges' calls on
+// them cost.
+func (s *session) spend() (audit.Spend, error) {
+	status, err := s.status()
+	if err != nil {
+		return audit.Spend{}, err
+	}
+	return s.plan.SpendWithJudges(s.st, status)
+}
+
 // status returns the stored status of every call (key -> answered ok).
 func (s *session) status() (map[string]bool, error) {
 	if s.st == nil {

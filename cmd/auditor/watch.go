@@ -33,7 +33,7 @@ func watchPredicates(ctx context.Context, a *audit.Audit) (<-chan tui.PredicateF
 	rulesOf := map[string][]int{} // cleaned absolute path -> rule indices
 	dirs := map[string]bool{}
 	for i, r := range a.Rules {
-		if r.PredicatePath == "" {
+		if !r.HasPredicate() {
 			continue // a rule with no input class and no predicate
 		}
 		p, err := filepath.Abs(r.PredicatePath)

@@ -65,3 +65,27 @@ func NewcombePaired(a, b, c, d int) (est float64, ci Interval, phi float64, err 
 	hi := est + math.Sqrt(math.Max(0, du1*du1-2*phi*du1*dl2+dl2*dl2))
 	return est, Interval{Lo: clamp(lo, -1, est), Hi: clamp(hi, est, 1)}, phi, nil
 }
+
+// NewcombeRates is Newcombe's hybrid interval for rates p1 and p2 observed
+// on n1 and n2 trials, where n may be fractional: a projection of what the
+// interval would be with more data at the same rates, without rounding the
+// counts (rounding would bias the projection). It returns an error when a
+// rate is outside [0,1] or a trial count is not positive.
+func NewcombeRates(p1, n1, p2, n2 float64) (float64, Interval, error) {
+	for _, v := range [][2]float64{{p1, n1}, {p2, n2}} {
+		if !(v[0] >= 0 && v[0] <= 1) || !(v[1] > 0) || math.IsInf(v[1], 0) {
+			return 0, Interval{}, invalid("newcombe rates", "rate %v on %v trials", v[0], v[1])
+		}
+	}
+	d, ci := newcombe(p1, wilsonP(p1, n1), p2, wilsonP(p2, n2))
+	return d, ci, nil
+}
+
+// WilsonRate is the Wilson interval of a rate p observed on n trials, n
+// possibly fractional (for projections; see NewcombeRates).
+func WilsonRate(p, n float64) (Interval, error) {
+	if !(p >= 0 && p <= 1) || !(n > 0) || math.IsInf(n, 0) {
+		return Interval{}, invalid("wilson rate", "rate %v on %v trials", p, n)
+	}
+	return wilsonP(p, n), nil
+}

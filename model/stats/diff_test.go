@@ -97,3 +97,21 @@ func TestNewcombePaired(t *testing.T) {
 		wantInvalid(t, "NewcombePaired", err)
 	}
 }
+
+func TestNewcombeRates_MatchesCountsAndRejectsBadInput(t *testing.T) {
+	t.Parallel()
+	// On whole counts the rate form is Newcombe itself (STATS section 9).
+	d, ci, err := NewcombeRates(34.0/150, 150, 17.0/150, 150)
+	if err != nil || math.Abs(d-0.1133) > 1e-4 || math.Abs(ci.Lo-0.0282) > 1e-4 || math.Abs(ci.Hi-0.1975) > 1e-4 {
+		t.Errorf("NewcombeRates = %v %+v %v", d, ci, err)
+	}
+	w, err := WilsonRate(3.0/30, 30)
+	if err != nil || math.Abs(w.Lo-0.0346) > 1e-4 || math.Abs(w.Hi-0.2562) > 1e-4 {
+		t.Errorf("WilsonRate = %+v %v", w, err)
+	}
+	for _, bad := range [][4]float64{{-0.1, 10, 0, 10}, {0.5, 0, 0, 10}, {0.5, 10, 1.5, 10}, {math.NaN(), 10, 0, 10}, {0, math.Inf(1), 0, 1}} {
+		if _, _, err := NewcombeRates(bad[0], bad[1], bad[2], bad[3]); err == nil {
+			t.Errorf("NewcombeRates%v: no error", bad)
+		}
+	}
+}
