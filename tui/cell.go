@@ -134,6 +134,9 @@ func (v *cellView) counts() string {
 		what = "refusals"
 	}
 	s := fmt.Sprintf("%d %s in %d graded of %d samples", cnt.Fails, what, cnt.N, len(v.cells))
+	if !rr.Rule.HasPredicate() {
+		s = fmt.Sprintf("%d of %d samples answered; no predicate grades them (the verdict rests on answer length)", cnt.Ungraded, len(v.cells))
+	}
 	if cnt.Errors > 0 {
 		s += fmt.Sprintf(" · %d errored", cnt.Errors)
 	}
@@ -175,6 +178,9 @@ func (v *cellView) sampleLine(i int) string {
 		rest = "next attempt in " + countdown(c.now, until)
 	case sampleUngraded:
 		word = "– answered, not graded yet"
+		if !c.plan.Audit.Rules[v.ref.rule].HasPredicate() {
+			word = "– answered (no predicate)"
+		}
 	default:
 		word = "· pending"
 	}

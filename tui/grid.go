@@ -329,13 +329,15 @@ func (g *gridView) layout() {
 		add(gline{kind: lineDiff, k: k})
 		add(gline{kind: lineBlank})
 	}
-	add(gline{kind: linePooled})
-	add(gline{kind: lineRate})
-	if g.hasCorrected("") {
-		add(gline{kind: lineCorrected})
+	if rule.HasPredicate() {
+		add(gline{kind: linePooled})
+		add(gline{kind: lineRate})
+		if g.hasCorrected("") {
+			add(gline{kind: lineCorrected})
+		}
+		add(gline{kind: lineDiff})
+		add(gline{kind: lineBlank})
 	}
-	add(gline{kind: lineDiff})
-	add(gline{kind: lineBlank})
 	for _, t := range g.verdictText() {
 		add(t)
 	}
@@ -395,10 +397,17 @@ func (g *gridView) verdictText() []gline {
 		for _, n := range rr.Verdict.Notes {
 			add("note: ", n)
 		}
-		if rr.Verdict.Decision == model.DecisionInconclusive && rr.Verdict.Needed != "" {
+		switch {
+		case rr.Verdict.Decision == model.DecisionInconclusive && rr.Verdict.Needed != "":
 			add("to settle it: ", rr.Verdict.Needed)
+		case rr.Verdict.Decision == model.DecisionCanary && rr.Verdict.Needed != "":
+			add("next step: ", rr.Verdict.Needed)
 		}
-		add("predicate recall: ", rr.Quality.Recall.String())
+		if rr.Rule.HasPredicate() {
+			add("predicate recall: ", rr.Quality.Recall.String())
+		} else {
+			add("", "no predicate grades these answers: the cells show answers and their mean length in tokens; R opens the report with the histogram")
+		}
 		if rr.Errors > 0 || rr.Pending > 0 {
 			add("not in the numbers: ", fmt.Sprintf("%d errored, %d pending", rr.Errors, rr.Pending))
 		}

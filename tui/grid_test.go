@@ -152,3 +152,21 @@ func TestGrid_VerdictLinesFollowResults(t *testing.T) {
 		t.Fatalf("verdict still provisional after the run:\n%s", s)
 	}
 }
+
+// A rule with no predicate: the grid shows how many answers each cell has
+// and how long they run, never a pass count nothing computed.
+func TestGrid_NoPredicateRuleShowsLengths(t *testing.T) {
+	t.Parallel()
+	_, a := reportWorld(t, 2)
+	press(a, "[") // the last rule: line 12, class none, no predicate
+	s := plain(a)
+	contains(t, s, "line 12")
+	contains(t, s, "answers and mean length, not graded")
+	contains(t, s, "2 of 2 · ")
+	contains(t, s, "mean ")
+	if strings.Contains(s, "0/0 of") || strings.Contains(s, "PROVOKE + PRESSURE") {
+		t.Fatalf("the grid shows pass counts or a pooled arm for a rule nothing grades:\n%s", s)
+	}
+	press(a, "enter")
+	contains(t, plain(a), "no predicate grades them")
+}

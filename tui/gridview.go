@@ -2,6 +2,7 @@ package tui
 
 import (
 	"fmt"
+	"math"
 	"strconv"
 	"strings"
 
@@ -187,7 +188,10 @@ func (g *gridView) renderLine(b *strings.Builder, l gline, labelW, vis int) {
 	switch l.kind {
 	case lineHeading:
 		what := "failure = violation"
-		if l.k == model.Control {
+		switch {
+		case !c.plan.Audit.Rules[g.rule].HasPredicate():
+			what = "answers and mean length, not graded"
+		case l.k == model.Control:
 			what = "failure = refusal"
 		}
 		b.WriteString(st.Header.Render(strings.ToUpper(string(l.k))))
@@ -208,6 +212,9 @@ func (g *gridView) renderLine(b *strings.Builder, l gline, labelW, vis int) {
 		g.renderCase(b, l, labelW, vis)
 	case lineRate, lineDiff, lineCorrected:
 		label := "  rate [95% CI]"
+		if !c.plan.Audit.Rules[g.rule].HasPredicate() {
+			label = "  answer length"
+		}
 		switch l.kind {
 		case lineDiff:
 			label = "  deleted − baseline"
@@ -288,6 +295,20 @@ func (g *gridView) cellText(ref cellRef, selected bool) string {
 		sym, p = rateSymbol(bk), pt.rate[bk]
 	}
 	counts := strconv.Itoa(cnt.Fails) + "/" + strconv.Itoa(cnt.N) + " of " + strconv.Itoa(c.plan.Samples)
+	if rr != nil && !rr.Rule.HasPredicate() {
+		// Nothing grades these answers: say how many there are and how
+		// long they run, never a pass count.
+		counts = strconv.Itoa(cnt.Ungraded) + " of " + strconv.Itoa(c.plan.Samples)
+		if l := rr.Lengths; l != nil && ref.kase < len(l.PerCase) {
+			mean, n := l.PerCase[ref.kase].BaselineMean, l.PerCase[ref.kase].BaselineN
+			if ref.deleted {
+				mean, n = l.PerCase[ref.kase].DeletedMean, l.PerCase[ref.kase].DeletedN
+			}
+			if n > 0 {
+				counts += " · " + strconv.Itoa(int(math.Round(mean))) + " tok"
+			}
+		}
+	}
 	type mark struct {
 		text  string
 		width int
@@ -363,11 +384,14 @@ func (g *gridView) summary(l gline, col gcol) string {
 		return ""
 	}
 	muted := g.c.styles.Muted
+	if !rr.Rule.HasPredicate() {
+		return lengthSummary(rr, l, col, muted)
+	}
 	if l.kind == lineDiff {
 		if !col.deleted {
 			return ""
 		}
-		if arm.Baseline.N == 0 || arm.Deleted.N == 0 {
+		if arm.Compared == 0 {
 			return muted.Render("–")
 		}
 		return fmt.Sprintf("%+.3f [%+.3f,%+.3f]", arm.Diff, arm.DiffCI.Lo, arm.DiffCI.Hi)
@@ -387,4 +411,31 @@ func (g *gridView) summary(l gline, col gcol) string {
 	}
 	lo, hi, _ := report.Interval(side)
 	return fmt.Sprintf("%.3f [%.3f,%.3f]", side.Rate, lo, hi)
+}
+
+// lengthSummary is the summary cell of a rule no predicate grades: the mean
+// answer length of a variant, and the paired shift under the deleted
+// column.
+func lengthSummary(rr *audit.RuleResult, l gline, col gcol, muted lipgloss.Style) string {
+	ln := rr.Lengths
+	if ln == nil || l.kind == lineCorrected {
+		return ""
+	}
+	if l.kind == lineDiff {
+		if !col.deleted {
+			return ""
+		}
+		if ln.Shift == nil {
+			return muted.Render("–")
+		}
+		return fmt.Sprintf("%+.1f tok [%.1f,%.1f]", ln.Shift.Est, ln.Shift.CI.Lo, ln.Shift.CI.Hi)
+	}
+	s := ln.Baseline
+	if col.deleted {
+		s = ln.Deleted
+	}
+	if s.N == 0 {
+		return muted.Render("–")
+	}
+	return fmt.Sprintf("mean %.1f tok", s.Mean)
 }

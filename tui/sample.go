@@ -284,6 +284,9 @@ func (v *sampleView) gradeLine(state sampleState, g model.Grade, until time.Time
 	case sampleRetrying:
 		return st.Retry.Render("↻ retrying"), "next attempt in " + countdown(v.c.now, until)
 	case sampleUngraded:
+		if !v.c.plan.Audit.Rules[v.ref.rule].HasPredicate() {
+			return st.Muted.Render("– answered"), "no predicate grades this rule's answers: its verdict rests on their length"
+		}
 		return st.Muted.Render("– answered"), "not graded yet"
 	}
 	return st.Muted.Render("· pending"), "not answered yet"
