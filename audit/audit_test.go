@@ -177,8 +177,17 @@ func runDemo(t *testing.T, samples int) (*Plan, *store.Store) {
 		t.Fatal(err)
 	}
 	t.Cleanup(func() { st.Close() })
+	runSim(t, p, st)
+	return p, st
+}
+
+// runSim runs every call of the plan against the simulated model, grading
+// and storing the answers, and returns the simulated model (whose Decide
+// gives the truth about a call).
+func runSim(t *testing.T, p *Plan, st *store.Store) *sim.Sim {
+	t.Helper()
 	rules := map[int]string{}
-	for _, r := range a.Rules {
+	for _, r := range p.Audit.Rules {
 		rules[r.Line] = r.Text
 	}
 	s := sim.New(sim.Options{Rules: rules})
@@ -187,9 +196,8 @@ func runDemo(t *testing.T, samples int) (*Plan, *store.Store) {
 		calls[i].Provider = s
 	}
 	ctx := context.Background()
-	g := NewGrader(ctx, p)
 	w := st.NewWriter(store.WriterOptions{})
-	for ev := range runner.Run(ctx, calls, &Sink{Grader: g, Writer: w}, runner.Options{Concurrency: 8}) {
+	for ev := range runner.Run(ctx, calls, &Sink{Grader: NewGrader(ctx, p), Writer: w}, runner.Options{Concurrency: 8}) {
 		if stop, ok := ev.(runner.Stopped); ok && stop.Reason != runner.Completed {
 			t.Fatalf("run stopped: %v %s", stop.Reason, stop.Detail)
 		}
@@ -197,7 +205,7 @@ func runDemo(t *testing.T, samples int) (*Plan, *store.Store) {
 	if err := w.Close(); err != nil {
 		t.Fatal(err)
 	}
-	return p, st
+	return s
 }
 
 func TestAggregate_Demo(t *testing.T) {

@@ -1,7 +1,6 @@
 package audit
 
 import (
-	"context"
 	"math"
 	"os"
 	"path/filepath"
@@ -11,8 +10,6 @@ import (
 
 	"github.com/auditor-dev/auditor/examples"
 	"github.com/auditor-dev/auditor/model"
-	"github.com/auditor-dev/auditor/runner"
-	"github.com/auditor-dev/auditor/runner/sim"
 	"github.com/auditor-dev/auditor/store"
 )
 
@@ -70,22 +67,7 @@ reason = "asked again for an identifier the customer had given"
 		t.Fatal(err)
 	}
 	defer st.Close()
-	rules := map[int]string{}
-	for _, r := range a.Rules {
-		rules[r.Line] = r.Text
-	}
-	s := sim.New(sim.Options{Rules: rules})
-	calls := append([]runner.Call(nil), p.Calls...)
-	for i := range calls {
-		calls[i].Provider = s
-	}
-	ctx := context.Background()
-	w := st.NewWriter(store.WriterOptions{})
-	for range runner.Run(ctx, calls, &Sink{Grader: NewGrader(ctx, p), Writer: w}, runner.Options{Concurrency: 8}) {
-	}
-	if err := w.Close(); err != nil {
-		t.Fatal(err)
-	}
+	s := runSim(t, p, st)
 
 	// Hand labels: a perfect labeller (the simulator's truth) labels every
 	// provoking answer of line 15.
