@@ -125,6 +125,10 @@ func runAudit(ctx context.Context, io Stdio, path string, f runFlags, resumeCmd 
 		fmt.Fprintln(io.Err, report.SimulatedBanner)
 	}
 	writePlanSummary(io.Err, s, est, f.budget)
+	if est.AnswerCalls > 0 {
+		// Before answers are bought, say what they can detect.
+		writePlanPower(io.Err, est)
+	}
 	if est.Calls > 0 && !f.yes {
 		ok, err := confirm(io, fmt.Sprintf("Make %d calls (about $%.2f)? [y/N] ", est.Calls, est.USD))
 		if err != nil {
