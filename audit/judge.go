@@ -76,6 +76,13 @@ type AnswerSource interface {
 // JudgeCalls lays out one call per judge for every stored answer of the
 // plan (in plan order). answered maps keys to whether they hold an answer.
 func (p *Plan) JudgeCalls(src AnswerSource, answered map[string]bool, sample int) (*JudgePlan, error) {
+	return p.judgeCalls(src, answered, sample, true)
+}
+
+// judgeCalls lays out the judge calls; estimate says whether to count each
+// call's prompt tokens for the cost estimate (tokenizing every judge prompt
+// is the slow part, and adding up what was spent does not need it).
+func (p *Plan) judgeCalls(src AnswerSource, answered map[string]bool, sample int, estimate bool) (*JudgePlan, error) {
 	jp := &JudgePlan{Targets: map[string][]string{}}
 	if len(p.Audit.Judges) == 0 {
 		return jp, nil
@@ -99,7 +106,7 @@ func (p *Plan) JudgeCalls(src AnswerSource, answered map[string]bool, sample int
 				meta.Judge = j.Config.Name
 				jp.Calls = append(jp.Calls, runner.Call{
 					Key: key, Request: req, Meta: meta,
-					EstPromptTokens:     judgePromptTokens(p, req),
+					EstPromptTokens:     estimateIf(estimate, func() int { return judgePromptTokens(p, req) }),
 					EstCompletionTokens: j.Config.MaxTokens / 2,
 					Price: runner.Price{InputPerMTok: j.Config.PriceInputPerMTok,
 						CachedInputPerMTok: j.Config.PriceCachedInputPerMTok, OutputPerMTok: j.Config.PriceOutputPerMTok},
@@ -110,6 +117,14 @@ func (p *Plan) JudgeCalls(src AnswerSource, answered map[string]bool, sample int
 		}
 	}
 	return jp, nil
+}
+
+// estimateIf returns f() when estimate is set, else 0.
+func estimateIf(estimate bool, f func() int) int {
+	if !estimate {
+		return 0
+	}
+	return f()
 }
 
 // judged reports whether judges grade an answer: every answer except those

@@ -504,7 +504,7 @@ func (p *Plan) SpendWithJudges(src SpendSource, answered map[string]bool) (Spend
 		s.TotalUSD = s.USD
 		return s, err
 	}
-	jp, err := p.JudgeCalls(src, answered, 0)
+	jp, err := p.judgeCalls(src, answered, 0, false)
 	if err != nil {
 		return s, err
 	}

@@ -3,6 +3,7 @@ package audit
 import (
 	"encoding/json"
 	"fmt"
+	"strings"
 	"time"
 )
 
@@ -70,17 +71,18 @@ func ruleHistory(m metaReader, r *Rule) ([]TextSeen, error) {
 type Staleness struct {
 	// ChangedAt is when the text last changed: the later of the rule's
 	// changed date in the audit file and the first time auditor saw the
-	// current text after another one. Cases are compared with it by
-	// calendar day (UTC): a case added on the day of the change counts as
-	// written after it, since case dates carry no time.
+	// current text after another one. A case whose "added" has a time is
+	// compared with it exactly; a date alone is compared by calendar day
+	// (UTC), and the day of the change itself cannot be told apart.
 	ChangedAt time.Time
 	// Recorded is true when ChangedAt comes from auditor's own record;
 	// Previous is then the text before the change.
 	Recorded bool
 	Previous string
-	// Cases counts the rule's cases: After were added on or after the day
-	// of the change, Before earlier, and Undated have no "added" date.
-	Cases, After, Before, Undated int
+	// Cases counts the rule's cases: After were added after the change,
+	// Before earlier, SameDay on its day with no time to tell which came
+	// first, and Undated have no "added" date.
+	Cases, After, Before, SameDay, Undated int
 }
 
 // Message says what the staleness means for the verdict, in one sentence.
@@ -95,7 +97,11 @@ func (s *Staleness) Message() string {
 	msg := fmt.Sprintf("the line's text changed on %s (%s); %d of %d cases predate the change", day(s.ChangedAt).Format(time.DateOnly),
 		source, s.Before, s.Cases)
 	if s.Undated > 0 {
-		msg += fmt.Sprintf(" and %d %s no added date", s.Undated, verbFor(s.Undated, "has", "have"))
+		msg += fmt.Sprintf(", %d %s no added date", s.Undated, verbFor(s.Undated, "has", "have"))
+	}
+	if s.SameDay > 0 {
+		msg += fmt.Sprintf(", %d %s added that day with no time to tell (write added with a time, like 2026-11-30T16:00:00Z)",
+			s.SameDay, verbFor(s.SameDay, "was", "were"))
 	}
 	msg += fmt.Sprintf(", %d %s written since", s.After, verbFor(s.After, "was", "were"))
 	return msg + ": a rewording measured on cases it was written next to may be tuned to them, so add new cases rather than re-running these"
@@ -123,17 +129,29 @@ func staleness(r *Rule, history []TextSeen) *Staleness {
 		switch {
 		case c.AddedAt.IsZero():
 			s.Undated++
-		case !day(c.AddedAt).Before(changed):
+		case hasTime(c.Added):
+			if c.AddedAt.After(s.ChangedAt) {
+				s.After++
+			} else {
+				s.Before++
+			}
+		case day(c.AddedAt).After(changed):
 			s.After++
+		case day(c.AddedAt).Equal(changed):
+			s.SameDay++
 		default:
 			s.Before++
 		}
 	}
-	if s.Before == 0 && s.Undated == 0 {
+	if s.Before+s.SameDay+s.Undated == 0 {
 		return nil // every case was written since the change
 	}
 	return s
 }
+
+// hasTime reports whether a case's "added" value carries a time of day
+// (an RFC 3339 time rather than a bare date).
+func hasTime(added string) bool { return len(strings.TrimSpace(added)) > len(time.DateOnly) }
 
 // verbFor picks the verb agreeing with n.
 func verbFor(n int, one, many string) string {

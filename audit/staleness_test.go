@@ -53,17 +53,24 @@ func TestStaleness(t *testing.T) {
 		t.Fatalf("staleness = %+v", s)
 	}
 	if msg := s.Message(); !strings.Contains(msg, "changed on 2026-11-20 (recorded by auditor; it read \"Never guess dates.\")") ||
-		!strings.Contains(msg, "2 of 4 cases predate the change and 1 has no added date, 1 was written since") {
+		!strings.Contains(msg, "2 of 4 cases predate the change, 1 has no added date, 1 was written since") {
 		t.Errorf("message = %q", msg)
 	}
 
-	// A case written later on the day of a recorded change counts as new:
-	// case dates carry no time.
-	rule.Cases = append(rule.Cases, model.Case{ID: "e", AddedAt: day(20)})
-	if s := staleness(rule, h); s == nil || s.After != 2 {
-		t.Errorf("same-day case: %+v", s)
+	// On the day of a recorded change a bare date cannot tell before from
+	// after; a time can.
+	at := func(h int) time.Time { return time.Date(2026, 11, 20, h, 0, 0, 0, time.UTC) }
+	h[len(h)-1].Seen = at(15)
+	rule.Cases = append(rule.Cases,
+		model.Case{ID: "e", Added: "2026-11-20", AddedAt: day(20)},
+		model.Case{ID: "f", Added: "2026-11-20T09:00:00Z", AddedAt: at(9)},
+		model.Case{ID: "g", Added: "2026-11-20T16:00:00Z", AddedAt: at(16)})
+	if s := staleness(rule, h); s == nil || s.SameDay != 1 || s.Before != 3 || s.After != 2 ||
+		!strings.Contains(s.Message(), "1 was added that day with no time to tell") {
+		t.Errorf("same-day cases: %+v", s)
 	}
 	rule.Cases = rule.Cases[:4]
+	h[len(h)-1].Seen = day(20)
 
 	// An explicit changed date later than the record wins.
 	rule.Config.Changed = day(25)
@@ -75,7 +82,7 @@ func TestStaleness(t *testing.T) {
 		t.Errorf("explicit only: %+v", s)
 	}
 	// When every case was written since the change there is nothing to say.
-	rule.Config.Changed = day(1)
+	rule.Config.Changed = time.Date(2026, 10, 31, 0, 0, 0, 0, time.UTC)
 	rule.Cases = rule.Cases[:3]
 	if s := staleness(rule, nil); s != nil {
 		t.Errorf("all cases newer than the change: %+v", s)

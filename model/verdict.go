@@ -114,8 +114,10 @@ type Verdict struct {
 	// provoking cases have samples in both variants.
 	Paired *stats.Paired
 	// Upper is max(Newcombe.Hi, Paired.Hi), the largest rise the data allow
-	// (Paired.Hi = D + t(0.975, C-1)*SE_pair).
-	Upper float64
+	// (Paired.Hi = D + t(0.975, C-1)*SE_pair); UpperFrom names which:
+	// "newcombe" or "paired".
+	Upper     float64
+	UpperFrom string
 
 	// RecallMeasured is false when Recall was nil or had no positives; then
 	// RecallLo and Scaled are 0.
@@ -147,6 +149,8 @@ type Verdict struct {
 	// always shown (zero when the baseline has no control sample).
 	ControlBaselineRate float64
 	ControlBaseline     stats.Interval
+	// ControlBaselineFails and ControlBaselineN are the counts behind it.
+	ControlBaselineFails, ControlBaselineN int
 }
 
 // Decide applies the decision rule of STATS section 3.
@@ -192,12 +196,12 @@ func Decide(in VerdictInput) (Verdict, error) {
 	if err != nil {
 		return Verdict{}, fmt.Errorf("model: decide: provoking difference: %w", err)
 	}
-	v.Diff, v.Newcombe, v.Upper = diff, nc, nc.Hi
+	v.Diff, v.Newcombe, v.Upper, v.UpperFrom = diff, nc, nc.Hi, "newcombe"
 	bound := "Newcombe"
 	if p, err := stats.PairedDiff(pd.Fails, pd.N, pb.Fails, pb.N); err == nil {
 		v.Paired = &p
 		if p.Hi > v.Upper {
-			v.Upper, bound = p.Hi, "paired by case"
+			v.Upper, v.UpperFrom, bound = p.Hi, "paired", "paired by case"
 		}
 	} else {
 		// Validation has ruled out every other error: fewer than two cases.
@@ -238,7 +242,10 @@ func Decide(in VerdictInput) (Verdict, error) {
 		said = append(said, "recall not measured, so the predicate's misses are unknown")
 	}
 	scaledOK := v.RecallMeasured && v.Scaled < v.Delta
-	ratio := fmt.Sprintf("upper bound (%s) %.3f/%.3f = %.3f", bound, math.Max(v.Upper, 0), v.RecallLo, v.Scaled)
+	ratio := fmt.Sprintf("upper bound (%s) %.4f/%.4f = %.4f", bound, v.Upper, v.RecallLo, v.Scaled)
+	if v.Upper <= 0 {
+		ratio = fmt.Sprintf("upper bound (%s) %.4f <= 0: no rise; scaled 0", bound, v.Upper)
+	}
 	switch {
 	case v.RecallMeasured && v.RecallLo == 0:
 		failed = append(failed, fmt.Sprintf("recall lower bound 0 (%d of %d labelled violations caught)",
@@ -248,7 +255,7 @@ func Decide(in VerdictInput) (Verdict, error) {
 	case v.RecallMeasured && !scaledOK:
 		failed = append(failed, fmt.Sprintf("%s >= delta %g", ratio, v.Delta))
 		said = append(said, fmt.Sprintf("a rise of up to %s points (%s; %s once the predicate's misses are counted) is not ruled out, above the tolerated %s points",
-			points(v.Upper), boundWords(bound), points(v.Scaled), points(v.Delta)))
+			points(v.Upper), boundWords(bound), pointsVs(v.Scaled, v.Delta), points(v.Delta)))
 	}
 	if v.BreaksControls {
 		failed = append(failed, "deletion breaks controls")
@@ -262,7 +269,7 @@ func Decide(in VerdictInput) (Verdict, error) {
 				rise, points(v.Upper), boundWords(bound), floorPercent(v.RecallLo))
 		} else {
 			v.Reason = fmt.Sprintf("%s; the largest rise the data allow is %s points (%s), %s once the predicate's misses are counted (recall at least %d%%), under the tolerated %s points",
-				rise, points(v.Upper), boundWords(bound), points(v.Scaled), floorPercent(v.RecallLo), points(v.Delta))
+				rise, points(v.Upper), boundWords(bound), pointsVs(v.Scaled, v.Delta), floorPercent(v.RecallLo), points(v.Delta))
 		}
 		return v, nil
 	}
@@ -295,6 +302,16 @@ func percent(x float64) string { return fmt.Sprintf("%.1f%%", 100*asPrinted(x)) 
 // points formats a difference of rates in percentage points, one decimal,
 // rounded like percent.
 func points(x float64) string { return fmt.Sprintf("%.1f", 100*asPrinted(x)) }
+
+// pointsVs formats x in points like points, with a second decimal when one
+// decimal would print it equal to ref: "4.96 ... under the tolerated 5.0",
+// never "5.0 ... under the tolerated 5.0".
+func pointsVs(x, ref float64) string {
+	if p := points(x); p == points(ref) && x != ref {
+		return fmt.Sprintf("%.2f", 100*x)
+	}
+	return points(x)
+}
 
 // asPrinted is x as the tables print it, to three decimals.
 func asPrinted(x float64) float64 {
@@ -363,6 +380,7 @@ func (v *Verdict) controls(ctrl ArmPair) error {
 			return fmt.Errorf("model: decide: control baseline: %w", err)
 		}
 		v.ControlBaselineRate, v.ControlBaseline = float64(xb)/float64(nb), w
+		v.ControlBaselineFails, v.ControlBaselineN = xb, nb
 	}
 	xb, nb, xd, nd, cases := ctrl.matched()
 	if cases == 0 {
@@ -409,8 +427,9 @@ func (v *Verdict) needed(in VerdictInput) string {
 		case need >= 1:
 			opts = append(opts, "label violations to measure the grader's recall (but even a perfect grader would not allow DELETE at this delta: more samples or cases come first)")
 		case n > 0:
+			// Round the threshold up: "above 0.31" must not read lower than it is.
 			opts = append(opts, fmt.Sprintf("label violations to measure the grader's recall: DELETE needs its lower bound above %.2f, which takes at least %s, all caught",
-				need, count(n, "labelled violation", "labelled violations")))
+				math.Ceil(need*100)/100, count(n, "labelled violation", "labelled violations")))
 		default:
 			opts = append(opts, "label violations to measure the grader's recall")
 		}

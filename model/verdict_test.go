@@ -72,7 +72,7 @@ func TestDecide_Examples(t *testing.T) {
 				Recall:    &RecallCount{Hits: 29, Positives: 31},
 			},
 			want: DecisionDelete, upper: 0.0158, scaled: 0.0199,
-			reason: "upper bound (Newcombe) 0.016/0.793 = 0.020 < delta 0.05",
+			reason: "upper bound (Newcombe) 0.0158/0.7928 = 0.0199 < delta 0.05",
 		},
 		{
 			name: "2/240 vs 0/240, recall 24/31, delta 0.05",
@@ -82,6 +82,8 @@ func TestDecide_Examples(t *testing.T) {
 				Recall:    &RecallCount{Hits: 24, Positives: 31},
 			},
 			want: DecisionDelete, upper: 0.0299, scaled: 0.0496,
+			// One decimal would print 5.0 beside the tolerated 5.0.
+			reason: "4.96 once the predicate's misses are counted (recall at least 60%), under the tolerated 5.0 points",
 		},
 		{
 			name: "2/240 vs 0/240, recall 24/31, delta 0.04",
@@ -92,7 +94,7 @@ func TestDecide_Examples(t *testing.T) {
 				Delta:     0.04,
 			},
 			want: DecisionInconclusive, upper: 0.0299, scaled: 0.0496,
-			reason: "upper bound (Newcombe) 0.030/0.602 = 0.050 >= delta 0.04",
+			reason: "upper bound (Newcombe) 0.0299/0.6019 = 0.0496 >= delta 0.04",
 			// More samples alone cannot settle it: the paired interval
 			// (2 failures in one case of 8) stays above 0.04 * 0.6019 =
 			// 0.0241. With 13 cases like these, counts 3/390 vs 0/390 give a
@@ -108,7 +110,7 @@ func TestDecide_Examples(t *testing.T) {
 				Recall:    &RecallCount{Hits: 29, Positives: 31},
 			},
 			want: DecisionInconclusive, upper: 0.1007, scaled: 0.1007 / 0.7928,
-			reason: "upper bound (paired by case) 0.101/0.793",
+			reason: "upper bound (paired by case) 0.1007/0.7928",
 			// At the observed rate 4/150, Newcombe's lower bound on n vs n
 			// first clears 0 at n = 175 (35 per case: 5 more; 170 gives
 			// -0.0004), or with one more case like these (n = 180).
@@ -121,7 +123,7 @@ func TestDecide_Examples(t *testing.T) {
 				Recall:    &RecallCount{Hits: 29, Positives: 31},
 			},
 			want: DecisionInconclusive, upper: 0.0666, scaled: 0.0666 / 0.7928,
-			reason: "upper bound (Newcombe) 0.067/0.793 = 0.084 >= delta 0.05",
+			reason: "upper bound (Newcombe) 0.0666/0.7928 = 0.0839 >= delta 0.05",
 		},
 		{
 			name: "5/150 vs 0/150 is KEEP, recall or not",

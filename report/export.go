@@ -119,7 +119,9 @@ func ExportResponses(w io.Writer, p *audit.Plan, src ExportSource, format string
 			CompletionTokens: r.CompletionTokens, LatencyMS: r.LatencyMS, Attempts: r.Attempts, Error: r.Error,
 			Grades: map[string]GradeRecord{},
 		}
-		if g, ok := grades[rule.Predicate.Version][cell.Key]; ok && !g.Unparseable {
+		// A rule with no predicate has no predicate grade, whatever an
+		// older version of auditor may have stored for it.
+		if g, ok := grades[rule.Predicate.Version][cell.Key]; ok && !g.Unparseable && rule.HasPredicate() {
 			rec.Grades[audit.PredicateGrader] = GradeRecord{Pass: g.Pass, Reason: g.Reason}
 		}
 		for _, j := range p.Audit.Judges {
@@ -230,6 +232,9 @@ func ExportGrades(w io.Writer, p *audit.Plan, src ExportSource, format string) e
 	cache := map[string]map[string]model.Grade{}
 	for _, cell := range p.Cells {
 		rule := p.Audit.Rules[cell.Rule]
+		if !rule.HasPredicate() {
+			continue // nothing grades its answers
+		}
 		gs, ok := cache[rule.Predicate.Version]
 		if !ok {
 			var err error

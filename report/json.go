@@ -40,8 +40,12 @@ type RuleDoc struct {
 	Verdict       string `json:"verdict"`
 	Reason        string `json:"reason"`
 	Bound         string `json:"bound"`
-	// Numbers are the figures the verdict rests on (STATS section 3).
-	Numbers       VerdictNumbersDoc    `json:"verdict_numbers"`
+	// Numbers are the figures the verdict rests on (STATS section 3); null
+	// until some provoking case is graded in both variants (and always for
+	// a rule with no input class, whose verdict rests on Lengths).
+	Numbers *VerdictNumbersDoc `json:"verdict_numbers"`
+	// Control is the control figures; null when no control is graded.
+	Control       *ControlNumbersDoc   `json:"control"`
 	Flags         []string             `json:"flags"`
 	Notes         []string             `json:"notes"`
 	Needed        string               `json:"needed"`
@@ -62,22 +66,20 @@ type RuleDoc struct {
 
 // VerdictNumbersDoc is what Decide computed: pooled provoking counts over
 // the cases graded in both variants, the difference with its Newcombe and
-// paired intervals, Upper (the larger upper bound; UpperFrom names it), the
-// recall lower bound and Upper scaled by it (null while recall is not
-// measured), and the control figures (null without controls graded in both
-// variants). The control baseline rate carries its Wilson interval, as the
-// statistics require it to be shown.
+// paired intervals (paired null with fewer than two such cases), Upper (the
+// larger upper bound; UpperFrom says which), and the recall lower bound and
+// max(Upper, 0) scaled by it (both null while recall is not measured).
 type VerdictNumbersDoc struct {
-	ProvokingBaseline CountDoc           `json:"provoking_baseline"`
-	ProvokingDeleted  CountDoc           `json:"provoking_deleted"`
-	Diff              float64            `json:"diff"`
-	Newcombe          BoundsDoc          `json:"newcombe"`
-	Paired            *BoundsDoc         `json:"paired"`
-	Upper             float64            `json:"upper"`
-	RecallLo          *float64           `json:"recall_lo"`
-	Scaled            *float64           `json:"scaled"`
-	Delta             float64            `json:"delta"`
-	Control           *ControlNumbersDoc `json:"control"`
+	ProvokingBaseline CountDoc   `json:"provoking_baseline"`
+	ProvokingDeleted  CountDoc   `json:"provoking_deleted"`
+	Diff              float64    `json:"diff"`
+	Newcombe          BoundsDoc  `json:"newcombe"`
+	Paired            *BoundsDoc `json:"paired"`
+	Upper             float64    `json:"upper"`
+	UpperFrom         string     `json:"upper_from"` // "newcombe" or "paired"
+	RecallLo          *float64   `json:"recall_lo"`
+	Scaled            *float64   `json:"scaled"`
+	Delta             float64    `json:"delta"`
 }
 
 // CountDoc is failures out of graded answers.
@@ -92,24 +94,30 @@ type BoundsDoc struct {
 	Hi float64 `json:"hi"`
 }
 
-// ControlNumbersDoc holds the control checks: the baseline failure
-// (refusal) rate with its Wilson interval, and the cost of the line
-// (baseline - deleted) with its Newcombe interval and the two flags.
+// ControlNumbersDoc holds the control checks: the baseline's failure
+// (refusal) count with its Wilson interval, shown whenever the baseline has
+// graded controls, and, when some control is graded in both variants, the
+// cost of the line (baseline - deleted) with its Newcombe interval and the
+// two flags (cost null otherwise).
 type ControlNumbersDoc struct {
-	BaselineRate     float64   `json:"baseline_rate"`
-	BaselineWilson   BoundsDoc `json:"baseline_wilson"`
-	Cost             float64   `json:"cost"`
-	CostCI           BoundsDoc `json:"cost_ci"`
-	CostsOverRefusal bool      `json:"costs_over_refusal"`
-	BreaksControls   bool      `json:"breaks_controls"`
+	Baseline         CountDoc   `json:"baseline"`
+	BaselineRate     float64    `json:"baseline_rate"`
+	BaselineWilson   BoundsDoc  `json:"baseline_wilson"`
+	Cost             *float64   `json:"cost"`
+	CostCI           *BoundsDoc `json:"cost_ci"`
+	CostsOverRefusal bool       `json:"costs_over_refusal"`
+	BreaksControls   bool       `json:"breaks_controls"`
 }
 
-func verdictNumbers(v model.Verdict) VerdictNumbersDoc {
-	d := VerdictNumbersDoc{
+func verdictNumbers(v model.Verdict) *VerdictNumbersDoc {
+	if v.BaselineN == 0 || v.DeletedN == 0 {
+		return nil
+	}
+	d := &VerdictNumbersDoc{
 		ProvokingBaseline: CountDoc{Fail: v.BaselineFails, N: v.BaselineN},
 		ProvokingDeleted:  CountDoc{Fail: v.DeletedFails, N: v.DeletedN},
 		Diff:              v.Diff, Newcombe: BoundsDoc{Lo: v.Newcombe.Lo, Hi: v.Newcombe.Hi},
-		Upper: v.Upper, Delta: v.Delta,
+		Upper: v.Upper, UpperFrom: v.UpperFrom, Delta: v.Delta,
 	}
 	if v.Paired != nil {
 		d.Paired = &BoundsDoc{Lo: v.Paired.Lo, Hi: v.Paired.Hi}
@@ -118,11 +126,19 @@ func verdictNumbers(v model.Verdict) VerdictNumbersDoc {
 		lo, sc := v.RecallLo, v.Scaled
 		d.RecallLo, d.Scaled = &lo, &sc
 	}
+	return d
+}
+
+func controlNumbers(v model.Verdict) *ControlNumbersDoc {
+	if v.ControlBaselineN == 0 && !v.HasControls {
+		return nil
+	}
+	d := &ControlNumbersDoc{Baseline: CountDoc{Fail: v.ControlBaselineFails, N: v.ControlBaselineN},
+		BaselineRate: v.ControlBaselineRate, BaselineWilson: BoundsDoc{Lo: v.ControlBaseline.Lo, Hi: v.ControlBaseline.Hi},
+		CostsOverRefusal: v.CostsOverRefusal, BreaksControls: v.BreaksControls}
 	if v.HasControls {
-		d.Control = &ControlNumbersDoc{BaselineRate: v.ControlBaselineRate,
-			BaselineWilson: BoundsDoc{Lo: v.ControlBaseline.Lo, Hi: v.ControlBaseline.Hi},
-			Cost:           v.ControlCost, CostCI: BoundsDoc{Lo: v.ControlCostCI.Lo, Hi: v.ControlCostCI.Hi},
-			CostsOverRefusal: v.CostsOverRefusal, BreaksControls: v.BreaksControls}
+		cost := v.ControlCost
+		d.Cost, d.CostCI = &cost, &BoundsDoc{Lo: v.ControlCostCI.Lo, Hi: v.ControlCostCI.Hi}
 	}
 	return d
 }
@@ -366,6 +382,9 @@ type ProgressDoc struct {
 	Graded  int `json:"graded"`
 	Errors  int `json:"errors"`
 	Pending int `json:"pending"`
+	// Ungraded counts answers of rules no predicate grades: answered,
+	// so neither pending nor graded.
+	Ungraded int `json:"ungraded"`
 }
 
 // Build turns results into the JSON document.
@@ -382,8 +401,8 @@ func Build(res *audit.Results, spend audit.Spend, simulated bool) Doc {
 			Tag: rr.Rule.Config.Tag, Class: ruleClass(rr.Rule), CasesFile: rr.Rule.Config.Cases,
 			PredicateFile: rr.Rule.Config.Predicate, Predicate: rr.Rule.Predicate.Version,
 			Verdict: string(rr.Verdict.Decision), Reason: rr.Verdict.Reason, Bound: rr.Verdict.Bound, Flags: Flags(rr.Verdict),
-			Numbers: verdictNumbers(rr.Verdict),
-			Notes:   append([]string{}, rr.Verdict.Notes...), Needed: rr.Verdict.Needed,
+			Numbers: verdictNumbers(rr.Verdict), Control: controlNumbers(rr.Verdict),
+			Notes: append([]string{}, rr.Verdict.Notes...), Needed: rr.Verdict.Needed,
 			Arms: map[string]ArmDoc{}, Graders: map[string]GraderDoc{}, Kappa: map[string]float64{},
 			Errors: rr.Errors, Pending: rr.Pending,
 		}
@@ -400,7 +419,11 @@ func Build(res *audit.Results, spend audit.Spend, simulated bool) Doc {
 				rd.Arms["provoking"] = armDoc(rr.Provoking)
 			}
 		}
-		for _, q := range append([]audit.GraderQuality{rr.Quality}, rr.Judges...) {
+		graders := rr.Judges
+		if rr.Rule.HasPredicate() {
+			graders = append([]audit.GraderQuality{rr.Quality}, graders...)
+		}
+		for _, q := range graders {
 			rd.Graders[q.Grader] = graderDoc(q)
 		}
 		for _, pa := range rr.Agreement {
@@ -421,6 +444,9 @@ func Build(res *audit.Results, spend audit.Spend, simulated bool) Doc {
 		d.Progress.Graded += rr.Done
 		d.Progress.Errors += rr.Errors
 		d.Progress.Pending += rr.Pending
+		for _, cr := range rr.Cases {
+			d.Progress.Ungraded += cr.Baseline.Ungraded + cr.Deleted.Ungraded
+		}
 	}
 	return d
 }

@@ -94,7 +94,7 @@ func WriteJUnit(w io.Writer, res *audit.Results, spend audit.Spend, simulated bo
 		if v.Decision != model.DecisionDelete {
 			body := fmt.Sprintf("line %d is not shown safe to delete: %s", rr.Rule.Line, v.Reason)
 			if v.Decision == model.DecisionCanary {
-				body = fmt.Sprintf("line %d has no input class, so no targeted set can clear it; %s: %s", rr.Rule.Line, v.Needed, v.Reason)
+				body = fmt.Sprintf("line %d needs a live canary: %s. Next step: %s", rr.Rule.Line, v.Reason, v.Needed)
 			}
 			c.Failure = &junitFailure{Message: string(v.Decision) + ": " + v.Reason, Type: string(v.Decision), Body: body}
 			s.Fails++

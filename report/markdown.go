@@ -77,7 +77,7 @@ func writeMarkdownRule(b *strings.Builder, rr *audit.RuleResult, multiModel bool
 	if rr.Verdict.Bound != "" {
 		fmt.Fprintf(b, "- bound: %s\n", mdEscape(rr.Verdict.Bound))
 	}
-	if line := controlBaselineLine(rr); line != "" {
+	if line := ControlBaselineLine(rr); line != "" {
 		fmt.Fprintf(b, "- %s\n", mdEscape(line))
 	}
 	for _, f := range Flags(rr.Verdict) {

@@ -12,7 +12,7 @@ import (
 )
 
 // IntervalLegend says which interval each column of the tables carries.
-const IntervalLegend = "Intervals are 95%. A rate's is clustered by case (t with C-1 degrees of freedom), or Wilson on pooled counts with fewer than two cases; " +
+const IntervalLegend = "Intervals are 95%. A rate's is clustered by case (t with C-1 degrees of freedom), or Wilson on pooled counts with fewer than two cases or when every case has the same rate; " +
 	"deleted - baseline uses Newcombe's hybrid score interval on the cases graded in both variants; corrected rates divide by the kind's own recall (Rogan-Gladen)."
 
 // SimulatedBanner marks every output made from the simulated model.
@@ -65,7 +65,7 @@ func ruleText(rr *audit.RuleResult, multiModel bool) string {
 			fmt.Fprintf(&b, "  %s\n", line)
 		}
 	}
-	if line := controlBaselineLine(rr); line != "" {
+	if line := ControlBaselineLine(rr); line != "" {
 		fmt.Fprintf(&b, "  %s\n", line)
 	}
 	fmt.Fprintf(&b, "  verdict: %s: %s\n", rr.Verdict.Decision, rr.Verdict.Reason)
@@ -100,17 +100,17 @@ func ruleText(rr *audit.RuleResult, multiModel bool) string {
 	return b.String()
 }
 
-// controlBaselineLine shows the baseline's control failure rate with its
+// ControlBaselineLine shows the baseline's control failure rate with its
 // Wilson interval, which STATS section 3 asks to show always: it is the
 // over-refusal the prompt has today.
-func controlBaselineLine(rr *audit.RuleResult) string {
+func ControlBaselineLine(rr *audit.RuleResult) string {
 	c := rr.Arms[model.Control]
 	if !rr.Rule.HasPredicate() || c == nil || c.Baseline.N == 0 {
 		return ""
 	}
-	w := rr.Verdict.ControlBaseline
-	return fmt.Sprintf("control baseline: %d/%d fail = %.1f%%, Wilson 95%% [%.1f%%, %.1f%%]", c.Baseline.Fails, c.Baseline.N,
-		100*rr.Verdict.ControlBaselineRate, 100*w.Lo, 100*w.Hi)
+	v := rr.Verdict
+	return fmt.Sprintf("control baseline: %d/%d fail = %.1f%%, Wilson 95%% [%.1f%%, %.1f%%]", v.ControlBaselineFails, v.ControlBaselineN,
+		100*v.ControlBaselineRate, 100*v.ControlBaseline.Lo, 100*v.ControlBaseline.Hi)
 }
 
 // neededLabel names Verdict.Needed for the reports: what would settle an

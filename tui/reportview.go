@@ -326,6 +326,9 @@ func (v *reportView) rule(r *reportWriter, rr *audit.RuleResult) {
 	if vd.Bound != "" {
 		r.field("bound", oneLine(vd.Bound), &st.Muted)
 	}
+	if line := report.ControlBaselineLine(rr); line != "" {
+		r.field("controls", strings.TrimPrefix(line, "control baseline: ")+" on the baseline", nil)
+	}
 	for _, f := range report.Flags(vd) {
 		r.field("flag", f, &st.Err)
 	}
