@@ -129,6 +129,11 @@ func (s *session) checkRuleTexts(record bool) error {
 // spend is what the answers behind the verdicts and the judges' calls on
 // them cost.
 func (s *session) spend() (audit.Spend, error) {
+	if len(s.audit.Judges) == 0 {
+		// No judge calls to find: skip reading every call's status (a map
+		// of the whole plan, megabytes at 100k answers).
+		return s.plan.SpendWithJudges(s.st, nil)
+	}
 	status, err := s.status()
 	if err != nil {
 		return audit.Spend{}, err
