@@ -123,14 +123,14 @@ func TestLoad_Errors(t *testing.T) {
 	}{
 		{"line out of range", func(f map[string]string) {
 			f["audit.toml"] = strings.Replace(f["audit.toml"], "line = 2", "line = 40", 1)
-		}, "audit.toml", 7, []string{"rule[1].line", "40"}},
+		}, "audit.toml", 8, []string{"rule[1].line", "40"}},
 		{"text and line disagree", func(f map[string]string) {
 			f["audit.toml"] = strings.Replace(f["audit.toml"], "line = 2", "line = 2\ntext = \"Never share secrets.\"", 1)
-		}, "audit.toml", 7, []string{"Never share secrets.", "Never share prices."}},
-		{"missing cases", func(f map[string]string) { delete(f, "a.jsonl") }, "audit.toml", 7, []string{"a.jsonl", "not found"}},
+		}, "audit.toml", 9, []string{"Never share secrets.", "Never share prices."}},
+		{"missing cases", func(f map[string]string) { delete(f, "a.jsonl") }, "audit.toml", 9, []string{"a.jsonl", "not found"}},
 		{"blank line", func(f map[string]string) {
 			f["p.md"] = "You are a helpful assistant.\n\nDo not speculate about dates.\n"
-		}, "audit.toml", 7, []string{"blank"}},
+		}, "audit.toml", 8, []string{"blank"}},
 		{"rubric without response", func(f map[string]string) {
 			f["audit.toml"] += "[[judge]]\nname = \"j\"\nrubric = \"r.md\"\n"
 			f["r.md"] = "Grade {{msg}}"

@@ -105,14 +105,14 @@ func (a *Audit) loadRule(i int, rc model.RuleConfig) (*Rule, error) {
 	case rc.Line > 0:
 		text, err := a.Prompt.Line(rc.Line)
 		if err != nil {
-			return nil, &model.InputError{File: a.Path, Line: rc.DefLine, Field: field("line"), Msg: inputMsg(err)}
+			return nil, &model.InputError{File: a.Path, Line: rc.KeyLines.Line, Field: field("line"), Msg: inputMsg(err)}
 		}
 		if strings.TrimSpace(text) == "" {
-			return nil, &model.InputError{File: a.Path, Line: rc.DefLine, Field: field("line"),
+			return nil, &model.InputError{File: a.Path, Line: rc.KeyLines.Line, Field: field("line"),
 				Msg: fmt.Sprintf("line %d of %s is blank; there is no rule to delete there", rc.Line, a.PromptPath)}
 		}
 		if rc.Text != "" && strings.TrimSpace(rc.Text) != strings.TrimSpace(text) {
-			return nil, &model.InputError{File: a.Path, Line: rc.DefLine, Field: field("text"),
+			return nil, &model.InputError{File: a.Path, Line: rc.KeyLines.Text, Field: field("text"),
 				Msg: fmt.Sprintf("line %d of %s no longer matches: the audit expects %q but the prompt now reads %q",
 					rc.Line, a.PromptPath, rc.Text, text)}
 		}
@@ -120,7 +120,7 @@ func (a *Audit) loadRule(i int, rc model.RuleConfig) (*Rule, error) {
 	default:
 		n, err := a.Prompt.FindText(rc.Text)
 		if err != nil {
-			return nil, &model.InputError{File: a.Path, Line: rc.DefLine, Field: field("text"), Msg: inputMsg(err)}
+			return nil, &model.InputError{File: a.Path, Line: rc.KeyLines.Text, Field: field("text"), Msg: inputMsg(err)}
 		}
 		r.Line, r.Text = n, strings.TrimRight(rc.Text, " \t")
 	}
@@ -130,7 +130,7 @@ func (a *Audit) loadRule(i int, rc model.RuleConfig) (*Rule, error) {
 	}
 
 	r.CasesPath = a.resolve(rc.Cases)
-	data, err := readInput(r.CasesPath, a.Path, rc.DefLine, field("cases"))
+	data, err := readInput(r.CasesPath, a.Path, rc.KeyLines.Cases, field("cases"))
 	if err != nil {
 		return nil, err
 	}
@@ -145,7 +145,7 @@ func (a *Audit) loadRule(i int, rc model.RuleConfig) (*Rule, error) {
 		return r, nil
 	}
 	r.PredicatePath = a.resolve(rc.Predicate)
-	data, err = readInput(r.PredicatePath, a.Path, rc.DefLine, field("predicate"))
+	data, err = readInput(r.PredicatePath, a.Path, rc.KeyLines.Predicate, field("predicate"))
 	if err != nil {
 		return nil, err
 	}

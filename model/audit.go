@@ -84,6 +84,14 @@ type RuleConfig struct {
 	// the changes it sees itself.
 	Changed time.Time
 	DefLine int // line of the [[rule]] header in the audit file
+	// KeyLines are the lines of the rule's keys in the audit file, so an
+	// error about a key points at it; a key left out has its table's line.
+	KeyLines RuleKeyLines
+}
+
+// RuleKeyLines are the audit-file lines of a rule's keys.
+type RuleKeyLines struct {
+	Line, Text, Cases, Predicate int
 }
 
 // Rule classes: whether a targeted case set can decide the rule.
@@ -274,6 +282,8 @@ func parseRules(root tomlTable) ([]RuleConfig, error) {
 			return nil, err
 		}
 		r := RuleConfig{DefLine: t.line}
+		at := func(k string) int { return t.doc.lineOf(t.field(k)) }
+		r.KeyLines = RuleKeyLines{Line: at("line"), Text: at("text"), Cases: at("cases"), Predicate: at("predicate")}
 		if err := t.intIn("line", 1, math.MaxInt32, &r.Line); err != nil {
 			return nil, err
 		}

@@ -44,7 +44,8 @@ func TestParseAudit_DesignExample(t *testing.T) {
 			PriceInputPerMTok: 3, PriceCachedInputPerMTok: 0.3, PriceOutputPerMTok: 15,
 			TimeoutSeconds: 120, Line: 5,
 		}},
-		Rules: []RuleConfig{{Line: 22, Cases: "roadmap_speculation.jsonl", Predicate: "roadmap_speculation.predicate.toml", DefLine: 14}},
+		Rules: []RuleConfig{{Line: 22, Cases: "roadmap_speculation.jsonl", Predicate: "roadmap_speculation.predicate.toml", DefLine: 14,
+			KeyLines: RuleKeyLines{Line: 15, Text: 14, Cases: 16, Predicate: 17}}},
 		Judges: []JudgeConfig{{
 			Name: "claude-opus-4-8", Rubric: "roadmap_judge.md", Provider: "openai",
 			BaseURL: "https://api.example.com/v1/", APIKeyEnv: "ANTHROPIC_API_KEY", DefLine: 18,
@@ -95,8 +96,8 @@ func TestParseAudit_DefaultsAndForms(t *testing.T) {
 			{Name: "b", Provider: "sim", APIKeyEnv: "OPENAI_API_KEY", Temperature: 0, MaxTokens: 400, TimeoutSeconds: 2.5, Line: 6},
 		},
 		Rules: []RuleConfig{
-			{Text: "Be concise.", Cases: "c.jsonl", Predicate: "p.toml", DefLine: 12},
-			{Line: 4, Text: "Never swear.", Cases: "c2.jsonl", Predicate: "p2.toml", DefLine: 16},
+			{Text: "Be concise.", Cases: "c.jsonl", Predicate: "p.toml", DefLine: 12, KeyLines: RuleKeyLines{Line: 12, Text: 13, Cases: 14, Predicate: 15}},
+			{Line: 4, Text: "Never swear.", Cases: "c2.jsonl", Predicate: "p2.toml", DefLine: 16, KeyLines: RuleKeyLines{Line: 17, Text: 18, Cases: 19, Predicate: 20}},
 		},
 		Judges: []JudgeConfig{{Name: "j", Rubric: "r.md", Provider: "openai", BaseURL: "http://localhost:8080/v1", APIKeyEnv: "OPENAI_API_KEY", MaxTokens: DefaultJudgeMaxTokens, DefLine: 21}},
 	}
@@ -313,7 +314,7 @@ func TestParseAudit_RuleClassTagChanged(t *testing.T) {
 				t.Fatal(err)
 			}
 			got := af.Rules[0]
-			got.DefLine = 0
+			got.DefLine, got.KeyLines = 0, RuleKeyLines{}
 			if !got.Changed.Equal(tt.want.Changed) {
 				t.Errorf("changed = %v, want %v", got.Changed, tt.want.Changed)
 			}

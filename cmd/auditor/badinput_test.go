@@ -42,9 +42,9 @@ func TestBadInput(t *testing.T) {
 		{
 			name: "missing case file",
 			edit: map[string]string{"audit.toml": strings.Replace(validAudit(), `cases = "cases.jsonl"`, `cases = "nosuch.jsonl"`, 1)},
-			// The rule's table starts on line 11 of the audit file.
+			// The error points at the cases key, line 13 of the audit file.
 			want: func(dir string) []string {
-				return []string{filepath.Join(dir, "audit.toml") + ":11:", "nosuch.jsonl", "not found"}
+				return []string{filepath.Join(dir, "audit.toml") + ":13:", "nosuch.jsonl", "not found"}
 			},
 		},
 		{
@@ -72,14 +72,14 @@ reason = "asserted a timeline"
 			name: "rule line out of range",
 			edit: map[string]string{"audit.toml": strings.Replace(validAudit(), "line = 5", "line = 99", 1)},
 			want: func(dir string) []string {
-				return []string{filepath.Join(dir, "audit.toml") + ":11:", "rule[1].line", "99"}
+				return []string{filepath.Join(dir, "audit.toml") + ":12:", "rule[1].line", "99"}
 			},
 		},
 		{
 			name: "blank rule line",
 			edit: map[string]string{"audit.toml": strings.Replace(validAudit(), "line = 5", "line = 4", 1)},
 			want: func(dir string) []string {
-				return []string{filepath.Join(dir, "audit.toml") + ":11:", "rule[1].line", "blank"}
+				return []string{filepath.Join(dir, "audit.toml") + ":12:", "rule[1].line", "blank"}
 			},
 		},
 	}
