@@ -659,7 +659,7 @@ func answerLines(c *Common, cs *model.Case, resp *model.Response, loading bool, 
 	case err != nil:
 		add(st.Err.Render("  " + oneLine(err.Error())))
 	case resp == nil:
-		add(st.Muted.Render("  no answer stored"))
+		add(st.Muted.Render("  no answer stored yet"))
 	case !resp.OK():
 		add(st.Err.Render("  the call failed for good: ") + oneLine(resp.Error))
 	default:

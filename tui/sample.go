@@ -228,35 +228,11 @@ func (v *sampleView) content() []string {
 		}
 	}
 	add("")
-	add(st.Header.Render("USER MESSAGE"))
-	for _, p := range strings.Split(model.Sanitize(cs.Msg), "\n") {
-		wrapped(strings.ReplaceAll(p, "\t", " "))
+	span := model.Span{}
+	if state == sampleFail {
+		span = g.Span
 	}
-	if len(cs.KB) > 0 {
-		add("")
-		add(st.Header.Render("KNOWLEDGE BASE GIVEN WITH THE PROMPT"))
-		for _, kb := range cs.KB {
-			wrapped("- " + oneLine(kb))
-		}
-	}
-	add("")
-	add(st.Header.Render("RESPONSE"))
-	switch {
-	case v.loading:
-		add(st.Muted.Render("  loading…"))
-	case v.err != nil:
-		add(st.Err.Render("  " + oneLine(v.err.Error())))
-	case v.resp == nil:
-		add(st.Muted.Render("  no answer stored yet"))
-	case !v.resp.OK():
-		add(st.Err.Render("  the call failed for good: ") + oneLine(v.resp.Error))
-	default:
-		span := model.Span{}
-		if state == sampleFail {
-			span = g.Span
-		}
-		out = append(out, sanitizeSpan(v.resp.Text, span).render(w, "  ", st.Span)...)
-	}
+	out = append(out, answerLines(c, &cs, v.resp, v.loading, v.err, span)...)
 	return out
 }
 
