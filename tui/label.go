@@ -284,18 +284,10 @@ func scroll(vp *viewport.Model, km tea.KeyPressMsg, k ScrollKeys) {
 }
 
 func (v *labelView) updateNote(msg tea.Msg) tea.Cmd {
-	if km, ok := msg.(tea.KeyPressMsg); ok {
-		switch {
-		case key.Matches(km, v.c.keys.Note.Accept):
-			return v.saveNote(v.note.close())
-		case key.Matches(km, v.c.keys.Note.Cancel):
-			v.note.close()
-			v.refresh()
-			return nil
-		}
+	cmd := v.note.update(msg, v.c.keys.Note, v.saveNote)
+	if !v.note.editing {
+		v.refresh() // the note line gives way to the answer again
 	}
-	var cmd tea.Cmd
-	v.note.in, cmd = v.note.in.Update(msg)
 	return cmd
 }
 

@@ -4,6 +4,7 @@ import (
 	"fmt"
 	"strings"
 
+	"charm.land/bubbles/v2/key"
 	"charm.land/bubbles/v2/textinput"
 	tea "charm.land/bubbletea/v2"
 
@@ -270,6 +271,23 @@ func (n *noteBox) close() string {
 	n.editing = false
 	n.in.Blur()
 	return strings.TrimSpace(model.Sanitize(n.in.Value()))
+}
+
+// update routes a message to the note being typed: accept hands the note to
+// save, cancel drops it, anything else edits the text.
+func (n *noteBox) update(msg tea.Msg, k FilterKeys, save func(note string) tea.Cmd) tea.Cmd {
+	if km, ok := msg.(tea.KeyPressMsg); ok {
+		switch {
+		case key.Matches(km, k.Accept):
+			return save(n.close())
+		case key.Matches(km, k.Cancel):
+			n.close()
+			return nil
+		}
+	}
+	var cmd tea.Cmd
+	n.in, cmd = n.in.Update(msg)
+	return cmd
 }
 
 // verdictWord is how a label reads: on control cases a "violation" is a

@@ -425,18 +425,7 @@ func (v *reviewView) nextModelPair() {
 }
 
 func (v *reviewView) updateNote(msg tea.Msg) tea.Cmd {
-	if km, ok := msg.(tea.KeyPressMsg); ok {
-		switch {
-		case key.Matches(km, v.c.keys.Note.Accept):
-			return v.saveNote(v.note.close())
-		case key.Matches(km, v.c.keys.Note.Cancel):
-			v.note.close()
-			return nil
-		}
-	}
-	var cmd tea.Cmd
-	v.note.in, cmd = v.note.in.Update(msg)
-	return cmd
+	return v.note.update(msg, v.c.keys.Note, v.saveNote)
 }
 
 func (v *reviewView) saveNote(note string) tea.Cmd {
