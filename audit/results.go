@@ -108,11 +108,9 @@ type Results struct {
 	Plan  *Plan
 	Rules []*RuleResult
 	Delta float64
-	// TokensRemoved is the sum of the tokens of lines whose verdict is DELETE;
-	// TokensClaimed sums every audited line (what an unchecked sweep claims).
-	// Sweep has them too, with the verdict counts and the split by tag.
-	TokensRemoved, TokensClaimed int
-	Sweep                        Sweep
+	// Sweep counts the verdicts and sums the tokens the lines safe to
+	// delete remove against those every audited line claims, also by tag.
+	Sweep Sweep
 }
 
 // Aggregate computes every rule's counts, intervals, grader quality and
@@ -286,7 +284,6 @@ func (t *Tally) Results() (*Results, error) {
 		}
 	}
 	res.Sweep = summarizeSweep(res.Rules)
-	res.TokensRemoved, res.TokensClaimed = res.Sweep.TokensRemoved, res.Sweep.TokensClaimed
 	return res, nil
 }
 

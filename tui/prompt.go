@@ -116,7 +116,7 @@ func (v *promptView) content() []string {
 	out = append(out,
 		st.Title.Render("System prompt")+" "+oneLine(promptName(a))+st.Muted.Render(fmt.Sprintf(" · %d lines", a.Prompt.Len())),
 		fmt.Sprintf("%d lines audited, %d tokens; lines with a DELETE verdict remove %d tokens",
-			len(a.Rules), c.res.TokensClaimed, c.res.TokensRemoved),
+			len(a.Rules), c.res.Sweep.TokensClaimed, c.res.Sweep.TokensRemoved),
 		st.Delete.Render("✓ DELETE")+st.Muted.Render(" can go (the hoped-for outcome) · ")+
 			st.Keep.Render("■ KEEP")+st.Muted.Render(" load-bearing · ")+
 			st.Inconclusive.Render("? INCONCLUSIVE")+st.Muted.Render(" not settled · ")+
