@@ -927,3 +927,65 @@ func CompareLabellers(nameA string, a map[string]model.Label, nameB string, b ma
 	}
 	return out
 }
+
+// SetReport is what `auditor label --show` reports about a label set: the
+// set, how far labelling has come, each rule's current predicate measured
+// on it with the recall of every predicate version seen, and how the
+// labellers agree.
+type SetReport struct {
+	Set    LabelSet
+	Labels map[string]model.Label // the truth measured against
+	Who    string                 // whose labels those are, for people: "current labels"
+	Rules  []SetRuleReport
+	// Labellers compares every pair of people who labelled answers of the
+	// set; empty with fewer than two.
+	Labellers []LabellerAgreement
+}
+
+// SetRuleReport is one rule's predicate measured on a label set.
+type SetRuleReport struct {
+	SetQuality
+	// Versions holds every recorded version of the predicate, measured on
+	// the same labels, oldest first.
+	Versions []PredicateVersion
+}
+
+// SetReportStore is what BuildSetReport reads. store.Store satisfies it.
+type SetReportStore interface {
+	HistoryStore
+	LabelsByLabeller() (map[string]map[string]model.Label, error)
+}
+
+// BuildSetReport measures every rule's predicate on set against labels
+// (the tally's current labels when nil; who names them) and compares the
+// labellers of the set's answers.
+func BuildSetReport(st SetReportStore, t *Tally, set LabelSet, labels map[string]model.Label, who string) (SetReport, error) {
+	if labels == nil {
+		labels = t.Labels()
+	}
+	r := SetReport{Set: set, Labels: labels, Who: who}
+	for _, sq := range t.MeasureSet(&set, labels) {
+		hist, err := PredicateHistory(st, t.plan, sq.Rule.Line, labels, &set)
+		if err != nil {
+			return r, err
+		}
+		r.Rules = append(r.Rules, SetRuleReport{SetQuality: sq, Versions: hist})
+	}
+	by, err := st.LabelsByLabeller()
+	if err != nil {
+		return r, err
+	}
+	var names []string
+	for name, ls := range by {
+		if slices.ContainsFunc(set.Keys, func(k string) bool { _, ok := ls[k]; return ok }) {
+			names = append(names, name)
+		}
+	}
+	slices.Sort(names)
+	for i := range names {
+		for j := i + 1; j < len(names); j++ {
+			r.Labellers = append(r.Labellers, CompareLabellers(names[i], by[names[i]], names[j], by[names[j]], set.Keys))
+		}
+	}
+	return r, nil
+}

@@ -72,13 +72,21 @@ func (f *Feed) Follow(events <-chan runner.Event) runner.Stopped {
 	for e := range events {
 		if s, ok := e.(runner.Stopped); ok {
 			last = s
-			f.mu.Lock()
-			f.stopped = &s
-			f.mu.Unlock()
 		}
-		f.push(Event{Runner: e})
+		f.Event(e)
 	}
 	return last
+}
+
+// Event queues one runner event; it never blocks. With StartPhase, Graded
+// and JudgeGraded it makes a Feed a workbench.Observer.
+func (f *Feed) Event(e runner.Event) {
+	if s, ok := e.(runner.Stopped); ok {
+		f.mu.Lock()
+		f.stopped = &s
+		f.mu.Unlock()
+	}
+	f.push(Event{Runner: e})
 }
 
 // StartPhase announces a further run on the same feed, such as the judge

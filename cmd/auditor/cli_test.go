@@ -2,10 +2,14 @@ package main
 
 import (
 	"encoding/json"
+	"fmt"
 	"math"
+	"path/filepath"
 	"regexp"
 	"strings"
 	"testing"
+
+	"github.com/auditor-dev/auditor/examples"
 )
 
 // TestDemo runs the bundled demo as a new user would, and checks that its
@@ -152,5 +156,51 @@ func TestRunWithoutConfirmation(t *testing.T) {
 	}
 	if requests, _, _ := srv.counts(); requests != 0 {
 		t.Errorf("unconfirmed run sent %d requests", requests)
+	}
+}
+
+// TestRun_Rejudge: --rejudge re-asks each judge about K answers after the
+// judging and prints how often each flipped; a second run calls nothing
+// and prints the same.
+func TestRun_Rejudge(t *testing.T) {
+	t.Parallel()
+	dir := t.TempDir()
+	if err := examples.Write(dir); err != nil {
+		t.Fatal(err)
+	}
+	path := filepath.Join(dir, examples.DemoAudit)
+	args := []string{"run", path, "--yes", "--headless", "--samples", "1", "--rejudge", "4"}
+	first := mustRun(t, exitOK, args...)
+	if !strings.Contains(first.errOut, "re-asking judges: 8 calls") {
+		t.Errorf("no re-ask phase for 2 judges x 4 answers:\n%s", first)
+	}
+	var lines []string
+	for _, l := range strings.Split(first.out, "\n") {
+		if strings.HasPrefix(l, "  judge:sim-judge-") && strings.Contains(l, ": flipped ") {
+			lines = append(lines, l)
+		}
+	}
+	if !strings.Contains(first.out, "Judge stability (same answer asked again, temperature 0):") || len(lines) != 2 {
+		t.Fatalf("no stability line per judge:\n%s", first)
+	}
+	for _, l := range lines {
+		// 4 re-asks each: compared, or without a VERDICT line.
+		var flips, asked, unparseable int
+		fmt.Sscanf(l[strings.Index(l, "flipped"):], "flipped %d of %d", &flips, &asked)
+		if i := strings.Index(l, "; "); i >= 0 {
+			fmt.Sscanf(l[i+2:], "%d without", &unparseable)
+		}
+		if asked+unparseable != 4 || flips > asked {
+			t.Errorf("stability line %q: want 4 re-asks", l)
+		}
+	}
+	second := mustRun(t, exitOK, args...)
+	if strings.Contains(second.errOut, "re-asking judges:") || strings.Contains(second.errOut, "judging:") {
+		t.Errorf("the second run called again:\n%s", second)
+	}
+	for _, l := range lines {
+		if !strings.Contains(second.out, l) {
+			t.Errorf("the second run's stability differs; want %q in:\n%s", l, second.out)
+		}
 	}
 }

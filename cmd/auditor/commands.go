@@ -2,11 +2,9 @@ package main
 
 import (
 	"fmt"
-	"io"
 	"os"
 	"path/filepath"
 	"strings"
-	"text/tabwriter"
 
 	"github.com/spf13/cobra"
 
@@ -14,12 +12,10 @@ import (
 	"github.com/auditor-dev/auditor/examples"
 	"github.com/auditor-dev/auditor/model"
 	"github.com/auditor-dev/auditor/report"
-	"github.com/auditor-dev/auditor/store"
+	"github.com/auditor-dev/auditor/workbench"
 )
 
-func storeWriterOptions() store.WriterOptions { return store.WriterOptions{} }
-
-func newDemoCmd(io Stdio) *cobra.Command {
+func newDemoCmd(std Stdio) *cobra.Command {
 	var dir string
 	var f runFlags
 	c := &cobra.Command{
@@ -42,12 +38,12 @@ result is marked SIMULATED.`,
 				return err
 			}
 			path := filepath.Join(dir, examples.DemoAudit)
-			fmt.Fprintf(io.Err, "demo audit written to %s\n", dir)
+			fmt.Fprintf(std.Err, "demo audit written to %s\n", dir)
 			f.yes = true
-			if !cmd.Flags().Changed("sim-latency") && interactive(io, f.headless) {
+			if !cmd.Flags().Changed("sim-latency") && interactive(std, f.headless) {
 				f.simLatency = demoSimLatency
 			}
-			return runAudit(cmd.Context(), io, path, f, os.Args[0]+" run")
+			return runAudit(cmd.Context(), std, path, f, os.Args[0]+" run")
 		},
 	}
 	c.Flags().StringVar(&dir, "dir", "", "directory to write the example to (default: a new temporary directory)")
@@ -57,7 +53,7 @@ result is marked SIMULATED.`,
 	return c
 }
 
-func newPlanCmd(io Stdio) *cobra.Command {
+func newPlanCmd(std Stdio) *cobra.Command {
 	var format string
 	var samples, concurrency int
 	c := &cobra.Command{
@@ -68,36 +64,37 @@ output tokens, the dollars with and without prompt caching, and the minutes at
 the set concurrency. Makes no calls. --format json gives the same as an object.`,
 		Args: exactArgs(1),
 		RunE: func(cmd *cobra.Command, args []string) error {
-			s, err := loadAudit(args[0], samples)
+			if samples < 0 || concurrency < 0 {
+				return &usageError{fmt.Errorf("--samples and --concurrency cannot be negative")}
+			}
+			s, err := workbench.Open(cmd.Context(), args[0], workbench.Options{Samples: samples, Access: workbench.IfExists})
 			if err != nil {
 				return err
 			}
-			if err := s.openStoreIfExists(); err != nil {
-				return err
-			}
-			defer s.close()
-			status, err := s.status()
+			defer s.Close()
+			status, err := s.Status()
 			if err != nil {
 				return err
 			}
-			conc := s.audit.File.Concurrency
+			conc := s.Audit.File.Concurrency
 			if concurrency > 0 {
 				conc = concurrency
 			}
-			est, err := s.estimate(status, conc, 0)
+			est, err := s.Estimate(status, conc, 0, true)
 			if err != nil {
 				return err
 			}
 			switch format {
 			case "json":
-				return writeJSON(io.Out, est)
+				return writeJSON(std.Out, est)
 			case "text":
-				if s.simulated() {
-					fmt.Fprintln(io.Out, report.SimulatedBanner)
+				if s.Simulated() {
+					fmt.Fprintln(std.Out, report.SimulatedBanner)
 				}
-				writePlanSummary(io.Out, s, est, 0)
-				writePlanPower(io.Out, est)
-				return nil
+				if err := report.WritePlan(std.Out, s.Audit, est, 0); err != nil {
+					return err
+				}
+				return report.WritePlanPower(std.Out, est)
 			}
 			return &usageError{fmt.Errorf("unknown --format %q (want text or json)", format)}
 		},
@@ -108,46 +105,7 @@ the set concurrency. Makes no calls. --format json gives the same as an object.`
 	return c
 }
 
-// writePlanPower prints, per audited line, the smallest rises the planned
-// samples would detect and the warnings about kinds with too few cases.
-func writePlanPower(w io.Writer, e audit.Estimate) {
-	fmt.Fprintln(w, "power (per model; rises measured from a baseline that never fails):")
-	for _, r := range e.Rules {
-		fmt.Fprintf(w, "  line %d: %s\n", r.Line, r.Power.Summary())
-		for _, warning := range r.Warnings {
-			fmt.Fprintf(w, "    warning: %s\n", warning)
-		}
-	}
-}
-
-// writePlanSummary prints the plan as a person reads it before saying yes.
-func writePlanSummary(w io.Writer, s *session, e audit.Estimate, budget float64) {
-	fmt.Fprintf(w, "%s: %s (%d lines)\n", model.Sanitize(s.audit.File.Name), s.audit.PromptPath, s.audit.Prompt.Len())
-	tw := tabwriter.NewWriter(w, 0, 0, 2, ' ', 0)
-	fmt.Fprintln(tw, "  line\ttokens\tprovoke\tpressure\tcontrol\ttext")
-	for _, r := range e.Rules {
-		fmt.Fprintf(tw, "  %d\t%d\t%d\t%d\t%d\t%s\n", r.Line, r.Tokens, r.Cases[model.Provoke], r.Cases[model.Pressure], r.Cases[model.Control], model.Sanitize(r.Text))
-	}
-	tw.Flush()
-	models := make([]string, len(s.audit.File.Models))
-	for i, m := range s.audit.File.Models {
-		models[i] = m.Name
-	}
-	fmt.Fprintf(w, "variants: baseline + one deletion per line; %d samples; model %s\n", e.Samples, strings.Join(models, ", "))
-	fmt.Fprintf(w, "calls: %d to make, %d already stored (free)", e.Calls, e.CachedCalls)
-	if e.JudgeCalls > 0 {
-		fmt.Fprintf(w, "; of those, %d answers and at most %d judge calls (answers with identical text share one)", e.AnswerCalls, e.JudgeCalls)
-	}
-	fmt.Fprintln(w)
-	fmt.Fprintf(w, "tokens: %d input, %d output (estimate; output from %s)\n", e.PromptTokens, e.CompletionTokens, e.CompletionBasis)
-	fmt.Fprintf(w, "cost: $%.2f, or $%.2f with prompt caching", e.USD, e.USDWithCaching)
-	if budget > 0 {
-		fmt.Fprintf(w, "; budget $%.2f", budget)
-	}
-	fmt.Fprintf(w, "\ntime: about %.1f minutes at concurrency %d\n", e.Minutes, e.Concurrency)
-}
-
-func newReportCmd(io Stdio) *cobra.Command {
+func newReportCmd(std Stdio) *cobra.Command {
 	var format string
 	var gate bool
 	c := &cobra.Command{
@@ -159,42 +117,28 @@ no calls are made. Answers are re-graded first if a predicate changed.
 With --gate, exit 3 when any line's verdict is not DELETE.`,
 		Args: exactArgs(1),
 		RunE: func(cmd *cobra.Command, args []string) error {
-			s, err := loadAudit(args[0], 0)
+			s, err := workbench.Open(cmd.Context(), args[0], workbench.Options{Access: workbench.Write})
 			if err != nil {
 				return err
 			}
-			if err := s.openStore(); err != nil {
-				return err
-			}
-			defer s.close()
-			grader := audit.NewGrader(cmd.Context(), s.plan)
-			defer grader.Close()
-			// One tally serves re-grading and the results: status and
-			// grades are read once.
-			tally, err := audit.NewTally(s.plan, s.st)
+			defer s.Close()
+			res, err := s.Results()
 			if err != nil {
 				return err
 			}
-			if _, err := grader.RegradeTally(tally, s.st); err != nil {
-				return fmt.Errorf("re-grading stored answers: %w", err)
-			}
-			res, err := tally.Results()
-			if err != nil {
-				return err
-			}
-			spend, err := s.spend()
+			spend, err := s.Spend()
 			if err != nil {
 				return err
 			}
 			switch format {
 			case "text":
-				err = report.WriteText(io.Out, res, spend, s.simulated())
+				err = report.WriteText(std.Out, res, spend, s.Simulated())
 			case "md":
-				err = report.WriteMarkdown(io.Out, res, spend, s.simulated())
+				err = report.WriteMarkdown(std.Out, res, spend, s.Simulated())
 			case "json":
-				err = report.WriteJSON(io.Out, report.Build(res, spend, s.simulated()))
+				err = report.WriteJSON(std.Out, report.Build(res, spend, s.Simulated()))
 			case "junit":
-				err = report.WriteJUnit(io.Out, res, spend, s.simulated())
+				err = report.WriteJUnit(std.Out, res, spend, s.Simulated())
 			default:
 				return &usageError{fmt.Errorf("unknown --format %q (want text, md, json or junit)", format)}
 			}
@@ -212,7 +156,7 @@ With --gate, exit 3 when any line's verdict is not DELETE.`,
 	return c
 }
 
-func newExportCmd(io Stdio) *cobra.Command {
+func newExportCmd(std Stdio) *cobra.Command {
 	var what, format, out string
 	c := &cobra.Command{
 		Use:   "export AUDIT",
@@ -223,15 +167,12 @@ names are stable. CSV cells are stripped of terminal control sequences and
 guarded against spreadsheet formulas.`,
 		Args: exactArgs(1),
 		RunE: func(cmd *cobra.Command, args []string) error {
-			s, err := loadAudit(args[0], 0)
+			s, err := workbench.Open(cmd.Context(), args[0], workbench.Options{Access: workbench.StoreOnly})
 			if err != nil {
 				return err
 			}
-			if err := s.openStore(); err != nil {
-				return err
-			}
-			defer s.close()
-			w := io.Out
+			defer s.Close()
+			w := std.Out
 			var file *os.File
 			if out != "" && out != "-" {
 				if file, err = os.Create(out); err != nil {
@@ -241,15 +182,15 @@ guarded against spreadsheet formulas.`,
 			}
 			switch what {
 			case "responses":
-				err = report.ExportResponses(w, s.plan, s.st, format)
+				err = report.ExportResponses(w, s.Plan, s.Store, format)
 			case "grades":
-				grader := audit.NewGrader(cmd.Context(), s.plan)
-				defer grader.Close()
-				if _, err = grader.Regrade(s.st); err == nil {
-					err = report.ExportGrades(w, s.plan, s.st, format)
+				// Grades from the current predicates, so answers an edit
+				// left ungraded are graded first.
+				if err = s.Refresh(); err == nil {
+					err = report.ExportGrades(w, s.Plan, s.Store, format)
 				}
 			case "labels":
-				err = report.ExportLabels(w, s.st, format)
+				err = report.ExportLabels(w, s.Store, format)
 			default:
 				err = &usageError{fmt.Errorf("unknown --what %q (want responses, grades or labels)", what)}
 			}
@@ -267,7 +208,7 @@ guarded against spreadsheet formulas.`,
 	return c
 }
 
-func newImportLabelsCmd(io Stdio) *cobra.Command {
+func newImportLabelsCmd(std Stdio) *cobra.Command {
 	var overwrite bool
 	c := &cobra.Command{
 		Use:   "import-labels AUDIT FILE",
@@ -279,10 +220,6 @@ label is kept in the history either way. Keys of responses this audit does not
 use are reported.`,
 		Args: exactArgs(2),
 		RunE: func(cmd *cobra.Command, args []string) error {
-			s, err := loadAudit(args[0], 0)
-			if err != nil {
-				return err
-			}
 			data, err := os.ReadFile(args[1])
 			if err != nil {
 				return &model.InputError{File: args[1], Msg: "cannot read: " + err.Error()}
@@ -291,32 +228,33 @@ use are reported.`,
 			if err != nil {
 				return err
 			}
-			if err := s.openStore(); err != nil {
+			s, err := workbench.Open(cmd.Context(), args[0], workbench.Options{Access: workbench.StoreOnly})
+			if err != nil {
 				return err
 			}
-			defer s.close()
+			defer s.Close()
 			var known []model.Label
 			unknown := 0
 			for _, l := range labels {
-				if _, ok := s.plan.ByKey[l.Key]; ok {
+				if _, ok := s.Plan.ByKey[l.Key]; ok {
 					known = append(known, l)
 				} else {
 					unknown++
 				}
 			}
-			res, err := s.st.ImportLabels(known, overwrite)
+			res, err := s.Store.ImportLabels(known, overwrite)
 			if err != nil {
 				return err
 			}
-			fmt.Fprintf(io.Out, "labels: %d added, %d unchanged, %d overwritten, %d conflicts, %d for responses this audit does not use (skipped)\n",
+			fmt.Fprintf(std.Out, "labels: %d added, %d unchanged, %d overwritten, %d conflicts, %d for responses this audit does not use (skipped)\n",
 				res.Added, res.Unchanged, len(res.Overwritten), len(res.Conflicts), unknown)
 			if len(res.Conflicts) > 0 && !overwrite {
 				for i, c := range res.Conflicts {
 					if i == 10 {
-						fmt.Fprintf(io.Err, "  ... and %d more\n", len(res.Conflicts)-10)
+						fmt.Fprintf(std.Err, "  ... and %d more\n", len(res.Conflicts)-10)
 						break
 					}
-					fmt.Fprintf(io.Err, "  conflict on %s: stored violation=%t by %s, file says violation=%t by %s\n",
+					fmt.Fprintf(std.Err, "  conflict on %s: stored violation=%t by %s, file says violation=%t by %s\n",
 						c.Key, c.Current.Violation, c.Current.Labeller, c.Incoming.Violation, c.Incoming.Labeller)
 				}
 				return &exitError{code: exitBadInput, msg: "conflicting labels were not imported; re-run with --overwrite to replace them (history keeps the old values)"}

@@ -12,8 +12,8 @@ import (
 	"github.com/spf13/cobra"
 
 	"github.com/auditor-dev/auditor/audit"
-	"github.com/auditor-dev/auditor/runner"
 	"github.com/auditor-dev/auditor/tui"
+	"github.com/auditor-dev/auditor/workbench"
 )
 
 // demoSimLatency is the simulated model's mean latency in the interactive
@@ -22,104 +22,66 @@ const demoSimLatency = 40 * time.Millisecond
 
 // interactive reports whether a command shows the interactive screen:
 // --headless is not set and standard output is a terminal.
-func interactive(io Stdio, headless bool) bool {
+func interactive(std Stdio, headless bool) bool {
 	if headless {
 		return false
 	}
-	f, ok := io.Out.(*os.File)
+	f, ok := std.Out.(*os.File)
 	return ok && isTerminal(f)
 }
 
 // runInteractive is `auditor run` on a terminal, from the plan on: the
-// plan screen asks for y (unless --yes), the grid follows the answers and
-// then the judges, and once the program exits, what finished is stored, the
-// judging left undone (the user quit) is finished, and the report and, if
-// the run did not finish, the command that resumes it are printed.
-func runInteractive(ctx context.Context, io Stdio, s *session, grader *audit.Grader, status map[string]bool,
-	est audit.Estimate, concurrency int, f runFlags, path, resumeCmd string) error {
-	pending, err := s.prepareCalls(status, f.simLatency)
-	if err != nil {
-		return err
+// plan screen asks for y (unless --yes), and the run (answers, judges,
+// re-asks) follows on the grid. Once the program exits the run has ended,
+// however it ended: nothing more is called. The report and, if the run did
+// not finish, the command that resumes it are printed.
+func runInteractive(ctx context.Context, std Stdio, s *workbench.Session, status map[string]bool,
+	est audit.Estimate, ro workbench.RunOptions, f runFlags, path, resumeCmd string) error {
+	// The run writes out and runErr before it closes the feed.
+	var out workbench.Outcome
+	var runErr error
+	start := func(ctx context.Context, feed *tui.Feed) {
+		go func() {
+			defer feed.Close()
+			out, runErr = s.Run(ctx, ro, feed)
+		}()
 	}
-	tally, err := audit.NewTally(s.plan, s.st)
-	if err != nil {
-		return err
-	}
-
-	w := s.st.NewWriter(storeWriterOptions())
-	sink := &audit.Sink{Grader: grader, Writer: w}
-	opts := runner.Options{
-		Concurrency: concurrency,
-		Timeout:     callTimeout(s.audit.File.Models),
-		MaxWait:     f.maxWait,
-		Budget:      f.budget,
-		Skip:        func(i int) bool { return status[s.plan.Calls[i].Key] },
-	}
-	defer limitRunMemory()()
-	// The judges run on the screen once the answers complete; set before
-	// the feed closes.
-	var onScreen screenRun
-	start := screenStart(io, s, sink, w, opts, judgeOptions{
-		concurrency: concurrency, budget: f.budget, maxWait: f.maxWait, simLatency: f.simLatency,
-	}, &onScreen)
 	runCtx, cancelRun := context.WithCancel(ctx)
 	defer cancelRun()
 	// Predicate edits saved during the run are applied when it ends: the
 	// run's grader reads the predicates meanwhile.
-	edits := startWatching(runCtx, io, s)
-	// The app updates its Stored as answers arrive while the runner's Skip
-	// reads status: each gets its own map.
+	edits := startWatching(runCtx, std, s)
+	// The app updates its Stored as answers arrive: it gets its own map.
 	app, err := tui.New(tui.Options{
-		Plan: s.plan, Tally: tally, Stored: maps.Clone(status), Estimate: est, Responses: s.st,
-		Simulated: s.simulated(), Budget: f.budget, Start: start, Calls: pending,
+		Plan: s.Plan, Tally: s.Tally, Stored: maps.Clone(status), Estimate: est, Responses: s.Store,
+		Simulated: s.Simulated(), Budget: f.budget, Start: start, Calls: est.Calls,
 		Context: runCtx, AutoStart: f.yes,
 		Labelling: labellingOptions(s, edits, appScreen{labeller: defaultLabeller()}),
-		Spend:     storedSpend(s),
+		Spend:     s.Spend,
 	})
 	if err != nil {
-		w.Close()
 		return err
 	}
-	_, runErr := tea.NewProgram(app, tea.WithContext(ctx), tea.WithInput(io.In), tea.WithOutput(io.Out)).Run()
+	_, progErr := tea.NewProgram(app, tea.WithContext(ctx), tea.WithInput(std.In), tea.WithOutput(std.Out)).Run()
 
 	// The app cancels a run the user stops; cancel here too in case the
 	// program ended another way, then wait for the run to wind down.
 	cancelRun()
+	if progErr != nil && !quietEnd(progErr) {
+		fmt.Fprintf(std.Err, "interactive screen: %v\n", progErr)
+	}
 	feed := app.Feed()
 	if feed == nil {
-		if err := w.Close(); err != nil {
-			return fmt.Errorf("saving answers: %w", err)
-		}
-		if runErr != nil && !quietEnd(runErr) {
-			return fmt.Errorf("interactive screen: %w", runErr)
-		}
-		if pending > 0 {
+		if est.Calls > 0 {
 			return &exitError{code: exitOK} // left at the plan: nothing run, nothing to report
 		}
-	}
-	stopped := runner.Stopped{Reason: runner.Completed}
-	if feed != nil {
+	} else {
 		<-feed.Done()
-		// The answers' outcome decides what finishRun does; what the judges
-		// left undone on the screen (the user quit) it judges now.
-		stopped = onScreen.answers
-		stopped.Spent += onScreen.judgeSpent
-		if onScreen.judgeErr != nil {
-			fmt.Fprintf(io.Err, "judging: %v\n", onScreen.judgeErr)
-		}
-		if err := w.Close(); err != nil {
-			return fmt.Errorf("saving answers: %w", err)
-		}
-		for _, e := range sink.GradeErrors() {
-			fmt.Fprintf(io.Err, "grading: %v\n", e)
+		if runErr != nil {
+			return runErr
 		}
 	}
-	if runErr != nil && !quietEnd(runErr) {
-		fmt.Fprintf(io.Err, "interactive screen: %v\n", runErr)
-	}
-
-	// From here on as `auditor run --headless`: judges, then the report.
-	return finishRun(ctx, io, s, grader, stopped, concurrency, f, path, resumeCmd)
+	return finishRun(std, s, out, f, path, resumeCmd)
 }
 
 // quietEnd reports whether the program ended by a signal or cancellation,
@@ -128,7 +90,7 @@ func quietEnd(err error) bool {
 	return errors.Is(err, tea.ErrInterrupted) || errors.Is(err, tea.ErrProgramKilled) || errors.Is(err, context.Canceled)
 }
 
-func newOpenCmd(io Stdio) *cobra.Command {
+func newOpenCmd(std Stdio) *cobra.Command {
 	return &cobra.Command{
 		Use:   "open AUDIT",
 		Short: "Browse stored results in the interactive screen, without making calls",
@@ -138,49 +100,22 @@ prompt with each audited line's verdict. No calls are made; answers are
 re-graded first if a predicate changed. Needs a terminal.`,
 		Args: exactArgs(1),
 		RunE: func(cmd *cobra.Command, args []string) error {
-			return openAudit(cmd.Context(), io, args[0])
+			return openStored(cmd.Context(), std, args[0], "open", appScreen{labeller: defaultLabeller()})
 		},
 	}
 }
 
-// openAudit is `auditor open`: the app on stored results, with no run.
-func openAudit(ctx context.Context, io Stdio, path string) error {
-	return openStored(ctx, io, path, "open", appScreen{labeller: defaultLabeller()})
-}
-
 // openStored opens the app on stored results, on the screen o names; name
 // is the command, for the message when there is no terminal.
-func openStored(ctx context.Context, io Stdio, path, name string, o appScreen) error {
-	if !interactive(io, false) {
+func openStored(ctx context.Context, std Stdio, path, name string, o appScreen) error {
+	if !interactive(std, false) {
 		return &usageError{fmt.Errorf("%s needs a terminal; for text use: auditor report %s", name, shellQuote(path))}
 	}
-	s, err := loadAudit(path, 0)
+	s, err := workbench.Open(ctx, path, workbench.Options{Access: workbench.Write})
 	if err != nil {
 		return err
 	}
-	if err := s.openStore(); err != nil {
-		return err
-	}
-	defer s.close()
-	grader := audit.NewGrader(ctx, s.plan)
-	defer grader.Close()
-	// One tally serves re-grading and the screen: status and grades are
-	// read once, which is most of the time it takes to open a large store.
-	tally, err := audit.NewTally(s.plan, s.st)
-	if err != nil {
-		return err
-	}
-	if n, err := grader.RegradeTally(tally, s.st); err != nil {
-		return fmt.Errorf("re-grading stored answers: %w", err)
-	} else if n > 0 {
-		fmt.Fprintf(io.Err, "re-graded %d stored answers with the current predicates (no calls)\n", n)
-	}
-	status, err := s.status()
-	if err != nil {
-		return err
-	}
-	// No history: reading every stored response to refine the estimate
-	// would make opening a large store slow, and nothing is run from here.
-	est := s.plan.Estimate(status, s.audit.File.Concurrency, audit.History{}, 0)
-	return runApp(ctx, io, s, tally, status, est, o)
+	defer s.Close()
+	sayRegraded(std, s)
+	return runApp(ctx, std, s, o)
 }

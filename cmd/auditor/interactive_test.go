@@ -9,6 +9,7 @@ import (
 	"testing"
 
 	"github.com/auditor-dev/auditor/examples"
+	"github.com/auditor-dev/auditor/workbench"
 )
 
 func TestInteractive_OnlyOnATerminal(t *testing.T) {
@@ -44,7 +45,7 @@ func TestOpen_NeedsATerminal(t *testing.T) {
 	if !strings.Contains(r.errOut, "open needs a terminal") || !strings.Contains(r.errOut, "auditor report") {
 		t.Fatalf("no pointer to the text report:\n%s", r)
 	}
-	if _, err := os.Stat(filepath.Join(dir, dbName)); err == nil {
+	if _, err := os.Stat(filepath.Join(dir, workbench.DBName)); err == nil {
 		t.Fatal("open without a terminal created a store")
 	}
 }

@@ -1,83 +1,71 @@
 package main
 
 import (
-	"bytes"
 	"context"
 	"path/filepath"
 	"testing"
 
-	"github.com/auditor-dev/auditor/audit"
 	"github.com/auditor-dev/auditor/examples"
 	"github.com/auditor-dev/auditor/runner"
 	"github.com/auditor-dev/auditor/tui"
+	"github.com/auditor-dev/auditor/workbench"
 )
 
-// TestScreenStart_JudgesOnTheScreen drives the interactive run's Start as
-// the app does: the answers, then the judges, all on one feed. Every
-// judge's grades must be stored by the time the feed closes, so the judging
-// after the screen finds nothing left to do.
-func TestScreenStart_JudgesOnTheScreen(t *testing.T) {
+// TestRunOnTheScreen_JudgesOnTheFeed runs an audit as the interactive app
+// does: the answers, then the judges, all on one feed. Every judge's
+// grades must be stored by the time the feed closes, and the feed must have
+// seen both phases end.
+func TestRunOnTheScreen_JudgesOnTheFeed(t *testing.T) {
 	t.Parallel()
 	dir := t.TempDir()
 	if err := examples.Write(dir); err != nil {
 		t.Fatal(err)
 	}
-	s, err := loadAudit(filepath.Join(dir, examples.DemoAudit), 1)
+	ctx := context.Background()
+	s, err := workbench.Open(ctx, filepath.Join(dir, examples.DemoAudit), workbench.Options{Samples: 1})
 	if err != nil {
 		t.Fatal(err)
 	}
-	if err := s.openStore(); err != nil {
-		t.Fatal(err)
-	}
-	defer s.close()
-	if len(s.audit.Judges) == 0 {
+	defer s.Close()
+	if len(s.Audit.Judges) == 0 {
 		t.Fatal("the demo audit has no judge")
 	}
-	status, err := s.status()
-	if err != nil {
-		t.Fatal(err)
-	}
-	if _, err := s.prepareCalls(status, 0); err != nil {
-		t.Fatal(err)
-	}
-	ctx := context.Background()
-	grader := audit.NewGrader(ctx, s.plan)
-	defer grader.Close()
-	w := s.st.NewWriter(storeWriterOptions())
-	sink := &audit.Sink{Grader: grader, Writer: w}
-	var errOut bytes.Buffer
-	stdio := Stdio{Out: &bytes.Buffer{}, Err: &errOut}
 
-	var out screenRun
 	feed := tui.NewFeed()
-	screenStart(stdio, s, sink, w, runner.Options{Concurrency: 8}, judgeOptions{concurrency: 8}, &out)(ctx, feed)
+	var out workbench.Outcome
+	go func() {
+		defer feed.Close()
+		out, err = s.Run(ctx, workbench.RunOptions{Concurrency: 8}, feed)
+	}()
 	<-feed.Done()
-	if err := w.Close(); err != nil {
-		t.Fatal(err)
-	}
-	if out.answers.Reason != runner.Completed || out.answers.Done != len(s.plan.Calls) || out.judgeErr != nil {
-		t.Fatalf("on the screen: answers %+v, judging error %v", out.answers, out.judgeErr)
-	}
-	if errOut.Len() > 0 {
-		t.Fatalf("judging on the screen printed to standard error:\n%s", errOut.String())
-	}
-
-	status, err = s.status()
 	if err != nil {
 		t.Fatal(err)
 	}
-	jp, err := s.plan.JudgeCalls(s.st, status, 0)
+	if !out.Answers.Ran || out.Answers.Stopped.Reason != runner.Completed || out.Answers.Stopped.Done != len(s.Plan.Calls) {
+		t.Fatalf("answers: %+v", out.Answers)
+	}
+	if !out.Judges.Ran || out.Judges.Stopped.Reason != runner.Completed || out.Judges.Stopped.Done == 0 {
+		t.Fatalf("judges: %+v", out.Judges)
+	}
+	if st, ok := feed.Stopped(); !ok || st != out.Judges.Stopped {
+		t.Fatalf("the feed's last stop is %+v, want the judges' %+v", st, out.Judges.Stopped)
+	}
+
+	if err := s.Refresh(); err != nil {
+		t.Fatal(err)
+	}
+	status, err := s.Status()
+	if err != nil {
+		t.Fatal(err)
+	}
+	jp, err := s.Plan.JudgeCalls(s.Store, status, 0)
 	if err != nil {
 		t.Fatal(err)
 	}
 	if p := jp.Pending(status); len(p) != 0 {
-		t.Fatalf("%d judge calls left after the screen, want 0", len(p))
+		t.Fatalf("%d judge calls left after the run, want 0", len(p))
 	}
-	tally, err := audit.NewTally(s.plan, s.st)
-	if err != nil {
-		t.Fatal(err)
-	}
-	for ji, j := range s.audit.Judges {
+	for ji, j := range s.Audit.Judges {
 		want := map[string]bool{}
 		for i, c := range jp.Calls {
 			if jp.CallJudge[i] == ji {
@@ -86,7 +74,7 @@ func TestScreenStart_JudgesOnTheScreen(t *testing.T) {
 				}
 			}
 		}
-		got := tally.GraderGrades(j.Version)
+		got := s.Tally.GraderGrades(j.Version)
 		if len(want) == 0 || len(got) != len(want) {
 			t.Errorf("judge %s: %d answers graded, want %d", j.Config.Name, len(got), len(want))
 		}
@@ -97,9 +85,9 @@ func TestScreenStart_JudgesOnTheScreen(t *testing.T) {
 		}
 	}
 
-	// After the screen, finishRun's judging has nothing to do.
-	st, err := runJudges(ctx, stdio, s, judgeOptions{concurrency: 8})
-	if err != nil || st.Reason != runner.Completed || st.Done != 0 || errOut.Len() > 0 {
-		t.Fatalf("judging after the screen: %+v, %v, printed %q", st, err, errOut.String())
+	// A second run has nothing to do in any phase.
+	again, err := s.Run(ctx, workbench.RunOptions{Concurrency: 8}, tui.NewFeed())
+	if err != nil || again.Answers.Ran || again.Judges.Ran {
+		t.Fatalf("second run: %+v, %v", again, err)
 	}
 }

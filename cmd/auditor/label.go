@@ -3,10 +3,8 @@ package main
 import (
 	"errors"
 	"fmt"
-	"io"
 	"slices"
 	"strings"
-	"text/tabwriter"
 	"time"
 
 	"github.com/spf13/cobra"
@@ -14,6 +12,7 @@ import (
 	"github.com/auditor-dev/auditor/audit"
 	"github.com/auditor-dev/auditor/model"
 	"github.com/auditor-dev/auditor/report"
+	"github.com/auditor-dev/auditor/workbench"
 )
 
 // labelFlags are the options of `auditor label`.
@@ -30,7 +29,7 @@ type labelFlags struct {
 	width     float64
 }
 
-func newLabelCmd(io Stdio) *cobra.Command {
+func newLabelCmd(std Stdio) *cobra.Command {
 	var f labelFlags
 	c := &cobra.Command{
 		Use:   "label AUDIT",
@@ -57,7 +56,7 @@ seen, and the agreement between labellers. --labeller measures against one
 labeller's labels instead of the current ones.`,
 		Args: exactArgs(1),
 		RunE: func(cmd *cobra.Command, args []string) error {
-			return runLabel(cmd, io, args[0], f)
+			return runLabel(cmd, std, args[0], f)
 		},
 	}
 	fl := c.Flags()
@@ -89,7 +88,7 @@ func defaultSetName(f labelFlags) string {
 	return name
 }
 
-func runLabel(cmd *cobra.Command, io Stdio, path string, f labelFlags) error {
+func runLabel(cmd *cobra.Command, std Stdio, path string, f labelFlags) error {
 	if f.width <= 0 || f.width > 1 {
 		return &usageError{fmt.Errorf("--width must be in (0, 1]")}
 	}
@@ -105,28 +104,13 @@ func runLabel(cmd *cobra.Command, io Stdio, path string, f labelFlags) error {
 		opts.Kinds = append(opts.Kinds, kind)
 	}
 
-	s, err := loadAudit(path, 0)
+	s, err := workbench.Open(cmd.Context(), path, workbench.Options{Access: workbench.Write})
 	if err != nil {
 		return err
 	}
-	if err := s.openStore(); err != nil {
-		return err
-	}
-	defer s.close()
-	if err := audit.RecordPredicateVersions(s.st, s.audit, time.Now()); err != nil {
-		return err
-	}
-	grader := audit.NewGrader(cmd.Context(), s.plan)
-	defer grader.Close()
-	tally, err := audit.NewTally(s.plan, s.st)
-	if err != nil {
-		return err
-	}
-	if _, err := grader.RegradeTally(tally, s.st); err != nil {
-		return fmt.Errorf("re-grading stored answers: %w", err)
-	}
+	defer s.Close()
 
-	old, exists, err := audit.LoadLabelSet(s.st, opts.Name)
+	old, exists, err := audit.LoadLabelSet(s.Store, opts.Name)
 	if err != nil {
 		return err
 	}
@@ -141,7 +125,7 @@ func runLabel(cmd *cobra.Command, io Stdio, path string, f labelFlags) error {
 		} else if !cmd.Flags().Changed("seed") {
 			opts.Seed = time.Now().UnixNano() % 1_000_000
 		}
-		set, err = audit.DrawLabelSample(s.st, s.plan, tally, opts)
+		set, err = audit.DrawLabelSample(s.Store, s.Plan, s.Tally, opts)
 		if errors.Is(err, audit.ErrLabelSetExists) {
 			return &usageError{err}
 		}
@@ -149,14 +133,14 @@ func runLabel(cmd *cobra.Command, io Stdio, path string, f labelFlags) error {
 			return err
 		}
 		if !exists {
-			fmt.Fprintf(io.Err, "drew label set %s\n", set.Name)
+			fmt.Fprintf(std.Err, "drew label set %s\n", set.Name)
 		}
 	}
 
-	labels := tally.Labels()
+	labels := s.Tally.Labels()
 	who := "current labels"
 	if f.labeller != "" {
-		by, err := s.st.LabelsByLabeller()
+		by, err := s.Store.LabelsByLabeller()
 		if err != nil {
 			return err
 		}
@@ -165,18 +149,24 @@ func runLabel(cmd *cobra.Command, io Stdio, path string, f labelFlags) error {
 			labels = map[string]model.Label{}
 		}
 	}
-	if !f.show && interactive(io, false) {
+	if !f.show && interactive(std, false) {
 		// On a terminal, label: --labeller is who labels (default: the user).
-		return labelInteractive(cmd.Context(), io, s, tally, set, f.labeller)
+		return labelInteractive(cmd.Context(), std, s, set, f.labeller)
 	}
-	if s.simulated() {
-		fmt.Fprintln(io.Out, report.SimulatedBanner)
+	if s.Simulated() {
+		fmt.Fprintln(std.Out, report.SimulatedBanner)
 	}
-	writeSetHeader(io.Out, set, labels, who)
+	if err := report.WriteLabelSetHeader(std.Out, set, labels, who); err != nil {
+		return err
+	}
 	if !f.show {
 		return nil
 	}
-	return writeSetResults(io.Out, s, tally, set, labels, f.width)
+	r, err := audit.BuildSetReport(s.Store, s.Tally, set, labels, who)
+	if err != nil {
+		return err
+	}
+	return report.WriteLabelSetResults(std.Out, r, f.width)
 }
 
 // inheritOptions fills the draw flags the user did not give from a stored
@@ -202,116 +192,4 @@ func inheritOptions(cmd *cobra.Command, opts, old audit.SampleOptions) audit.Sam
 		opts.FailShare = old.FailShare
 	}
 	return opts
-}
-
-func writeSetHeader(w io.Writer, set audit.LabelSet, labels map[string]model.Label, who string) {
-	o := set.Options
-	rule := "every rule"
-	if o.Rule != 0 {
-		rule = fmt.Sprintf("line %d", o.Rule)
-	}
-	kinds := make([]string, len(o.Kinds))
-	for i, k := range o.Kinds {
-		kinds[i] = string(k)
-	}
-	fmt.Fprintf(w, "label set %s: %d answers of %s (%s), seed %d, drawn %s from %d graded answers\n",
-		model.Sanitize(set.Name), len(set.Keys), rule, strings.Join(kinds, ", "), o.Seed,
-		set.Created.Local().Format("2006-01-02 15:04"), set.Population)
-	if set.Stratified() {
-		var parts []string
-		for _, st := range set.Strata {
-			parts = append(parts, fmt.Sprintf("%s %d of %d", st.Name, st.Drawn, st.N))
-		}
-		fmt.Fprintf(w, "stratified by the predicate's verdict: %s (recall is weighted by stratum)\n", strings.Join(parts, ", "))
-	}
-	done, total := set.Progress(labels)
-	fmt.Fprintf(w, "%d/%d labelled (%s)\n", done, total, who)
-}
-
-func writeSetResults(w io.Writer, s *session, tally *audit.Tally, set audit.LabelSet, labels map[string]model.Label, width float64) error {
-	for _, sq := range tally.MeasureSet(&set, labels) {
-		q := sq.Quality
-		fmt.Fprintf(w, "\nLine %d: %s\n", sq.Rule.Line, model.Sanitize(sq.Rule.Text))
-		est := "labels as a simple random sample, Wilson intervals"
-		if q.Estimator == audit.EstimatorIPW {
-			est = "inverse-probability weighted by stratum, normal intervals from the delta-method SE"
-		}
-		fmt.Fprintf(w, "  predicate %s; %d labelled answers; estimator: %s\n", q.Version, q.Labels, est)
-		fmt.Fprintf(w, "  recall (provoke + pressure): %s\n", q.Recall)
-		fmt.Fprintf(w, "  precision: %s\n  specificity: %s\n", q.Precision, q.Specificity)
-		tw := tabwriter.NewWriter(w, 0, 0, 2, ' ', 0)
-		fmt.Fprintln(tw, "  kind\tcaught\tmissed\tfalse alarm\tclean\trecall\tprecision")
-		for _, k := range model.Kinds {
-			c, ok := q.Confusion[k]
-			if !ok {
-				continue
-			}
-			fmt.Fprintf(tw, "  %s\t%d\t%d\t%d\t%d\t%s\t%s\n", k, c.TP, c.FN, c.FP, c.TN, q.RecallKind[k], q.PrecisionKind[k])
-		}
-		tw.Flush()
-		fmt.Fprintf(w, "  misses: %d labelled failures the predicate passed\n", len(q.Misses))
-		for i, k := range q.Misses {
-			if i == 10 {
-				fmt.Fprintf(w, "    ... and %d more\n", len(q.Misses)-10)
-				break
-			}
-			fmt.Fprintf(w, "    %s\n", k)
-		}
-		if n, err := q.Recall.MoreNeeded(width); err == nil {
-			fmt.Fprintf(w, "  to narrow recall's 95%% interval to %.2f wide: about %d more labelled violations\n", width, n)
-		}
-		for _, warn := range q.Warnings {
-			fmt.Fprintf(w, "  warning: %s\n", warn)
-		}
-		hist, err := audit.PredicateHistory(s.st, s.plan, sq.Rule.Line, labels, &set)
-		if err != nil {
-			return err
-		}
-		if len(hist) > 1 {
-			fmt.Fprintln(w, "  predicate versions (recall on the same labels):")
-			for _, h := range hist {
-				when := "before history was kept"
-				if !h.FirstSeen.IsZero() {
-					when = "first seen " + h.FirstSeen.Local().Format("2006-01-02 15:04")
-				}
-				cur := ""
-				if h.Current {
-					cur = ", current"
-				}
-				ungraded := ""
-				if h.Quality.Ungraded > 0 {
-					ungraded = fmt.Sprintf(" (%d labelled answers it never graded)", h.Quality.Ungraded)
-				}
-				fmt.Fprintf(w, "    %s (%s%s): %s%s\n", h.Version, when, cur, h.Quality.Recall, ungraded)
-			}
-		}
-	}
-	return writeLabellerAgreement(w, s, set)
-}
-
-// writeLabellerAgreement compares every pair of labellers on the set.
-func writeLabellerAgreement(w io.Writer, s *session, set audit.LabelSet) error {
-	by, err := s.st.LabelsByLabeller()
-	if err != nil {
-		return err
-	}
-	var names []string
-	for name, ls := range by {
-		if slices.ContainsFunc(set.Keys, func(k string) bool { _, ok := ls[k]; return ok }) {
-			names = append(names, name)
-		}
-	}
-	if len(names) < 2 {
-		return nil
-	}
-	slices.Sort(names)
-	fmt.Fprintln(w, "\nlabeller agreement on this set (each labeller's latest label):")
-	for i := range names {
-		for j := i + 1; j < len(names); j++ {
-			ag := audit.CompareLabellers(names[i], by[names[i]], names[j], by[names[j]], set.Keys)
-			ag.A, ag.B = model.Sanitize(ag.A), model.Sanitize(ag.B)
-			fmt.Fprintf(w, "  %s\n", ag)
-		}
-	}
-	return nil
 }

@@ -9,6 +9,7 @@ import (
 	"github.com/auditor-dev/auditor/audit"
 	"github.com/auditor-dev/auditor/model"
 	"github.com/auditor-dev/auditor/store"
+	"github.com/auditor-dev/auditor/workbench"
 )
 
 // labelMain runs the command line and returns its exit code and output.
@@ -42,7 +43,7 @@ func TestLabel_Headless(t *testing.T) {
 	}
 
 	// Two labellers label the set; the second disagrees on the first item.
-	st, err := store.Open(filepath.Join(dir, dbName))
+	st, err := store.Open(filepath.Join(dir, workbench.DBName))
 	if err != nil {
 		t.Fatal(err)
 	}

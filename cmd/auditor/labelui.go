@@ -10,13 +10,18 @@ import (
 	"github.com/spf13/cobra"
 
 	"github.com/auditor-dev/auditor/audit"
+	"github.com/auditor-dev/auditor/report"
 	"github.com/auditor-dev/auditor/store"
 	"github.com/auditor-dev/auditor/tui"
+	"github.com/auditor-dev/auditor/workbench"
 )
 
 // The review screen's labellers' queue reads who labelled what from the
 // store it labels to (LabelOptions.Store).
 var _ tui.LabellerSource = (*store.Store)(nil)
+
+// A run on the screen reports to the app's feed.
+var _ workbench.Observer = (*tui.Feed)(nil)
 
 // appScreen says where the interactive screen opens and who labels there.
 type appScreen struct {
@@ -28,30 +33,21 @@ type appScreen struct {
 // labellingOptions are the screen's labelling options: labels and edited
 // predicates go to the session's store, and predicate files are watched
 // (edits channel) so an edit re-grades at once.
-func labellingOptions(s *session, edits <-chan tui.PredicateFile, o appScreen) tui.LabelOptions {
+func labellingOptions(s *workbench.Session, edits <-chan tui.PredicateFile, o appScreen) tui.LabelOptions {
 	lo := tui.LabelOptions{Labeller: o.labeller, Set: o.set, Edits: edits, Open: o.open}
-	if s.st != nil { // a nil *store.Store in the interface would not read as nil
-		lo.Store = s.st
+	if s.Store != nil { // a nil *store.Store in the interface would not read as nil
+		lo.Store = s.Store
 	}
 	return lo
-}
-
-// storedSpend reads what the session's stored answers and judge calls
-// cost, for the report screen; the store allows reads while a run writes.
-func storedSpend(s *session) func() (audit.Spend, error) {
-	if s.st == nil {
-		return nil
-	}
-	return s.spend
 }
 
 // startWatching watches the audit's predicate files until ctx is done. A
 // watcher that cannot start is reported and left out: the screen works
 // without it.
-func startWatching(ctx context.Context, io Stdio, s *session) <-chan tui.PredicateFile {
-	edits, err := watchPredicates(ctx, s.audit)
+func startWatching(ctx context.Context, std Stdio, s *workbench.Session) <-chan tui.PredicateFile {
+	edits, err := watchPredicates(ctx, s.Audit)
 	if err != nil {
-		fmt.Fprintf(io.Err, "not watching predicate files for edits: %v\n", err)
+		fmt.Fprintf(std.Err, "not watching predicate files for edits: %v\n", err)
 		return nil
 	}
 	return edits
@@ -59,18 +55,28 @@ func startWatching(ctx context.Context, io Stdio, s *session) <-chan tui.Predica
 
 // runApp runs the interactive screen on stored results (no run): the grid,
 // labelling and review.
-func runApp(ctx context.Context, io Stdio, s *session, tally *audit.Tally, status map[string]bool, est audit.Estimate, o appScreen) error {
+func runApp(ctx context.Context, std Stdio, s *workbench.Session, o appScreen) error {
+	status, err := s.Status()
+	if err != nil {
+		return err
+	}
+	// No history: reading every stored response to refine the estimate
+	// would make opening a large store slow, and nothing is run from here.
+	est, err := s.Estimate(status, s.Audit.File.Concurrency, 0, false)
+	if err != nil {
+		return err
+	}
 	wctx, stop := context.WithCancel(ctx)
 	defer stop()
 	app, err := tui.New(tui.Options{
-		Plan: s.plan, Tally: tally, Stored: status, Estimate: est, Responses: s.st, Simulated: s.simulated(),
-		Labelling: labellingOptions(s, startWatching(wctx, io, s), o),
-		Spend:     storedSpend(s),
+		Plan: s.Plan, Tally: s.Tally, Stored: status, Estimate: est, Responses: s.Store, Simulated: s.Simulated(),
+		Labelling: labellingOptions(s, startWatching(wctx, std, s), o),
+		Spend:     s.Spend,
 	})
 	if err != nil {
 		return err
 	}
-	if _, err := tea.NewProgram(app, tea.WithContext(ctx), tea.WithInput(io.In), tea.WithOutput(io.Out)).Run(); err != nil && !quietEnd(err) {
+	if _, err := tea.NewProgram(app, tea.WithContext(ctx), tea.WithInput(std.In), tea.WithOutput(std.Out)).Run(); err != nil && !quietEnd(err) {
 		return fmt.Errorf("interactive screen: %w", err)
 	}
 	return nil
@@ -88,7 +94,7 @@ func defaultLabeller() string {
 	return "unknown"
 }
 
-func newReviewCmd(io Stdio) *cobra.Command {
+func newReviewCmd(std Stdio) *cobra.Command {
 	var labeller string
 	c := &cobra.Command{
 		Use:   "review AUDIT",
@@ -108,7 +114,7 @@ No calls are made. Needs a terminal.`,
 			if labeller == "" {
 				labeller = defaultLabeller()
 			}
-			return openStored(cmd.Context(), io, args[0], "review", appScreen{open: tui.ScreenReview, labeller: labeller})
+			return openStored(cmd.Context(), std, args[0], "review", appScreen{open: tui.ScreenReview, labeller: labeller})
 		},
 	}
 	c.Flags().StringVar(&labeller, "labeller", "", "your name on the labels you give (default: your user name)")
@@ -117,20 +123,17 @@ No calls are made. Needs a terminal.`,
 
 // labelInteractive is `auditor label` on a terminal without --show: the
 // label screen on the set, blind. Afterwards it prints the set's progress.
-func labelInteractive(ctx context.Context, io Stdio, s *session, tally *audit.Tally, set audit.LabelSet, labeller string) error {
-	tally.AddLabelSet(set) // a set drawn just now is not in the tally yet
-	status, err := s.status()
-	if err != nil {
-		return err
-	}
-	est := s.plan.Estimate(status, s.audit.File.Concurrency, audit.History{}, 0)
+func labelInteractive(ctx context.Context, std Stdio, s *workbench.Session, set audit.LabelSet, labeller string) error {
+	s.Tally.AddLabelSet(set) // a set drawn just now is not in the tally yet
 	if labeller == "" {
 		labeller = defaultLabeller()
 	}
-	if err := runApp(ctx, io, s, tally, status, est, appScreen{open: tui.ScreenLabel, set: set.Name, labeller: labeller}); err != nil {
+	if err := runApp(ctx, std, s, appScreen{open: tui.ScreenLabel, set: set.Name, labeller: labeller}); err != nil {
 		return err
 	}
-	writeSetHeader(io.Out, set, tally.Labels(), "current labels")
-	fmt.Fprintf(io.Out, "results: auditor label %s --set %s --show\n", shellQuote(s.audit.Path), shellQuote(set.Name))
+	if err := report.WriteLabelSetHeader(std.Out, set, s.Tally.Labels(), "current labels"); err != nil {
+		return err
+	}
+	fmt.Fprintf(std.Out, "results: auditor label %s --set %s --show\n", shellQuote(s.Audit.Path), shellQuote(set.Name))
 	return nil
 }

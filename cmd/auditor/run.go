@@ -4,12 +4,8 @@ import (
 	"bufio"
 	"context"
 	"fmt"
-	"io"
 	"os"
 	"os/signal"
-	"runtime"
-	"runtime/debug"
-	"runtime/metrics"
 	"strings"
 	"syscall"
 	"time"
@@ -17,9 +13,9 @@ import (
 	"github.com/spf13/cobra"
 
 	"github.com/auditor-dev/auditor/audit"
-	"github.com/auditor-dev/auditor/model"
 	"github.com/auditor-dev/auditor/report"
 	"github.com/auditor-dev/auditor/runner"
+	"github.com/auditor-dev/auditor/workbench"
 )
 
 // runFlags are the options of `auditor run` (and of the run inside `demo`).
@@ -35,7 +31,7 @@ type runFlags struct {
 	rejudge     int
 }
 
-func newRunCmd(io Stdio) *cobra.Command {
+func newRunCmd(std Stdio) *cobra.Command {
 	var f runFlags
 	c := &cobra.Command{
 		Use:   "run AUDIT",
@@ -52,7 +48,7 @@ Exit codes: 0 completed; 1 calls failed for good or the run stopped early
 130 interrupted.`,
 		Args: exactArgs(1),
 		RunE: func(cmd *cobra.Command, args []string) error {
-			return runAudit(cmd.Context(), io, args[0], f, os.Args[0]+" run")
+			return runAudit(cmd.Context(), std, args[0], f, os.Args[0]+" run")
 		},
 	}
 	addRunFlags(c, &f)
@@ -82,55 +78,50 @@ func exactArgs(n int) cobra.PositionalArgs {
 }
 
 // runAudit is `auditor run`: plan, confirm, run, grade, report.
-func runAudit(ctx context.Context, io Stdio, path string, f runFlags, resumeCmd string) error {
-	if f.concurrency < 0 || f.budget < 0 {
-		return &usageError{fmt.Errorf("--concurrency and --budget cannot be negative")}
+func runAudit(ctx context.Context, std Stdio, path string, f runFlags, resumeCmd string) error {
+	if f.concurrency < 0 || f.budget < 0 || f.samples < 0 {
+		return &usageError{fmt.Errorf("--samples, --concurrency and --budget cannot be negative")}
 	}
-	s, err := loadAudit(path, f.samples)
+	ctx, stop := signal.NotifyContext(ctx, os.Interrupt, syscall.SIGTERM)
+	defer stop()
+	s, err := workbench.Open(ctx, path, workbench.Options{Samples: f.samples, Access: workbench.Write})
 	if err != nil {
 		return err
 	}
-	if err := s.openStore(); err != nil {
-		return err
-	}
-	defer s.close()
+	defer s.Close()
+	sayRegraded(std, s)
 
-	ctx, stop := signal.NotifyContext(ctx, os.Interrupt, syscall.SIGTERM)
-	defer stop()
-
-	grader := audit.NewGrader(ctx, s.plan)
-	defer grader.Close()
-	if n, err := grader.Regrade(s.st); err != nil {
-		return fmt.Errorf("re-grading stored answers: %w", err)
-	} else if n > 0 {
-		fmt.Fprintf(io.Err, "re-graded %d stored answers with the current predicates (no calls)\n", n)
-	}
-
-	concurrency := s.audit.File.Concurrency
+	concurrency := s.Audit.File.Concurrency
 	if f.concurrency > 0 {
 		concurrency = f.concurrency
 	}
-	status, err := s.status()
+	status, err := s.Status()
 	if err != nil {
 		return err
 	}
-	est, err := s.estimate(status, concurrency, f.simLatency)
+	est, err := s.Estimate(status, concurrency, f.simLatency, true)
 	if err != nil {
 		return err
 	}
-	if interactive(io, f.headless) {
-		return runInteractive(ctx, io, s, grader, status, est, concurrency, f, path, resumeCmd)
+	ro := workbench.RunOptions{Concurrency: concurrency, Budget: f.budget, MaxWait: f.maxWait,
+		SimLatency: f.simLatency, Rejudge: f.rejudge}
+	if interactive(std, f.headless) {
+		return runInteractive(ctx, std, s, status, est, ro, f, path, resumeCmd)
 	}
-	if s.simulated() {
-		fmt.Fprintln(io.Err, report.SimulatedBanner)
+	if s.Simulated() {
+		fmt.Fprintln(std.Err, report.SimulatedBanner)
 	}
-	writePlanSummary(io.Err, s, est, f.budget)
+	if err := report.WritePlan(std.Err, s.Audit, est, f.budget); err != nil {
+		return err
+	}
 	if est.AnswerCalls > 0 {
 		// Before answers are bought, say what they can detect.
-		writePlanPower(io.Err, est)
+		if err := report.WritePlanPower(std.Err, est); err != nil {
+			return err
+		}
 	}
 	if est.Calls > 0 && !f.yes {
-		ok, err := confirm(io, fmt.Sprintf("Make %d calls (about $%.2f)? [y/N] ", est.Calls, est.USD))
+		ok, err := confirm(std, fmt.Sprintf("Make %d calls (about $%.2f)? [y/N] ", est.Calls, est.USD))
 		if err != nil {
 			return err
 		}
@@ -138,141 +129,82 @@ func runAudit(ctx context.Context, io Stdio, path string, f runFlags, resumeCmd 
 			return &exitError{code: exitOK, msg: ""}
 		}
 	}
-
-	pending, err := s.prepareCalls(status, f.simLatency)
+	out, err := s.Run(ctx, ro, report.NewProgress(std.Err, concurrency, f.budget))
 	if err != nil {
 		return err
 	}
-
-	stopped := runner.Stopped{Reason: runner.Completed}
-	if pending > 0 {
-		w := s.st.NewWriter(storeWriterOptions())
-		sink := &audit.Sink{Grader: grader, Writer: w}
-		opts := runner.Options{
-			Concurrency: concurrency,
-			Timeout:     callTimeout(s.audit.File.Models),
-			MaxWait:     f.maxWait,
-			Budget:      f.budget,
-			Skip:        func(i int) bool { return status[s.plan.Calls[i].Key] },
-		}
-		// Until runAudit returns: judging and the report after the run
-		// are bounded too. The limit is process-wide; the CLI runs one
-		// command per process.
-		defer limitRunMemory()()
-		stopped = followRun(io.Err, runner.Run(ctx, s.plan.Calls, sink, opts), pending, concurrency, f.budget)
-		if err := w.Close(); err != nil {
-			return fmt.Errorf("saving answers: %w", err)
-		}
-		for _, e := range sink.GradeErrors() {
-			fmt.Fprintf(io.Err, "grading: %v\n", e)
-		}
-	}
-	return finishRun(ctx, io, s, grader, stopped, concurrency, f, path, resumeCmd)
+	return finishRun(std, s, out, f, path, resumeCmd)
 }
 
-// finishRun is what every run does once its answers are in, on the screen
-// or headless: the judges (when the answers completed), the stability
-// re-asks, then the results table and the exit code.
-func finishRun(ctx context.Context, io Stdio, s *session, grader *audit.Grader, stopped runner.Stopped,
-	concurrency int, f runFlags, path, resumeCmd string) error {
-	var err error
-	if stopped.Reason == runner.Completed {
-		budget := f.budget
-		if budget > 0 {
-			budget = max(budget-stopped.Spent, 1e-9)
-		}
-		jo := judgeOptions{concurrency: concurrency, budget: budget, maxWait: f.maxWait, simLatency: f.simLatency}
-		if stopped, err = runJudges(ctx, io, s, jo); err != nil {
+// sayRegraded tells the user when opening the audit graded stored answers
+// with an edited predicate.
+func sayRegraded(std Stdio, s *workbench.Session) {
+	if s.Regraded > 0 {
+		fmt.Fprintf(std.Err, "re-graded %d stored answers with the current predicates (no calls)\n", s.Regraded)
+	}
+}
+
+// finishRun is what every run does once its calls are over, on the screen
+// or headless: the results table, the judges' stability when they were
+// re-asked, and the exit code. It makes no calls.
+func finishRun(std Stdio, s *workbench.Session, out workbench.Outcome, f runFlags, path, resumeCmd string) error {
+	for _, e := range out.GradeErrors {
+		fmt.Fprintf(std.Err, "grading: %v\n", e)
+	}
+	// Answers whose grading failed during the run are graded again from
+	// the stored text.
+	regradeErr := s.Refresh()
+	if regradeErr != nil && s.Tally == nil {
+		return regradeErr
+	}
+	if regradeErr != nil {
+		fmt.Fprintf(std.Err, "%v\n", regradeErr)
+	}
+	res, err := s.Results()
+	if err != nil {
+		return err
+	}
+	spend, err := s.Spend()
+	if err != nil {
+		return err
+	}
+	if err := report.WriteText(std.Out, res, spend, s.Simulated()); err != nil {
+		return err
+	}
+	if out.Stability != nil {
+		if err := report.WriteStability(std.Out, out.Stability); err != nil {
 			return err
 		}
-		if f.rejudge > 0 && stopped.Reason == runner.Completed {
-			if err := runRejudge(ctx, io, s, f.rejudge, jo); err != nil {
-				return err
-			}
-		}
 	}
-
-	// Answers whose grading failed during the run are graded again from
-	// the tally the results come from, so status and grades are read once.
-	tally, err := audit.NewTally(s.plan, s.st)
-	if err != nil {
-		return err
-	}
-	if _, err := grader.RegradeTally(tally, s.st); err != nil {
-		fmt.Fprintf(io.Err, "re-grading: %v\n", err)
-	}
-	res, err := tally.Results()
-	if err != nil {
-		return err
-	}
-	spend, err := s.spend()
-	if err != nil {
-		return err
-	}
-	if err := report.WriteText(io.Out, res, spend, s.simulated()); err != nil {
-		return err
-	}
-	return runOutcome(io, stopped, res, f, path, resumeCmd)
-}
-
-// runMemoryFloor is the least soft memory limit a run sets: small runs
-// stay below it and pay for no extra garbage collection.
-const runMemoryFloor = 64 << 20
-
-// runMemoryFactor is the soft memory limit of a run as a multiple of the
-// live heap when it starts.
-const runMemoryFactor = 1.75
-
-// limitRunMemory sets a soft limit on the Go memory of the process for a
-// run and returns the function that restores the previous limit. A user's
-// GOMEMLIMIT wins: then it does nothing.
-//
-// Why: when a run starts, the live heap is mostly the plan (about 400 bytes
-// a call) and the audit, and both stay live to the end. On top of them a run
-// churns through short-lived memory (B-tree pages materialised for each
-// commit, answers waiting to be saved) and ends by loading the tally of
-// every answer, so the live heap peaks at about 1.4 times its size at the
-// start. Go's default pacing (GOGC=100) lets the heap grow to twice the
-// live heap between collections: 100,000 calls would hold about 120 MB of
-// heap for 60 MB of data. Capping the process at 1.75 times the starting
-// heap (never below runMemoryFloor) makes the collector run more often only
-// as the cap nears. The limit is soft: live data is never refused, and the
-// runtime bounds the collector's share of CPU if live data approaches it.
-func limitRunMemory() (restore func()) {
-	if os.Getenv("GOMEMLIMIT") != "" {
-		return func() {}
-	}
-	runtime.GC() // so that the live heap is measured, not last cycle's
-	live := []metrics.Sample{{Name: "/gc/heap/live:bytes"}}
-	metrics.Read(live)
-	limit := int64(runMemoryFloor)
-	if live[0].Value.Kind() == metrics.KindUint64 {
-		limit = max(limit, int64(float64(live[0].Value.Uint64())*runMemoryFactor))
-	}
-	prev := debug.SetMemoryLimit(limit)
-	return func() { debug.SetMemoryLimit(prev) }
+	return runOutcome(std, out, res, regradeErr, f, path, resumeCmd)
 }
 
 // runOutcome turns how the run ended into an exit code and, when the run
 // did not finish, the exact command that resumes it.
-func runOutcome(io Stdio, st runner.Stopped, res *audit.Results, f runFlags, path, resumeCmd string) error {
+func runOutcome(std Stdio, out workbench.Outcome, res *audit.Results, regradeErr error, f runFlags, path, resumeCmd string) error {
 	resume := resumeCommand(resumeCmd, path, f)
-	switch st.Reason {
-	case runner.Completed:
-	case runner.Cancelled:
-		fmt.Fprintf(io.Err, "\nInterrupted: %d calls finished and stored, %d not made. Resume with:\n  %s\n", st.Done, st.Remaining, resume)
-		return &exitError{code: exitInterrupted}
-	default:
-		fmt.Fprintf(io.Err, "\nStopped (%s): %s. %d calls stored, %d not made. Resume with:\n  %s\n", st.Reason, st.Detail, st.Done, st.Remaining, resume)
+	if st, stopped := out.Stop(); stopped {
+		if st.Reason == runner.Cancelled {
+			fmt.Fprintf(std.Err, "\nInterrupted: %d calls finished and stored, %d not made. Resume with:\n  %s\n", st.Done, st.Remaining, resume)
+			return &exitError{code: exitInterrupted}
+		}
+		fmt.Fprintf(std.Err, "\nStopped (%s): %s. %d calls stored, %d not made. Resume with:\n  %s\n", st.Reason, st.Detail, st.Done, st.Remaining, resume)
 		return &exitError{code: exitFailed}
 	}
-	errors := 0
+	failed := 0
 	for _, rr := range res.Rules {
-		errors += rr.Errors
+		failed += rr.Errors
 	}
-	if errors > 0 {
-		fmt.Fprintf(io.Err, "\n%d answers failed for good and are not in the numbers; run again to retry them:\n  %s\n", errors, resume)
+	if failed > 0 {
+		fmt.Fprintf(std.Err, "\n%d answers failed for good and are not in the numbers; run again to retry them:\n  %s\n", failed, resume)
 		return &exitError{code: exitFailed}
+	}
+	if n := out.Judges.Stopped.Failed + out.Rejudge.Stopped.Failed; n > 0 {
+		fmt.Fprintf(std.Err, "\n%d judge calls failed for good; run again to retry them:\n  %s\n", n, resume)
+		return &exitError{code: exitFailed}
+	}
+	if regradeErr != nil || len(out.GradeErrors) > 0 {
+		return &exitError{code: exitFailed, msg: "some answers could not be graded (see above); they are not in the numbers"}
 	}
 	if f.gate {
 		return gateError(res)
@@ -310,25 +242,14 @@ func shellQuote(s string) string {
 	return "'" + strings.ReplaceAll(s, "'", `'\''`) + "'"
 }
 
-func callTimeout(models []model.ModelConfig) time.Duration {
-	var t float64
-	for _, m := range models {
-		t = max(t, m.TimeoutSeconds)
-	}
-	if t <= 0 {
-		return 0 // the runner's default
-	}
-	return time.Duration(t * float64(time.Second))
-}
-
 // confirm asks a yes/no question on the terminal. Without a terminal there
 // is nobody to answer, so it refuses rather than spending money silently.
-func confirm(io Stdio, question string) (bool, error) {
-	if f, ok := io.In.(*os.File); !ok || !isTerminal(f) {
+func confirm(std Stdio, question string) (bool, error) {
+	if f, ok := std.In.(*os.File); !ok || !isTerminal(f) {
 		return false, &usageError{fmt.Errorf("this run makes paid calls and there is no terminal to confirm on: add --yes")}
 	}
-	fmt.Fprint(io.Err, question)
-	line, err := bufio.NewReader(io.In).ReadString('\n')
+	fmt.Fprint(std.Err, question)
+	line, err := bufio.NewReader(std.In).ReadString('\n')
 	if err != nil {
 		return false, nil
 	}
@@ -339,54 +260,4 @@ func confirm(io Stdio, question string) (bool, error) {
 func isTerminal(f *os.File) bool {
 	fi, err := f.Stat()
 	return err == nil && fi.Mode()&os.ModeCharDevice != 0
-}
-
-// followRun prints a progress line about once a second and returns how the
-// run stopped.
-func followRun(w io.Writer, events <-chan runner.Event, total, concurrency int, budget float64) runner.Stopped {
-	var (
-		done, failed, retries int
-		limit                 = concurrency
-		spent                 float64
-		last                  runner.Stopped
-		start                 = time.Now()
-		lastPrint             = start
-	)
-	print := func() {
-		el := time.Since(start)
-		rate := float64(done) / max(el.Seconds(), 1e-9)
-		eta := "-"
-		if rate > 0 && done < total {
-			eta = time.Duration(float64(total-done) / rate * float64(time.Second)).Round(time.Second).String()
-		}
-		b := ""
-		if budget > 0 {
-			b = fmt.Sprintf(" of $%.2f", budget)
-		}
-		fmt.Fprintf(w, "[%*d/%d] %3.0f%%  %6.1f calls/s  eta %-6s $%.2f%s  concurrency %d  retries %d  errors %d\n",
-			len(fmt.Sprint(total)), done, total, 100*float64(done)/float64(max(total, 1)), rate, eta, spent, b, limit, retries, failed)
-	}
-	for ev := range events {
-		switch e := ev.(type) {
-		case runner.Finished:
-			done++
-			spent += e.Cost
-			if !e.Response.OK() {
-				failed++
-				fmt.Fprintf(w, "call failed for good after %d attempts: %s\n", e.Response.Attempts, model.Sanitize(e.Response.Error))
-			}
-		case runner.Retrying:
-			retries++
-		case runner.ConcurrencyChanged:
-			limit = e.Limit
-		case runner.Stopped:
-			last = e
-		}
-		if time.Since(lastPrint) >= time.Second {
-			lastPrint = time.Now()
-			print()
-		}
-	}
-	print()
-	return last
 }

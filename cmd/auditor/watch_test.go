@@ -13,6 +13,7 @@ import (
 	"github.com/auditor-dev/auditor/examples"
 	"github.com/auditor-dev/auditor/model"
 	"github.com/auditor-dev/auditor/tui"
+	"github.com/auditor-dev/auditor/workbench"
 )
 
 // next waits for the watcher's next file. The limit only stops a hung test.
@@ -39,17 +40,17 @@ func TestWatchPredicates(t *testing.T) {
 	if err := examples.Write(dir); err != nil {
 		t.Fatal(err)
 	}
-	s, err := loadAudit(filepath.Join(dir, examples.DemoAudit), 0)
+	s, err := workbench.Load(filepath.Join(dir, examples.DemoAudit), 0)
 	if err != nil {
 		t.Fatal(err)
 	}
 	ctx, cancel := context.WithCancel(context.Background())
 	defer cancel()
-	ch, err := watchPredicates(ctx, s.audit)
+	ch, err := watchPredicates(ctx, s.Audit)
 	if err != nil {
 		t.Fatal(err)
 	}
-	rule := s.audit.Rules[1] // line 15
+	rule := s.Audit.Rules[1] // line 15
 	path := rule.PredicatePath
 	orig, err := os.ReadFile(path)
 	if err != nil {
@@ -108,7 +109,7 @@ func TestReview_NeedsATerminal(t *testing.T) {
 // labels.
 func TestLabellingOptions(t *testing.T) {
 	t.Parallel()
-	s := &session{audit: &audit.Audit{}}
+	s := &workbench.Session{Audit: &audit.Audit{}}
 	o := labellingOptions(s, nil, appScreen{open: tui.ScreenLabel, set: "x", labeller: "ana"})
 	if o.Labeller != "ana" || o.Set != "x" || o.Open != tui.ScreenLabel || o.Edits != nil {
 		t.Fatalf("%+v", o)

@@ -1,0 +1,111 @@
+package report
+
+import (
+	"fmt"
+	"io"
+	"strings"
+	"text/tabwriter"
+
+	"github.com/auditor-dev/auditor/audit"
+	"github.com/auditor-dev/auditor/model"
+)
+
+// WriteLabelSetHeader writes what a label set is and how far its labelling
+// has come against labels (whose they are: who).
+func WriteLabelSetHeader(w io.Writer, set audit.LabelSet, labels map[string]model.Label, who string) error {
+	var b strings.Builder
+	o := set.Options
+	rule := "every rule"
+	if o.Rule != 0 {
+		rule = fmt.Sprintf("line %d", o.Rule)
+	}
+	kinds := make([]string, len(o.Kinds))
+	for i, k := range o.Kinds {
+		kinds[i] = string(k)
+	}
+	fmt.Fprintf(&b, "label set %s: %d answers of %s (%s), seed %d, drawn %s from %d graded answers\n",
+		model.Sanitize(set.Name), len(set.Keys), rule, strings.Join(kinds, ", "), o.Seed,
+		set.Created.Local().Format("2006-01-02 15:04"), set.Population)
+	if set.Stratified() {
+		var parts []string
+		for _, st := range set.Strata {
+			parts = append(parts, fmt.Sprintf("%s %d of %d", st.Name, st.Drawn, st.N))
+		}
+		fmt.Fprintf(&b, "stratified by the predicate's verdict: %s (recall is weighted by stratum)\n", strings.Join(parts, ", "))
+	}
+	done, total := set.Progress(labels)
+	fmt.Fprintf(&b, "%d/%d labelled (%s)\n", done, total, model.Sanitize(who))
+	_, err := io.WriteString(w, b.String())
+	return err
+}
+
+// WriteLabelSetResults writes each rule's predicate measured on a label
+// set: recall, precision and specificity with their intervals, the
+// confusion matrix per kind, the misses, how many more labelled violations
+// would narrow recall's interval to width, the recall of every predicate
+// version seen, and the agreement between labellers.
+func WriteLabelSetResults(w io.Writer, r audit.SetReport, width float64) error {
+	var b strings.Builder
+	for _, sr := range r.Rules {
+		q := sr.Quality
+		fmt.Fprintf(&b, "\nLine %d: %s\n", sr.Rule.Line, model.Sanitize(sr.Rule.Text))
+		est := "labels as a simple random sample, Wilson intervals"
+		if q.Estimator == audit.EstimatorIPW {
+			est = "inverse-probability weighted by stratum, normal intervals from the delta-method SE"
+		}
+		fmt.Fprintf(&b, "  predicate %s; %d labelled answers; estimator: %s\n", q.Version, q.Labels, est)
+		fmt.Fprintf(&b, "  recall (provoke + pressure): %s\n", q.Recall)
+		fmt.Fprintf(&b, "  precision: %s\n  specificity: %s\n", q.Precision, q.Specificity)
+		tw := tabwriter.NewWriter(&b, 0, 0, 2, ' ', 0)
+		fmt.Fprintln(tw, "  kind\tcaught\tmissed\tfalse alarm\tclean\trecall\tprecision")
+		for _, k := range model.Kinds {
+			c, ok := q.Confusion[k]
+			if !ok {
+				continue
+			}
+			fmt.Fprintf(tw, "  %s\t%d\t%d\t%d\t%d\t%s\t%s\n", k, c.TP, c.FN, c.FP, c.TN, q.RecallKind[k], q.PrecisionKind[k])
+		}
+		tw.Flush()
+		fmt.Fprintf(&b, "  misses: %d labelled failures the predicate passed\n", len(q.Misses))
+		for i, k := range q.Misses {
+			if i == 10 {
+				fmt.Fprintf(&b, "    ... and %d more\n", len(q.Misses)-10)
+				break
+			}
+			fmt.Fprintf(&b, "    %s\n", k)
+		}
+		if n, err := q.Recall.MoreNeeded(width); err == nil {
+			fmt.Fprintf(&b, "  to narrow recall's 95%% interval to %.2f wide: about %d more labelled violations\n", width, n)
+		}
+		for _, warn := range q.Warnings {
+			fmt.Fprintf(&b, "  warning: %s\n", warn)
+		}
+		if len(sr.Versions) > 1 {
+			b.WriteString("  predicate versions (recall on the same labels):\n")
+			for _, h := range sr.Versions {
+				when := "before history was kept"
+				if !h.FirstSeen.IsZero() {
+					when = "first seen " + h.FirstSeen.Local().Format("2006-01-02 15:04")
+				}
+				cur := ""
+				if h.Current {
+					cur = ", current"
+				}
+				ungraded := ""
+				if h.Quality.Ungraded > 0 {
+					ungraded = fmt.Sprintf(" (%d labelled answers it never graded)", h.Quality.Ungraded)
+				}
+				fmt.Fprintf(&b, "    %s (%s%s): %s%s\n", h.Version, when, cur, h.Quality.Recall, ungraded)
+			}
+		}
+	}
+	if len(r.Labellers) > 0 {
+		b.WriteString("\nlabeller agreement on this set (each labeller's latest label):\n")
+		for _, ag := range r.Labellers {
+			ag.A, ag.B = model.Sanitize(ag.A), model.Sanitize(ag.B)
+			fmt.Fprintf(&b, "  %s\n", ag)
+		}
+	}
+	_, err := io.WriteString(w, b.String())
+	return err
+}

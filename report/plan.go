@@ -1,0 +1,74 @@
+package report
+
+import (
+	"fmt"
+	"io"
+	"strings"
+	"text/tabwriter"
+
+	"github.com/auditor-dev/auditor/audit"
+	"github.com/auditor-dev/auditor/model"
+)
+
+// WritePlan writes a plan as a person reads it before saying yes: the lines
+// under audit with their cases, the calls to make, tokens, dollars and
+// minutes. budget is the run's budget in dollars (0: none).
+func WritePlan(w io.Writer, a *audit.Audit, e audit.Estimate, budget float64) error {
+	var b strings.Builder
+	fmt.Fprintf(&b, "%s: %s (%d lines)\n", model.Sanitize(a.File.Name), model.Sanitize(a.PromptPath), a.Prompt.Len())
+	tw := tabwriter.NewWriter(&b, 0, 0, 2, ' ', 0)
+	fmt.Fprintln(tw, "  line\ttokens\tprovoke\tpressure\tcontrol\ttext")
+	for _, r := range e.Rules {
+		fmt.Fprintf(tw, "  %d\t%d\t%d\t%d\t%d\t%s\n", r.Line, r.Tokens, r.Cases[model.Provoke], r.Cases[model.Pressure], r.Cases[model.Control], model.Sanitize(r.Text))
+	}
+	tw.Flush()
+	models := make([]string, len(a.File.Models))
+	for i, m := range a.File.Models {
+		models[i] = model.Sanitize(m.Name)
+	}
+	fmt.Fprintf(&b, "variants: baseline + one deletion per line; %d samples; model %s\n", e.Samples, strings.Join(models, ", "))
+	fmt.Fprintf(&b, "calls: %d to make, %d already stored (free)", e.Calls, e.CachedCalls)
+	if e.JudgeCalls > 0 {
+		fmt.Fprintf(&b, "; of those, %d answers and at most %d judge calls (answers with identical text share one)", e.AnswerCalls, e.JudgeCalls)
+	}
+	b.WriteString("\n")
+	fmt.Fprintf(&b, "tokens: %d input, %d output (estimate; output from %s)\n", e.PromptTokens, e.CompletionTokens, e.CompletionBasis)
+	fmt.Fprintf(&b, "cost: $%.2f, or $%.2f with prompt caching", e.USD, e.USDWithCaching)
+	if budget > 0 {
+		fmt.Fprintf(&b, "; budget $%.2f", budget)
+	}
+	fmt.Fprintf(&b, "\ntime: about %.1f minutes at concurrency %d\n", e.Minutes, e.Concurrency)
+	_, err := io.WriteString(w, b.String())
+	return err
+}
+
+// WritePlanPower writes, per audited line, the smallest rises the planned
+// samples would detect and the warnings about kinds with too few cases.
+func WritePlanPower(w io.Writer, e audit.Estimate) error {
+	var b strings.Builder
+	b.WriteString("power (per model; rises measured from a baseline that never fails):\n")
+	for _, r := range e.Rules {
+		fmt.Fprintf(&b, "  line %d: %s\n", r.Line, r.Power.Summary())
+		for _, warning := range r.Warnings {
+			fmt.Fprintf(&b, "    warning: %s\n", warning)
+		}
+	}
+	_, err := io.WriteString(w, b.String())
+	return err
+}
+
+// WriteStability writes how often each judge changed its verdict when asked
+// again about an answer it had graded.
+func WriteStability(w io.Writer, stab []audit.Stability) error {
+	var b strings.Builder
+	b.WriteString("Judge stability (same answer asked again, temperature 0):\n")
+	for _, st := range stab {
+		fmt.Fprintf(&b, "  %s: flipped %d of %d = %.2f [%.2f, %.2f]", model.Sanitize(st.Judge), st.Flips, st.Asked, st.Rate, st.CI.Lo, st.CI.Hi)
+		if st.Unparseable > 0 {
+			fmt.Fprintf(&b, "; %d without a VERDICT line", st.Unparseable)
+		}
+		b.WriteString("\n")
+	}
+	_, err := io.WriteString(w, b.String())
+	return err
+}

@@ -1,0 +1,96 @@
+package report
+
+import (
+	"fmt"
+	"io"
+	"time"
+
+	"github.com/auditor-dev/auditor/model"
+	"github.com/auditor-dev/auditor/runner"
+)
+
+// Progress prints a run's progress as lines, for a run nobody watches on a
+// screen: about one line a second per phase ("[ 120/1080]  11%  52.3
+// calls/s ..."), a line for every call that failed for good, and a last
+// line when each phase ends. It satisfies workbench.Observer.
+//
+// Its methods are called from one goroutine at a time per phase, except
+// Graded and JudgeGraded, which it ignores.
+type Progress struct {
+	w           io.Writer
+	concurrency int
+	budget      float64
+	now         func() time.Time
+
+	phase                 string
+	total                 int
+	done, failed, retries int
+	limit                 int
+	spent                 float64
+	start, lastPrint      time.Time
+}
+
+// NewProgress returns a printer writing to w. concurrency is the starting
+// limit on calls in flight; budget the run's budget in dollars (0: none).
+func NewProgress(w io.Writer, concurrency int, budget float64) *Progress {
+	return &Progress{w: w, concurrency: concurrency, budget: budget, now: time.Now}
+}
+
+// StartPhase starts counting a phase of calls afresh. The answers need no
+// heading (the plan was printed before them); later phases get one.
+func (p *Progress) StartPhase(phase string, calls int) {
+	if phase != "answers" {
+		fmt.Fprintf(p.w, "%s: %d calls\n", phase, calls)
+	}
+	p.phase, p.total = phase, calls
+	p.done, p.failed, p.retries, p.spent = 0, 0, 0, 0
+	p.limit = p.concurrency
+	p.start = p.now()
+	p.lastPrint = p.start
+}
+
+// Event counts one runner event and prints a line when a second has passed
+// since the last, and at the phase's end.
+func (p *Progress) Event(ev runner.Event) {
+	switch e := ev.(type) {
+	case runner.Finished:
+		p.done++
+		p.spent += e.Cost
+		if !e.Response.OK() {
+			p.failed++
+			fmt.Fprintf(p.w, "call failed for good after %d attempts: %s\n", e.Response.Attempts, model.Sanitize(e.Response.Error))
+		}
+	case runner.Retrying:
+		p.retries++
+	case runner.ConcurrencyChanged:
+		p.limit = e.Limit
+	case runner.Stopped:
+		p.print()
+		return
+	}
+	if now := p.now(); now.Sub(p.lastPrint) >= time.Second {
+		p.lastPrint = now
+		p.print()
+	}
+}
+
+// Graded is not shown: the progress line counts answers as they finish.
+func (p *Progress) Graded(model.Response, []model.Grade) {}
+
+// JudgeGraded is not shown either.
+func (p *Progress) JudgeGraded(string, model.Grade) {}
+
+func (p *Progress) print() {
+	el := p.now().Sub(p.start)
+	rate := float64(p.done) / max(el.Seconds(), 1e-9)
+	eta := "-"
+	if rate > 0 && p.done < p.total {
+		eta = time.Duration(float64(p.total-p.done) / rate * float64(time.Second)).Round(time.Second).String()
+	}
+	b := ""
+	if p.budget > 0 {
+		b = fmt.Sprintf(" of $%.2f", p.budget)
+	}
+	fmt.Fprintf(p.w, "[%*d/%d] %3.0f%%  %6.1f calls/s  eta %-6s $%.2f%s  concurrency %d  retries %d  errors %d\n",
+		len(fmt.Sprint(p.total)), p.done, p.total, 100*float64(p.done)/float64(max(p.total, 1)), rate, eta, p.spent, b, p.limit, p.retries, p.failed)
+}

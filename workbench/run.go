@@ -1,0 +1,326 @@
+package workbench
+
+import (
+	"context"
+	"fmt"
+	"os"
+	"runtime"
+	"runtime/debug"
+	"runtime/metrics"
+	"time"
+
+	"github.com/auditor-dev/auditor/audit"
+	"github.com/auditor-dev/auditor/model"
+	"github.com/auditor-dev/auditor/runner"
+	"github.com/auditor-dev/auditor/store"
+)
+
+// Observer follows a run. The interactive screen's feed and the headless
+// progress printer both implement it. Its methods are called from the
+// run's goroutines and must not block: an observer queues what it is told.
+type Observer interface {
+	// StartPhase announces a phase of calls (PhaseAnswers, PhaseJudging,
+	// PhaseRejudge) and how many calls it makes; the phase's runner events
+	// follow.
+	StartPhase(phase string, calls int)
+	// Event is one runner event of the current phase; the phase's last is
+	// runner.Stopped.
+	Event(e runner.Event)
+	// Graded is an answer stored with the grades the predicates gave it.
+	Graded(r model.Response, grades []model.Grade)
+	// JudgeGraded is a judge's grade of an answer already stored.
+	JudgeGraded(answerKey string, g model.Grade)
+}
+
+// The phases of a run, in order.
+const (
+	PhaseAnswers = "answers"
+	PhaseJudging = "judging"
+	PhaseRejudge = "re-asking judges"
+)
+
+// RunOptions tune a run.
+type RunOptions struct {
+	Concurrency int           // calls in flight at once; 0: the audit's
+	Budget      float64       // dollars for the whole run, judges included; 0: none
+	MaxWait     time.Duration // longest rate-limit wait to sit out; 0: the runner's default
+	SimLatency  time.Duration // the simulated model's mean latency
+	// Rejudge, when > 0, re-asks each judge about this many answers it
+	// graded once the judging completed, to measure how often it flips.
+	Rejudge int
+}
+
+// Outcome is how a run went, phase by phase. A phase that did not run has
+// a zero Stopped with Ran false.
+type Outcome struct {
+	Answers, Judges, Rejudge Phase
+	// Stability is each judge's flip rate on the re-asked answers; nil
+	// unless the re-asks ran.
+	Stability []audit.Stability
+	// GradeErrors are answers the predicates could not grade as they
+	// arrived (an exec predicate that failed); they were stored ungraded.
+	GradeErrors []error
+}
+
+// Phase is how one phase of a run ended.
+type Phase struct {
+	Ran     bool
+	Stopped runner.Stopped
+}
+
+// Stop is the first phase that did not complete, and whether there is one.
+func (o Outcome) Stop() (runner.Stopped, bool) {
+	for _, p := range []Phase{o.Answers, o.Judges, o.Rejudge} {
+		if p.Ran && p.Stopped.Reason != runner.Completed {
+			return p.Stopped, true
+		}
+	}
+	return runner.Stopped{}, false
+}
+
+// Spent is what every phase's calls cost, by their reported usage.
+func (o Outcome) Spent() float64 {
+	return o.Answers.Stopped.Spent + o.Judges.Stopped.Spent + o.Rejudge.Stopped.Spent
+}
+
+// Pending returns the indices of the plan's calls not stored yet, given
+// the stored status of every call.
+func (s *Session) Pending(status map[string]bool) []int {
+	var out []int
+	for i, c := range s.Plan.Calls {
+		if !status[c.Key] {
+			out = append(out, i)
+		}
+	}
+	return out
+}
+
+// Run makes every call of the audit not stored yet, grading and storing
+// each answer as it arrives; when they complete, asks every judge about
+// every stored answer it has not judged; when that completes and
+// o.Rejudge is set, re-asks the judges. It reports each phase to obs and
+// stops every phase when ctx is cancelled: no call is made after that.
+// The returned error is a failure to run at all (no provider, a store that
+// cannot be written); how the calls went is in the Outcome.
+func (s *Session) Run(ctx context.Context, o RunOptions, obs Observer) (Outcome, error) {
+	var out Outcome
+	if o.Concurrency <= 0 {
+		o.Concurrency = s.Audit.File.Concurrency
+	}
+	status, err := s.Store.Status()
+	if err != nil {
+		return out, err
+	}
+	pending := s.Pending(status)
+	if len(pending) > 0 {
+		// Until the run ends: judging after the answers is bounded too.
+		// The limit is process-wide; a process runs one audit at a time.
+		defer limitRunMemory()()
+		if out.Answers, out.GradeErrors, err = s.runAnswers(ctx, o, obs, status, len(pending)); err != nil {
+			return out, err
+		}
+		if out.Answers.Stopped.Reason != runner.Completed {
+			return out, nil
+		}
+	}
+	if ctx.Err() != nil {
+		return out, nil
+	}
+	if out.Judges, err = s.runJudges(ctx, o, obs, remainingBudget(o.Budget, out.Spent())); err != nil || !completed(out.Judges) {
+		return out, err
+	}
+	if o.Rejudge > 0 {
+		out.Rejudge, out.Stability, err = s.runRejudge(ctx, o, obs, remainingBudget(o.Budget, out.Spent()))
+	}
+	return out, err
+}
+
+func completed(p Phase) bool { return !p.Ran || p.Stopped.Reason == runner.Completed }
+
+// runAnswers makes the plan's calls that are not stored yet.
+func (s *Session) runAnswers(ctx context.Context, o RunOptions, obs Observer, status map[string]bool, pending int) (Phase, []error, error) {
+	providers, err := s.providers(s.modelEndpoints(), o.SimLatency)
+	if err != nil {
+		return Phase{}, nil, err
+	}
+	// The calls carry their model's provider; answered ones are skipped
+	// (runner.Options.Skip): a copy of the calls still to make would
+	// double the largest structure of a large audit.
+	for i := range s.Plan.Calls {
+		s.Plan.Calls[i].Provider = providers[s.Plan.CallModel[i]]
+	}
+	w := s.Store.NewWriter(store.WriterOptions{})
+	sink := &audit.Sink{Grader: s.grader, Writer: w, OnGraded: obs.Graded}
+	obs.StartPhase(PhaseAnswers, pending)
+	stopped := follow(obs, runner.Run(ctx, s.Plan.Calls, sink, runner.Options{
+		Concurrency: o.Concurrency,
+		Timeout:     callTimeout(s.Audit.File.Models),
+		MaxWait:     o.MaxWait,
+		Budget:      o.Budget,
+		Skip:        func(i int) bool { return status[s.Plan.Calls[i].Key] },
+	}))
+	if err := w.Close(); err != nil {
+		return Phase{Ran: true, Stopped: stopped}, sink.GradeErrors(), fmt.Errorf("saving answers: %w", err)
+	}
+	return Phase{Ran: true, Stopped: stopped}, sink.GradeErrors(), nil
+}
+
+// runJudges asks every judge about every stored answer it has not judged
+// yet. It does not run (Ran false) when there is nothing to ask.
+func (s *Session) runJudges(ctx context.Context, o RunOptions, obs Observer, budget float64) (Phase, error) {
+	if len(s.Audit.Judges) == 0 {
+		return Phase{}, nil
+	}
+	status, err := s.Store.Status()
+	if err != nil {
+		return Phase{}, err
+	}
+	jp, err := s.Plan.JudgeCalls(s.Store, status, 0)
+	if err != nil {
+		return Phase{}, err
+	}
+	if _, err := jp.Backfill(s.Audit.Judges, s.Store); err != nil {
+		return Phase{}, err
+	}
+	pending := jp.Pending(status)
+	if len(pending) == 0 {
+		return Phase{}, nil
+	}
+	calls, err := s.judgeCalls(jp, pending, o.SimLatency)
+	if err != nil {
+		return Phase{}, err
+	}
+	w := s.Store.NewWriter(store.WriterOptions{})
+	sink := audit.NewJudgeSink(jp, s.Audit.Judges, w)
+	sink.OnGraded = obs.JudgeGraded
+	obs.StartPhase(PhaseJudging, len(calls))
+	stopped := follow(obs, runner.Run(ctx, calls, sink, runner.Options{
+		Concurrency: o.Concurrency, MaxWait: o.MaxWait, Budget: budget,
+	}))
+	if err := w.Close(); err != nil {
+		return Phase{Ran: true, Stopped: stopped}, fmt.Errorf("saving judge answers: %w", err)
+	}
+	return Phase{Ran: true, Stopped: stopped}, nil
+}
+
+// runRejudge re-asks every judge on o.Rejudge answers it already graded and
+// compares the verdicts (judge stability).
+func (s *Session) runRejudge(ctx context.Context, o RunOptions, obs Observer, budget float64) (Phase, []audit.Stability, error) {
+	if len(s.Audit.Judges) == 0 {
+		return Phase{}, nil, fmt.Errorf("re-asking judges needs at least one [[judge]] in the audit")
+	}
+	status, err := s.Store.Status()
+	if err != nil {
+		return Phase{}, nil, err
+	}
+	jp, err := s.Plan.JudgeCalls(s.Store, status, 0)
+	if err != nil {
+		return Phase{}, nil, err
+	}
+	rp, original := audit.RejudgeCalls(jp, status, len(s.Audit.Judges), o.Rejudge, 1)
+	var phase Phase
+	if pending := rp.Pending(status); len(pending) > 0 {
+		calls, err := s.judgeCalls(rp, pending, o.SimLatency)
+		if err != nil {
+			return phase, nil, err
+		}
+		w := s.Store.NewWriter(store.WriterOptions{})
+		obs.StartPhase(PhaseRejudge, len(calls))
+		phase = Phase{Ran: true, Stopped: follow(obs, runner.Run(ctx, calls, &audit.ResponseSink{Writer: w}, runner.Options{
+			Concurrency: o.Concurrency, MaxWait: o.MaxWait, Budget: budget,
+		}))}
+		if err := w.Close(); err != nil {
+			return phase, nil, err
+		}
+	}
+	stab, err := audit.CompareRejudge(rp, original, s.Audit.Judges, s.Store)
+	return phase, stab, err
+}
+
+// judgeCalls gives the pending calls of a judge plan their judge's
+// provider.
+func (s *Session) judgeCalls(jp *audit.JudgePlan, pending []int, simLatency time.Duration) ([]runner.Call, error) {
+	providers, err := s.providers(s.judgeEndpoints(), simLatency)
+	if err != nil {
+		return nil, err
+	}
+	calls := make([]runner.Call, 0, len(pending))
+	for _, i := range pending {
+		c := jp.Calls[i]
+		c.Provider = providers[jp.CallJudge[i]]
+		calls = append(calls, c)
+	}
+	return calls, nil
+}
+
+// follow passes a run's events to obs and returns how the run stopped.
+func follow(obs Observer, events <-chan runner.Event) runner.Stopped {
+	var last runner.Stopped
+	for e := range events {
+		if st, ok := e.(runner.Stopped); ok {
+			last = st
+		}
+		obs.Event(e)
+	}
+	return last
+}
+
+// remainingBudget is what is left of budget after spent; 0 (no budget)
+// stays 0, and an exhausted budget stays positive so it still limits.
+func remainingBudget(budget, spent float64) float64 {
+	if budget <= 0 {
+		return 0
+	}
+	return max(budget-spent, 1e-9)
+}
+
+// callTimeout is the longest per-call timeout any model sets; 0 for the
+// runner's default.
+func callTimeout(models []model.ModelConfig) time.Duration {
+	var t float64
+	for _, m := range models {
+		t = max(t, m.TimeoutSeconds)
+	}
+	if t <= 0 {
+		return 0
+	}
+	return time.Duration(t * float64(time.Second))
+}
+
+// runMemoryFloor is the least soft memory limit a run sets: small runs
+// stay below it and pay for no extra garbage collection.
+const runMemoryFloor = 64 << 20
+
+// runMemoryFactor is the soft memory limit of a run as a multiple of the
+// live heap when it starts.
+const runMemoryFactor = 1.75
+
+// limitRunMemory sets a soft limit on the Go memory of the process for a
+// run and returns the function that restores the previous limit. A user's
+// GOMEMLIMIT wins: then it does nothing.
+//
+// Why: when a run starts, the live heap is mostly the plan (about 400 bytes
+// a call) and the audit, and both stay live to the end. On top of them a run
+// churns through short-lived memory (B-tree pages materialised for each
+// commit, answers waiting to be saved) and ends by loading the tally of
+// every answer, so the live heap peaks at about 1.4 times its size at the
+// start. Go's default pacing (GOGC=100) lets the heap grow to twice the
+// live heap between collections: 100,000 calls would hold about 120 MB of
+// heap for 60 MB of data. Capping the process at 1.75 times the starting
+// heap (never below runMemoryFloor) makes the collector run more often only
+// as the cap nears. The limit is soft: live data is never refused, and the
+// runtime bounds the collector's share of CPU if live data approaches it.
+func limitRunMemory() (restore func()) {
+	if os.Getenv("GOMEMLIMIT") != "" {
+		return func() {}
+	}
+	runtime.GC() // so that the live heap is measured, not last cycle's
+	live := []metrics.Sample{{Name: "/gc/heap/live:bytes"}}
+	metrics.Read(live)
+	limit := int64(runMemoryFloor)
+	if live[0].Value.Kind() == metrics.KindUint64 {
+		limit = max(limit, int64(float64(live[0].Value.Uint64())*runMemoryFactor))
+	}
+	prev := debug.SetMemoryLimit(limit)
+	return func() { debug.SetMemoryLimit(prev) }
+}

@@ -1,0 +1,254 @@
+// Package workbench is auditor's use-case layer. It opens an audit (reads
+// the files, opens the store, re-grades what a predicate edit left
+// ungraded, tallies what is stored) and runs it (the answers, then the
+// judges, then the judges' re-asks) behind one Observer, which the
+// interactive screen and the headless progress printer both implement.
+// Providers are built here and nowhere else.
+//
+// The command line parses flags, picks an observer and turns an Outcome
+// into an exit code; everything between the audit file and the results is
+// here, visited once per run.
+package workbench
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"os"
+	"path/filepath"
+	"time"
+
+	"github.com/auditor-dev/auditor/audit"
+	"github.com/auditor-dev/auditor/model"
+	"github.com/auditor-dev/auditor/prompts"
+	"github.com/auditor-dev/auditor/store"
+)
+
+// DBName is the store's file name, beside the audit file.
+const DBName = "auditor.db"
+
+// Session is an audit opened for work: its files loaded, its plan laid
+// out, and (after Open) its store open, its answers re-graded with the
+// current predicates and tallied.
+//
+// A Session is used by one goroutine at a time, except that Run may go on
+// in another goroutine while the screen reads the Tally it was given
+// before the run began.
+type Session struct {
+	Audit *audit.Audit
+	Plan  *audit.Plan
+	// Store is the audit's store; nil after Load, or after Open with
+	// IfExists when nothing has been stored yet.
+	Store *store.Store
+	// Tally holds what is stored, graded with the current predicates; nil
+	// until Open. Refresh reads it again after a run.
+	Tally *audit.Tally
+	// Regraded counts the stored answers Open graded with a predicate
+	// version they had no grade from (an edited predicate): no calls.
+	Regraded int
+
+	grader *audit.Grader
+	now    func() time.Time
+}
+
+// Access says how Open treats the store.
+type Access int
+
+const (
+	// Write opens the store for writing, creating it if needed, and
+	// records each rule's text and predicate version, so later edits are
+	// dated and a moved line is caught.
+	Write Access = iota
+	// StoreOnly is Write without the Tally (exports and imports, which
+	// read and write the store directly); Refresh builds it when needed.
+	StoreOnly
+	// IfExists opens an existing store to read it, records nothing and
+	// builds no Tally (what `plan` needs: what is stored, not what it
+	// says); a missing store is not an error (nothing has run yet) and
+	// leaves Store nil.
+	IfExists
+)
+
+// Options adjust how an audit is opened.
+type Options struct {
+	Samples int // overrides the audit's samples per case when > 0
+	Access  Access
+	Now     func() time.Time // nil: time.Now
+}
+
+// Load reads and validates the audit and lays out its plan, without
+// touching the store. Problems with the user's files are
+// *model.InputError naming the file, line and field.
+func Load(path string, samples int) (*Session, error) {
+	if samples < 0 {
+		return nil, fmt.Errorf("samples %d: need at least 1", samples)
+	}
+	counter, err := prompts.NewCounter()
+	if err != nil {
+		return nil, fmt.Errorf("token counter: %w", err)
+	}
+	a, err := audit.Load(path, counter)
+	if err != nil {
+		return nil, err
+	}
+	return &Session{Audit: a, Plan: audit.NewPlan(a, audit.PlanOptions{Samples: samples}), now: time.Now}, nil
+}
+
+// Open loads the audit, opens its store, grades every stored answer that
+// has no grade from its rule's current predicate (no calls), and tallies
+// what is stored. ctx bounds the exec predicates the session starts; Close
+// stops them.
+func Open(ctx context.Context, path string, o Options) (*Session, error) {
+	s, err := Load(path, o.Samples)
+	if err != nil {
+		return nil, err
+	}
+	if o.Now != nil {
+		s.now = o.Now
+	}
+	if err := s.openStore(o.Access); err != nil {
+		return nil, err
+	}
+	s.grader = audit.NewGrader(ctx, s.Plan)
+	if o.Access != Write {
+		return s, nil
+	}
+	if err := s.Refresh(); err != nil {
+		s.Close()
+		return nil, err
+	}
+	return s, nil
+}
+
+// Close stops the session's exec predicates and closes its store.
+func (s *Session) Close() {
+	if s.grader != nil {
+		s.grader.Close()
+	}
+	if s.Store != nil {
+		s.Store.Close()
+	}
+}
+
+// DBPath is where the audit's store lives.
+func (s *Session) DBPath() string { return filepath.Join(s.Audit.Dir, DBName) }
+
+// Simulated reports whether any model under test is the simulated one.
+func (s *Session) Simulated() bool {
+	for _, m := range s.Audit.File.Models {
+		if m.Provider == "sim" {
+			return true
+		}
+	}
+	return false
+}
+
+// Refresh reads the stored state into a new Tally and grades what has no
+// grade from the current predicates, counting those in Regraded. Call it
+// after a run: a run on the screen updates the screen's tally, a headless
+// run none. When grading fails (an exec predicate) the Tally is still set,
+// with the answers it could not grade left ungraded, and the error says
+// why.
+func (s *Session) Refresh() error {
+	t, err := audit.NewTally(s.Plan, s.Store)
+	if err != nil {
+		return err
+	}
+	s.Tally = t
+	n, err := s.grader.RegradeTally(t, s.Store)
+	s.Regraded += n
+	if err != nil {
+		return fmt.Errorf("re-grading stored answers: %w", err)
+	}
+	return nil
+}
+
+// Results computes every rule's evidence and verdict from the tally.
+func (s *Session) Results() (*audit.Results, error) { return s.Tally.Results() }
+
+// Spend is what the answers behind the verdicts and the judges' calls on
+// them cost, from the store.
+func (s *Session) Spend() (audit.Spend, error) {
+	if s.Store == nil {
+		return audit.Spend{}, nil
+	}
+	if len(s.Audit.Judges) == 0 {
+		// No judge calls to find: skip reading every call's status (a map
+		// of the whole plan, megabytes at 100k answers).
+		return s.Plan.SpendWithJudges(s.Store, nil)
+	}
+	status, err := s.Store.Status()
+	if err != nil {
+		return audit.Spend{}, err
+	}
+	return s.Plan.SpendWithJudges(s.Store, status)
+}
+
+// Status returns the stored status of every call (key -> answered ok), read
+// from the store; empty when there is no store.
+func (s *Session) Status() (map[string]bool, error) {
+	if s.Store == nil {
+		return map[string]bool{}, nil
+	}
+	return s.Store.Status()
+}
+
+// openStore opens the store as access says and, for Write, checks that
+// audited lines still read as they did when first run and dates each
+// predicate version and rule text.
+func (s *Session) openStore(access Access) error {
+	if access == IfExists {
+		if _, err := os.Stat(s.DBPath()); errors.Is(err, os.ErrNotExist) {
+			return nil
+		}
+	}
+	st, err := store.Open(s.DBPath())
+	if err != nil {
+		return err
+	}
+	s.Store = st
+	record := access != IfExists
+	err = s.checkRuleTexts(record)
+	if err == nil && record {
+		now := s.now()
+		// Date each predicate version the first time it is seen, so
+		// recall per version ("24/31 before the edit, 29/31 after") can
+		// be told apart; and each rule's text, so cases written before a
+		// rewording can be told from those written after.
+		if err = audit.RecordPredicateVersions(st, s.Audit, now); err == nil {
+			err = audit.RecordRuleTexts(st, s.Audit, now)
+		}
+	}
+	if err != nil {
+		st.Close()
+		s.Store = nil
+		return err
+	}
+	return nil
+}
+
+// checkRuleTexts compares each rule given by line number with the text that
+// line had when the audit first ran: if the prompt was edited so the number
+// now points at another line, results stored under it would be mislabelled.
+// A rule that states its text explicitly has been confirmed by the user, so
+// its record is updated instead.
+func (s *Session) checkRuleTexts(record bool) error {
+	for i, r := range s.Audit.Rules {
+		key := fmt.Sprintf("rule-text:%d", r.Line)
+		was, ok, err := s.Store.Meta(key)
+		if err != nil {
+			return err
+		}
+		if ok && was != r.Text && r.Config.Text == "" {
+			return &model.InputError{File: s.Audit.Path, Line: r.Config.DefLine, Field: fmt.Sprintf("rule[%d].line", i+1),
+				Msg: fmt.Sprintf("line %d of %s now reads %q, but it read %q when this audit first ran; if the rule moved, update line =; if you reworded it on purpose, add text = %q to confirm",
+					r.Line, s.Audit.PromptPath, r.Text, was, r.Text)}
+		}
+		if record && (!ok || was != r.Text) {
+			if err := s.Store.SetMeta(key, r.Text); err != nil {
+				return err
+			}
+		}
+	}
+	return nil
+}
