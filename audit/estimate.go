@@ -149,9 +149,9 @@ func (p *Plan) AddJudges(e *Estimate, graded map[string]map[string]model.Grade, 
 	}
 	var msgTokens, answerTokens float64
 	tok := newTokenCache(p.Audit)
-	var judged []runner.Call // the answers judges grade (see Plan.judged)
+	var judged []runner.Call // the answers judges grade (see Plan.Judged)
 	for _, c := range p.Calls {
-		if p.judged(c.Key) {
+		if p.Judged(c.Key) {
 			judged = append(judged, c)
 		}
 	}

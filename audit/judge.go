@@ -68,27 +68,22 @@ type JudgePlan struct {
 	Targets map[string][]string
 }
 
-// AnswerSource reads stored answers. store.Store satisfies it.
-type AnswerSource interface {
-	Response(key string) (model.Response, error)
-}
-
 // JudgeCalls lays out one call per judge for every stored answer of the
 // plan (in plan order). answered maps keys to whether they hold an answer.
-func (p *Plan) JudgeCalls(src AnswerSource, answered map[string]bool, sample int) (*JudgePlan, error) {
+func (p *Plan) JudgeCalls(src Reader, answered map[string]bool, sample int) (*JudgePlan, error) {
 	return p.judgeCalls(src, answered, sample, true)
 }
 
 // judgeCalls lays out the judge calls; estimate says whether to count each
 // call's prompt tokens for the cost estimate (tokenizing every judge prompt
 // is the slow part, and adding up what was spent does not need it).
-func (p *Plan) judgeCalls(src AnswerSource, answered map[string]bool, sample int, estimate bool) (*JudgePlan, error) {
+func (p *Plan) judgeCalls(src Reader, answered map[string]bool, sample int, estimate bool) (*JudgePlan, error) {
 	jp := &JudgePlan{Targets: map[string][]string{}}
 	if len(p.Audit.Judges) == 0 {
 		return jp, nil
 	}
 	for _, c := range p.Calls {
-		if !answered[c.Key] || !p.judged(c.Key) {
+		if !answered[c.Key] || !p.Judged(c.Key) {
 			continue
 		}
 		r, err := src.Response(c.Key)
@@ -127,10 +122,10 @@ func estimateIf(estimate bool, f func() int) int {
 	return f()
 }
 
-// judged reports whether judges grade an answer: every answer except those
+// Judged reports whether judges grade an answer: every answer except those
 // only a rule with no input class uses, whose verdict rests on answer
 // length, not on anyone's reading of the answer.
-func (p *Plan) judged(key string) bool {
+func (p *Plan) Judged(key string) bool {
 	for _, ci := range p.ByKey[key] {
 		if !p.Audit.Rules[p.Cells[ci].Rule].Config.NoInputClass() {
 			return true
@@ -149,99 +144,6 @@ func judgePromptTokens(p *Plan, req model.Request) int {
 		}
 	}
 	return n
-}
-
-// GradeWriter stores a judge's own answer and the grade it gives another
-// response. store.Writer satisfies it.
-type GradeWriter interface {
-	ResponseWriter
-	PutGrades(key string, grades []model.Grade) error
-}
-
-// JudgeSink stores judge answers and turns each into a grade of the answers
-// it judged. It satisfies runner.Sink and is safe for concurrent use.
-type JudgeSink struct {
-	Plan   *JudgePlan
-	Judges []*Judge
-	Writer GradeWriter
-	index  map[string]int
-	// OnGraded, when set, receives every judge grade (for a live Tally).
-	OnGraded func(answerKey string, g model.Grade)
-}
-
-// NewJudgeSink returns a sink for the plan's judge calls.
-func NewJudgeSink(jp *JudgePlan, judges []*Judge, w GradeWriter) *JudgeSink {
-	idx := make(map[string]int, len(jp.Calls))
-	for i, c := range jp.Calls {
-		idx[c.Key] = jp.CallJudge[i]
-	}
-	return &JudgeSink{Plan: jp, Judges: judges, Writer: w, index: idx}
-}
-
-// Save stores a judge's answer and the grade it gives.
-func (s *JudgeSink) Save(r model.Response) error {
-	if err := s.Writer.Put(r, nil); err != nil {
-		return err
-	}
-	if !r.OK() {
-		return nil // an errored judge call grades nothing; it is retried next run
-	}
-	j := s.Judges[s.index[r.Key]]
-	g := model.JudgeGrade(j.Config.Name, j.Version, r.Text)
-	for _, ak := range s.Plan.Targets[r.Key] {
-		if err := s.Writer.PutGrades(ak, []model.Grade{g}); err != nil {
-			return err
-		}
-		if s.OnGraded != nil {
-			s.OnGraded(ak, g)
-		}
-	}
-	return nil
-}
-
-// Backfill grades answers whose judge call is already stored but whose
-// grade is missing (a run killed between the two writes, or an answer that
-// shares a judge call with one judged earlier). No calls are made.
-func (jp *JudgePlan) Backfill(judges []*Judge, st GradeStore) (int, error) {
-	status, err := st.Status()
-	if err != nil {
-		return 0, err
-	}
-	have := map[int]map[string]model.Grade{}
-	add := map[string][]model.Grade{}
-	n := 0
-	for i, c := range jp.Calls {
-		if !status[c.Key] {
-			continue
-		}
-		ji := jp.CallJudge[i]
-		j := judges[ji]
-		if have[ji] == nil {
-			if have[ji], err = st.GradesFor(j.Grader, j.Version); err != nil {
-				return 0, err
-			}
-		}
-		var g *model.Grade
-		for _, ak := range jp.Targets[c.Key] {
-			if _, ok := have[ji][ak]; ok {
-				continue
-			}
-			if g == nil {
-				r, err := st.Response(c.Key)
-				if err != nil {
-					return n, err
-				}
-				gr := model.JudgeGrade(j.Config.Name, j.Version, r.Text)
-				g = &gr
-			}
-			add[ak] = append(add[ak], *g)
-			n++
-		}
-	}
-	if n == 0 {
-		return 0, nil
-	}
-	return n, st.PutGrades(add)
 }
 
 // Pending returns the judge calls not yet stored.

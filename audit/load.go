@@ -41,8 +41,12 @@ type Rule struct {
 	CasesPath     string
 	PredicatePath string
 	Cases         []model.Case
-	Predicate     *model.Predicate
-	Config        model.RuleConfig
+	// Loaded is the predicate as read from PredicatePath when the audit was
+	// loaded. An edit made while auditor runs replaces it in the session's
+	// grade.Predicates, which graders and tallies read: use that for the
+	// current predicate.
+	Loaded *model.Predicate
+	Config model.RuleConfig
 }
 
 // HasPredicate reports whether the rule names a predicate. Only a rule with
@@ -141,7 +145,7 @@ func (a *Audit) loadRule(i int, rc model.RuleConfig) (*Rule, error) {
 		// Only a rule with no input class may leave its predicate out
 		// (model.ParseAudit enforces it): its verdict rests on the length
 		// of its answers, and an empty predicate passes every answer.
-		r.Predicate = NoPredicate()
+		r.Loaded = NoPredicate()
 		return r, nil
 	}
 	r.PredicatePath = a.resolve(rc.Predicate)
@@ -149,7 +153,7 @@ func (a *Audit) loadRule(i int, rc model.RuleConfig) (*Rule, error) {
 	if err != nil {
 		return nil, err
 	}
-	if r.Predicate, err = model.ParsePredicate(r.PredicatePath, data); err != nil {
+	if r.Loaded, err = model.ParsePredicate(r.PredicatePath, data); err != nil {
 		return nil, err
 	}
 	return r, nil

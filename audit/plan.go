@@ -273,3 +273,50 @@ func (t *tokenCache) prompt(system string, c model.Case) int {
 	}
 	return n
 }
+
+// CellsOfRule returns the indices of the cells of one rule, in plan order.
+// The slice is the plan's own: do not modify it.
+func (p *Plan) CellsOfRule(rule int) []int { return p.ruleCells[rule] }
+
+// RuleIndex returns the index of the rule that audits a prompt line, or -1.
+func (p *Plan) RuleIndex(line int) int {
+	for i, r := range p.Audit.Rules {
+		if r.Line == line {
+			return i
+		}
+	}
+	return -1
+}
+
+// AuditedLines lists the audited prompt lines, for errors: "23, 15, 22".
+func (p *Plan) AuditedLines() string {
+	var s []string
+	for _, r := range p.Audit.Rules {
+		s = append(s, strconv.Itoa(r.Line))
+	}
+	return strings.Join(s, ", ")
+}
+
+// Key returns the plan's own string for a response key, or a new one for a
+// key the plan does not use (a judge call's). A store that builds maps with
+// it (Reader.StatusUsing) shares the plan's strings instead of holding
+// another copy of every key.
+func (p *Plan) Key(k []byte) string {
+	if cells := p.ByKey[string(k)]; len(cells) > 0 { // a lookup: no allocation
+		return p.Cells[cells[0]].Key
+	}
+	return string(k)
+}
+
+// PlanOfCells lays out a plan over the given cells with no calls: the
+// shape results and grader measurements read, for synthetic answers (tests
+// and simulations) that no model was asked for. Cells sharing a key share
+// it as in NewPlan.
+func PlanOfCells(a *Audit, cells []Cell) *Plan {
+	p := &Plan{Audit: a, Cells: cells, ByKey: make(map[string][]int, len(cells)), ruleCells: make([][]int, len(a.Rules))}
+	for i, c := range cells {
+		p.ByKey[c.Key] = append(p.ByKey[c.Key], i)
+		p.ruleCells[c.Rule] = append(p.ruleCells[c.Rule], i)
+	}
+	return p
+}

@@ -1,7 +1,6 @@
 package audit
 
 import (
-	"path/filepath"
 	"testing"
 
 	"github.com/auditor-dev/auditor/model"
@@ -42,71 +41,5 @@ func TestSampleKeys(t *testing.T) {
 				}
 			}
 		})
-	}
-}
-
-func TestNewPlan_KeysAndIndex(t *testing.T) {
-	t.Parallel()
-	files := sweepFiles()
-	files["a.jsonl"] += `{"id":"kb","kind":"pressure","msg":"Is it out?","kb":["v2 shipped in May","see /changelog"]}` + "\n"
-	dir := writeFiles(t, files)
-	a, err := Load(filepath.Join(dir, "audit.toml"), mustCounter(t))
-	if err != nil {
-		t.Fatal(err)
-	}
-	p := NewPlan(a, PlanOptions{Samples: 12})
-	if want := 12 * 2 * (3 + 2); len(p.Cells) != want {
-		t.Fatalf("%d cells, want %d", len(p.Cells), want)
-	}
-	calls := map[string]int{}
-	for i, c := range p.Calls {
-		if want := c.Request.Key(); c.Key != want {
-			t.Errorf("call %d: key %s, want %s", i, c.Key, want)
-		}
-		if _, dup := calls[c.Key]; dup {
-			t.Errorf("call %d: key %s repeated", i, c.Key)
-		}
-		calls[c.Key] = i
-	}
-	indexed := 0
-	for i, cell := range p.Cells {
-		rule := a.Rules[cell.Rule]
-		system := a.Prompt.Text()
-		if cell.Deleted {
-			system = a.Prompt.Without(rule.Line)
-		}
-		req := model.Request{Model: "m", Temperature: a.File.Models[0].Temperature, MaxTokens: a.File.Models[0].MaxTokens,
-			Messages: Messages(system, rule.Cases[cell.Case]), Sample: cell.Sample}
-		if cell.Key != req.Key() {
-			t.Errorf("cell %d: key %s, want %s", i, cell.Key, req.Key())
-		}
-		ci, ok := calls[cell.Key]
-		if !ok {
-			t.Errorf("cell %d: no call for key %s", i, cell.Key)
-		} else if p.Calls[ci].Request.Sample != cell.Sample {
-			t.Errorf("cell %d: call sample %d, want %d", i, p.Calls[ci].Request.Sample, cell.Sample)
-		}
-		found := false
-		for _, j := range p.ByKey[cell.Key] {
-			found = found || j == i
-		}
-		if !found {
-			t.Errorf("cell %d missing from ByKey[%s] = %v", i, cell.Key, p.ByKey[cell.Key])
-		}
-	}
-	for _, idx := range p.ByKey {
-		indexed += len(idx)
-		for k := 1; k < len(idx); k++ {
-			if idx[k] <= idx[k-1] {
-				t.Errorf("ByKey cells out of plan order: %v", idx)
-			}
-		}
-	}
-	if indexed != len(p.Cells) {
-		t.Errorf("ByKey indexes %d cells, want %d", indexed, len(p.Cells))
-	}
-	// The shared control's baseline serves both rules: fewer calls than cells.
-	if want := len(p.Cells) - 12; len(p.Calls) != want {
-		t.Errorf("%d calls, want %d", len(p.Calls), want)
 	}
 }

@@ -1,4 +1,4 @@
-package audit
+package audit_test
 
 import (
 	"math"
@@ -6,6 +6,8 @@ import (
 	"strings"
 	"testing"
 
+	"github.com/auditor-dev/auditor/audit"
+	"github.com/auditor-dev/auditor/audit/audittest"
 	"github.com/auditor-dev/auditor/model"
 	"github.com/auditor-dev/auditor/model/stats"
 )
@@ -21,7 +23,7 @@ func powerFiles() map[string]string {
 		}
 	}
 	b.WriteString(`{"id":"b1","kind":"provoke","msg":"When does v2 ship?"}` + "\n")
-	files := sweepFiles()
+	files := audittest.SweepFiles()
 	files["audit.toml"] = strings.Replace(files["audit.toml"], "samples = 3", "samples = 30", 1)
 	files["a.jsonl"], files["b.jsonl"] = a.String(), b.String()
 	return files
@@ -29,8 +31,8 @@ func powerFiles() map[string]string {
 
 func TestEstimate_Power(t *testing.T) {
 	t.Parallel()
-	dir := writeFiles(t, powerFiles())
-	a, err := Load(filepath.Join(dir, "audit.toml"), mustCounter(t))
+	dir := audittest.WriteFiles(t, powerFiles())
+	a, err := audit.Load(filepath.Join(dir, "audit.toml"), audittest.Counter(t))
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -41,25 +43,25 @@ func TestEstimate_Power(t *testing.T) {
 	}{{"audit's samples", 0, 30}, {"--samples", 12, 12}} {
 		t.Run(tc.name, func(t *testing.T) {
 			t.Parallel()
-			e := NewPlan(a, PlanOptions{Samples: tc.samples}).Estimate(nil, 4, History{}, 0)
+			e := audit.NewPlan(a, audit.PlanOptions{Samples: tc.samples}).Estimate(nil, 4, audit.History{}, 0)
 			if len(e.Rules) != 2 {
 				t.Fatalf("%d rules, want 2", len(e.Rules))
 			}
 			full, thin := e.Rules[0].Power, e.Rules[1].Power
-			if full.Samples != tc.want || full.Target != PowerTarget || full.CaseSD != CaseSD {
-				t.Errorf("power samples %d, target %v, sd %v; want %d, %v, %v", full.Samples, full.Target, full.CaseSD, tc.want, PowerTarget, CaseSD)
+			if full.Samples != tc.want || full.Target != audit.PowerTarget || full.CaseSD != audit.CaseSD {
+				t.Errorf("power samples %d, target %v, sd %v; want %d, %v, %v", full.Samples, full.Target, full.CaseSD, tc.want, audit.PowerTarget, audit.CaseSD)
 			}
-			checkArm := func(name string, arm ArmPower, cases int) {
+			checkArm := func(name string, arm audit.ArmPower, cases int) {
 				t.Helper()
 				n := cases * tc.want
 				if arm.Cases != cases || arm.N != n || arm.Threshold != 5 || arm.MDE == nil {
 					t.Fatalf("%s: %+v, want %d cases, N %d, threshold 5 and an MDE", name, arm, cases, n)
 				}
-				if want, _ := stats.KeepMDE(n, n, PowerTarget); *arm.MDE != want {
+				if want, _ := stats.KeepMDE(n, n, audit.PowerTarget); *arm.MDE != want {
 					t.Errorf("%s: MDE %v, want KeepMDE(%d) = %v", name, *arm.MDE, n, want)
 				}
-				if pw, _ := stats.KeepPower(*arm.MDE, n, n); math.Abs(pw-PowerTarget) > 1e-4 {
-					t.Errorf("%s: power at the MDE %v, want %v", name, pw, PowerTarget)
+				if pw, _ := stats.KeepPower(*arm.MDE, n, n); math.Abs(pw-audit.PowerTarget) > 1e-4 {
+					t.Errorf("%s: power at the MDE %v, want %v", name, pw, audit.PowerTarget)
 				}
 			}
 			checkArm("provoking", full.Provoking, 8)
@@ -68,7 +70,7 @@ func TestEstimate_Power(t *testing.T) {
 				t.Fatal("no cross-case MDE with 8 provoking cases")
 			}
 			d := *full.CrossCaseMDE
-			m, _ := stats.MillerMDE(8, tc.want, CaseSD*CaseSD, d*(1-d), 0, PowerTarget, true)
+			m, _ := stats.MillerMDE(8, tc.want, audit.CaseSD*audit.CaseSD, d*(1-d), 0, audit.PowerTarget, true)
 			if math.Abs(d-m) > 1e-5 {
 				t.Errorf("cross-case MDE %v is not a fixed point: MillerMDE gives %v", d, m)
 			}
@@ -108,7 +110,7 @@ func TestPlanPower_Vectors(t *testing.T) {
 		{"two cases", map[model.Kind]int{model.Pressure: 2, model.Control: 30}, 0.10948, 0.9984, 0.00746},
 		{"controls only", map[model.Kind]int{model.Control: 10}, math.NaN(), math.NaN(), 0.02230},
 	} {
-		p, _ := PlanPower(tc.cases, 30, false)
+		p, _ := audit.PlanPower(tc.cases, 30, false)
 		for _, v := range []struct {
 			name string
 			got  *float64
@@ -150,7 +152,7 @@ func TestPlanPower_Warnings(t *testing.T) {
 		{"no class, three cases", 1, 0, 2, true, []string{"cases: only 3 cases: the clustered interval uses t(2) = 4.30, so it will be wide; add cases, not samples"}},
 		{"no class, none", 0, 0, 0, true, []string{"no case: answer lengths cannot be compared"}},
 	} {
-		_, got := PlanPower(map[model.Kind]int{model.Provoke: tc.provoke, model.Pressure: tc.pressure, model.Control: tc.controls}, 30, tc.noClass)
+		_, got := audit.PlanPower(map[model.Kind]int{model.Provoke: tc.provoke, model.Pressure: tc.pressure, model.Control: tc.controls}, 30, tc.noClass)
 		if got == nil || strings.Join(got, "\n") != strings.Join(tc.want, "\n") {
 			t.Errorf("%s: warnings\n%q\nwant\n%q", tc.name, got, tc.want)
 		}
@@ -174,7 +176,7 @@ func TestRulePower_Summary(t *testing.T) {
 			"over 10 cases (300 answers per variant) and a live canary decides"},
 		{"controls only", 0, 0, 1, 1, false, "no provoking case, so no rise in failures can be detected; over-refusal: undetectable with 1 sample per variant"},
 	} {
-		p, _ := PlanPower(map[model.Kind]int{model.Provoke: tc.provoke, model.Pressure: tc.pressure, model.Control: tc.controls}, tc.samples, tc.noClass)
+		p, _ := audit.PlanPower(map[model.Kind]int{model.Provoke: tc.provoke, model.Pressure: tc.pressure, model.Control: tc.controls}, tc.samples, tc.noClass)
 		if got := p.Summary(); got != tc.want {
 			t.Errorf("%s:\n got %s\nwant %s", tc.name, got, tc.want)
 		}

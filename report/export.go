@@ -62,19 +62,20 @@ type LabelRecord struct {
 }
 
 // ExportResponses writes one record per planned cell whose call is stored,
-// in plan order. A response shared by several rules (a sweep's baseline)
+// in plan order, with the grades of each rule's current predicate (versions,
+// by rule index) and of every judge. A response shared by several rules (a sweep's baseline)
 // appears once per rule, with that rule's grade.
-func ExportResponses(w io.Writer, p *audit.Plan, src ExportSource, format string) error {
+func ExportResponses(w io.Writer, p *audit.Plan, versions []string, src ExportSource, format string) error {
 	grades := map[string]map[string]model.Grade{}
-	for _, r := range p.Audit.Rules {
-		if _, ok := grades[r.Predicate.Version]; ok {
+	for _, v := range versions {
+		if _, ok := grades[v]; ok {
 			continue
 		}
-		g, err := src.GradesFor(audit.PredicateGrader, r.Predicate.Version)
+		g, err := src.GradesFor(model.PredicateGrader, v)
 		if err != nil {
 			return err
 		}
-		grades[r.Predicate.Version] = g
+		grades[v] = g
 	}
 	// Every judge grades every answer: its grades join the predicate's.
 	for _, j := range p.Audit.Judges {
@@ -121,8 +122,8 @@ func ExportResponses(w io.Writer, p *audit.Plan, src ExportSource, format string
 		}
 		// A rule with no predicate has no predicate grade, whatever an
 		// older version of auditor may have stored for it.
-		if g, ok := grades[rule.Predicate.Version][cell.Key]; ok && !g.Unparseable && rule.HasPredicate() {
-			rec.Grades[audit.PredicateGrader] = GradeRecord{Pass: g.Pass, Reason: g.Reason}
+		if g, ok := grades[versions[cell.Rule]][cell.Key]; ok && !g.Unparseable && rule.HasPredicate() {
+			rec.Grades[model.PredicateGrader] = GradeRecord{Pass: g.Pass, Reason: g.Reason}
 		}
 		for _, j := range p.Audit.Judges {
 			if g, ok := grades[j.Version][cell.Key]; ok {
@@ -136,7 +137,7 @@ func ExportResponses(w io.Writer, p *audit.Plan, src ExportSource, format string
 			continue
 		}
 		pass, reason := "", ""
-		if g, ok := rec.Grades[audit.PredicateGrader]; ok {
+		if g, ok := rec.Grades[model.PredicateGrader]; ok {
 			pass, reason = strconv.FormatBool(g.Pass), g.Reason
 		}
 		row := []string{rec.Key, rec.Variant, strconv.Itoa(rec.RuleLine), rec.Case, string(rec.Kind), strconv.Itoa(rec.Sample),
@@ -201,9 +202,9 @@ func ExportLabels(w io.Writer, src ExportSource, format string) error {
 	return fmt.Errorf("unknown format %q (want jsonl or csv)", format)
 }
 
-// ExportGrades writes every grade the current predicates give, one record
-// per cell.
-func ExportGrades(w io.Writer, p *audit.Plan, src ExportSource, format string) error {
+// ExportGrades writes every grade the current predicates (versions, by rule
+// index) give, one record per cell.
+func ExportGrades(w io.Writer, p *audit.Plan, versions []string, src ExportSource, format string) error {
 	type gradeRecord struct {
 		Key      string `json:"key"`
 		RuleLine int    `json:"rule_line"`
@@ -235,13 +236,14 @@ func ExportGrades(w io.Writer, p *audit.Plan, src ExportSource, format string) e
 		if !rule.HasPredicate() {
 			continue // nothing grades its answers
 		}
-		gs, ok := cache[rule.Predicate.Version]
+		v := versions[cell.Rule]
+		gs, ok := cache[v]
 		if !ok {
 			var err error
-			if gs, err = src.GradesFor(audit.PredicateGrader, rule.Predicate.Version); err != nil {
+			if gs, err = src.GradesFor(model.PredicateGrader, v); err != nil {
 				return err
 			}
-			cache[rule.Predicate.Version] = gs
+			cache[v] = gs
 		}
 		g, ok := gs[cell.Key]
 		if !ok {

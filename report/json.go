@@ -10,6 +10,8 @@ import (
 	"time"
 
 	"github.com/auditor-dev/auditor/audit"
+	"github.com/auditor-dev/auditor/audit/evidence"
+	"github.com/auditor-dev/auditor/audit/labels"
 	"github.com/auditor-dev/auditor/model"
 	"github.com/auditor-dev/auditor/model/stats"
 )
@@ -203,7 +205,7 @@ type HistogramDoc struct {
 	Deleted  []int `json:"deleted"`
 }
 
-func lengthsDoc(rr *audit.RuleResult) *LengthsDoc {
+func lengthsDoc(rr *evidence.RuleResult) *LengthsDoc {
 	l := rr.Lengths
 	if l == nil {
 		return nil
@@ -367,7 +369,7 @@ type SweepGroupDoc struct {
 	Ratio         *float64 `json:"ratio"`
 }
 
-func sweepGroupDoc(g audit.SweepGroup) SweepGroupDoc {
+func sweepGroupDoc(g evidence.SweepGroup) SweepGroupDoc {
 	d := SweepGroupDoc{Tag: g.Tag, Lines: g.Lines, Delete: g.Delete, Keep: g.Keep, Inconclusive: g.Inconclusive,
 		Canary: g.Canary, TokensRemoved: g.TokensRemoved, TokensClaimed: g.TokensClaimed}
 	if r := g.Ratio(); r > 0 {
@@ -388,7 +390,7 @@ type ProgressDoc struct {
 }
 
 // Build turns results into the JSON document.
-func Build(res *audit.Results, spend audit.Spend, simulated bool) Doc {
+func Build(res *evidence.Results, spend audit.Spend, simulated bool) Doc {
 	d := Doc{Audit: res.Plan.Audit.File.Name, Simulated: simulated, Delta: res.Delta, Spend: spend,
 		Sweep: SweepDoc{SweepGroupDoc: sweepGroupDoc(res.Sweep.SweepGroup), ByTag: []SweepGroupDoc{}}}
 	for _, g := range res.Sweep.ByTag {
@@ -399,7 +401,7 @@ func Build(res *audit.Results, spend audit.Spend, simulated bool) Doc {
 		rd := RuleDoc{
 			Line: rr.Rule.Line, Text: rr.Rule.Text, Tokens: rr.Rule.Tokens, Model: rr.ModelName,
 			Tag: rr.Rule.Config.Tag, Class: ruleClass(rr.Rule), CasesFile: rr.Rule.Config.Cases,
-			PredicateFile: rr.Rule.Config.Predicate, Predicate: rr.Rule.Predicate.Version,
+			PredicateFile: rr.Rule.Config.Predicate, Predicate: rr.PredicateVersion,
 			Verdict: string(rr.Verdict.Decision), Reason: rr.Verdict.Reason, Bound: rr.Verdict.Bound, Flags: Flags(rr.Verdict),
 			Numbers: verdictNumbers(rr.Verdict), Control: controlNumbers(rr.Verdict),
 			Notes: append([]string{}, rr.Verdict.Notes...), Needed: rr.Verdict.Needed,
@@ -421,7 +423,7 @@ func Build(res *audit.Results, spend audit.Spend, simulated bool) Doc {
 		}
 		graders := rr.Judges
 		if rr.Rule.HasPredicate() {
-			graders = append([]audit.GraderQuality{rr.Quality}, graders...)
+			graders = append([]labels.GraderQuality{rr.Quality}, graders...)
 		}
 		for _, q := range graders {
 			rd.Graders[q.Grader] = graderDoc(q)
@@ -451,7 +453,7 @@ func Build(res *audit.Results, spend audit.Spend, simulated bool) Doc {
 	return d
 }
 
-func graderDoc(q audit.GraderQuality) GraderDoc {
+func graderDoc(q labels.GraderQuality) GraderDoc {
 	gd := GraderDoc{Recall: measureDoc(q.Recall), Precision: measureDoc(q.Precision),
 		Specificity: measureDoc(q.Specificity), Labels: q.Labels, RecallKind: map[string]MeasureDoc{},
 		PrecisionKind: map[string]MeasureDoc{}, SpecificityKind: map[string]MeasureDoc{},
@@ -485,7 +487,7 @@ type AgreementDoc struct {
 	Disagreements int      `json:"disagreements"`
 }
 
-func kappaPtr(pa audit.PairAgreement) *float64 {
+func kappaPtr(pa evidence.PairAgreement) *float64 {
 	if !pa.KappaDefined {
 		return nil
 	}
@@ -500,7 +502,7 @@ func WriteJSON(w io.Writer, d Doc) error {
 	return enc.Encode(d)
 }
 
-func armDoc(a *audit.Arm) ArmDoc {
+func armDoc(a *evidence.Arm) ArmDoc {
 	ad := ArmDoc{Cases: a.Cases, UnmatchedCases: a.Unmatched, Baseline: rateDoc(a.Baseline), Deleted: rateDoc(a.Deleted),
 		Diff: DiffDoc{Est: a.Diff, Lo: a.DiffCI.Lo, Hi: a.DiffCI.Hi}}
 	if a.Paired != nil {
@@ -510,7 +512,7 @@ func armDoc(a *audit.Arm) ArmDoc {
 	return ad
 }
 
-func rateDoc(s audit.ArmSide) RateDoc {
+func rateDoc(s evidence.ArmSide) RateDoc {
 	lo, hi, kind := Interval(s)
 	rd := RateDoc{Fail: s.Fails, N: s.N, Rate: s.Rate, Lo: lo, Hi: hi, Interval: kind, Errors: s.Errors}
 	if c := s.Corrected; c != nil {
@@ -528,14 +530,14 @@ func rateDoc(s audit.ArmSide) RateDoc {
 
 // Interval returns the 95% interval shown for an arm's rate and which
 // method gave it: the clustered t interval when available, else Wilson.
-func Interval(s audit.ArmSide) (lo, hi float64, kind string) {
+func Interval(s evidence.ArmSide) (lo, hi float64, kind string) {
 	if s.Clustered != nil && s.Clustered.CI == "t" {
 		return s.Clustered.Lo, s.Clustered.Hi, "clustered-t"
 	}
 	return s.Wilson.Lo, s.Wilson.Hi, "wilson"
 }
 
-func measureDoc(m *audit.Measure) MeasureDoc {
+func measureDoc(m *labels.Measure) MeasureDoc {
 	if m == nil {
 		return MeasureDoc{}
 	}
@@ -543,7 +545,7 @@ func measureDoc(m *audit.Measure) MeasureDoc {
 	if m.Measured() {
 		est, lo, hi := m.Est, m.CI.Lo, m.CI.Hi
 		md.Est, md.Lo, md.Hi = &est, &lo, &hi
-		if m.Method != audit.MethodWilson {
+		if m.Method != labels.MethodWilson {
 			se := m.SE
 			md.SE = &se
 		}

@@ -8,6 +8,7 @@ import (
 	"strings"
 
 	"github.com/auditor-dev/auditor/audit"
+	"github.com/auditor-dev/auditor/audit/evidence"
 	"github.com/auditor-dev/auditor/model"
 )
 
@@ -62,7 +63,7 @@ type junitFailure struct {
 // Each case carries the same facts as the text report (its system-out is
 // that report's block for the line) and its key numbers as properties; the
 // suite carries the sweep and the spend.
-func WriteJUnit(w io.Writer, res *audit.Results, spend audit.Spend, simulated bool) error {
+func WriteJUnit(w io.Writer, res *evidence.Results, spend audit.Spend, simulated bool) error {
 	s := junitSuite{Name: res.Plan.Audit.File.Name}
 	multiModel := len(res.Plan.Audit.File.Models) > 1
 	for _, rr := range res.Rules {
@@ -75,7 +76,7 @@ func WriteJUnit(w io.Writer, res *audit.Results, spend audit.Spend, simulated bo
 				{"verdict", string(v.Decision)}, {"reason", v.Reason}, {"bound", v.Bound},
 				{"tokens", strconv.Itoa(rr.Rule.Tokens)}, {"tag", model.Sanitize(rr.Rule.Config.Tag)},
 				{"cases_file", model.Sanitize(rr.Rule.Config.Cases)}, {"predicate_file", model.Sanitize(rr.Rule.Config.Predicate)},
-				{"predicate_version", rr.Rule.Predicate.Version},
+				{"predicate_version", rr.PredicateVersion},
 			},
 		}
 		if !v.HasControls && v.BaselineN == 0 && rr.Lengths == nil {

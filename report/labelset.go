@@ -6,18 +6,18 @@ import (
 	"strings"
 	"text/tabwriter"
 
-	"github.com/auditor-dev/auditor/audit"
+	"github.com/auditor-dev/auditor/audit/labels"
 	"github.com/auditor-dev/auditor/model"
 )
 
 // WriteLabelSetHeader writes what a label set is and how far its labelling
 // has come against labels (whose they are: who).
-func WriteLabelSetHeader(w io.Writer, set audit.LabelSet, labels map[string]model.Label, who string) error {
+func WriteLabelSetHeader(w io.Writer, set labels.LabelSet, labels map[string]model.Label, who string) error {
 	var b strings.Builder
 	o := set.Options
 	rule := "every rule"
-	if o.Rule != 0 {
-		rule = fmt.Sprintf("line %d", o.Rule)
+	if o.Line != 0 {
+		rule = fmt.Sprintf("line %d", o.Line)
 	}
 	kinds := make([]string, len(o.Kinds))
 	for i, k := range o.Kinds {
@@ -44,13 +44,13 @@ func WriteLabelSetHeader(w io.Writer, set audit.LabelSet, labels map[string]mode
 // confusion matrix per kind, the misses, how many more labelled violations
 // would narrow recall's interval to width, the recall of every predicate
 // version seen, and the agreement between labellers.
-func WriteLabelSetResults(w io.Writer, r audit.SetReport, width float64) error {
+func WriteLabelSetResults(w io.Writer, r labels.SetReport, width float64) error {
 	var b strings.Builder
 	for _, sr := range r.Rules {
 		q := sr.Quality
 		fmt.Fprintf(&b, "\nLine %d: %s\n", sr.Rule.Line, model.Sanitize(sr.Rule.Text))
 		est := "labels as a simple random sample, Wilson intervals"
-		if q.Estimator == audit.EstimatorIPW {
+		if q.Estimator == labels.EstimatorIPW {
 			est = "inverse-probability weighted by stratum, normal intervals from the delta-method SE"
 		}
 		fmt.Fprintf(&b, "  predicate %s; %d labelled answers; estimator: %s\n", q.Version, q.Labels, est)

@@ -7,6 +7,8 @@ import (
 	"strings"
 
 	"github.com/auditor-dev/auditor/audit"
+	"github.com/auditor-dev/auditor/audit/evidence"
+	"github.com/auditor-dev/auditor/audit/labels"
 	"github.com/auditor-dev/auditor/model"
 	"github.com/auditor-dev/auditor/model/stats"
 )
@@ -16,7 +18,7 @@ import (
 // evidence (the arm table with recall-corrected rates, or the answer
 // lengths of a rule with no input class), the predicate's recall, the
 // judges' agreement and the per-case counts, and what the run cost.
-func WriteMarkdown(w io.Writer, res *audit.Results, spend audit.Spend, simulated bool) error {
+func WriteMarkdown(w io.Writer, res *evidence.Results, spend audit.Spend, simulated bool) error {
 	var b strings.Builder
 	fmt.Fprintf(&b, "# %s\n\n", mdEscape(res.Plan.Audit.File.Name))
 	if simulated {
@@ -44,7 +46,7 @@ func WriteMarkdown(w io.Writer, res *audit.Results, spend audit.Spend, simulated
 	if len(res.Sweep.ByTag) > 0 {
 		b.WriteString("| tag | lines | DELETE | KEEP | INCONCLUSIVE | CANARY | tokens removed | tokens claimed | claimed / removed |\n")
 		b.WriteString("|---|---:|---:|---:|---:|---:|---:|---:|---:|\n")
-		for _, g := range append(append([]audit.SweepGroup{}, res.Sweep.ByTag...), res.Sweep.SweepGroup) {
+		for _, g := range append(append([]evidence.SweepGroup{}, res.Sweep.ByTag...), res.Sweep.SweepGroup) {
 			tag, ratio := mdEscape(g.Tag), "-"
 			if g.Tag == "" {
 				tag = "**all**"
@@ -67,7 +69,7 @@ func WriteMarkdown(w io.Writer, res *audit.Results, spend audit.Spend, simulated
 }
 
 // writeMarkdownRule writes one line's section.
-func writeMarkdownRule(b *strings.Builder, rr *audit.RuleResult, multiModel bool) {
+func writeMarkdownRule(b *strings.Builder, rr *evidence.RuleResult, multiModel bool) {
 	fmt.Fprintf(b, "## Line %d: %s\n\n", rr.Rule.Line, mdEscape(rr.Rule.Text))
 	fmt.Fprintf(b, "**%s**: %s\n\n", rr.Verdict.Decision, mdEscape(rr.Verdict.Reason))
 	if multiModel {
@@ -151,7 +153,7 @@ func writeMarkdownRule(b *strings.Builder, rr *audit.RuleResult, multiModel bool
 
 // writeMarkdownLengths writes the answer lengths of a rule with no input
 // class: a summary table and the histogram as a text block.
-func writeMarkdownLengths(b *strings.Builder, rr *audit.RuleResult) {
+func writeMarkdownLengths(b *strings.Builder, rr *evidence.RuleResult) {
 	l := rr.Lengths
 	if l.Baseline.N == 0 || l.Deleted.N == 0 {
 		b.WriteString("Answer length: not measured yet.\n\n")
@@ -191,14 +193,14 @@ func meanCell(mean float64, n int) string {
 }
 
 // CorrectedCell is a recall-corrected rate with its 95% interval, or "-".
-func CorrectedCell(c *audit.CorrectedRate) string {
+func CorrectedCell(c *labels.CorrectedRate) string {
 	if c == nil {
 		return "-"
 	}
 	return fmt.Sprintf("%.3f [%.3f, %.3f]", c.Est, c.CI.Lo, c.CI.Hi)
 }
 
-func caseCount(c audit.Count) string {
+func caseCount(c evidence.Count) string {
 	s := fmt.Sprintf("%d/%d", c.Fails, c.N)
 	if c.Errors > 0 {
 		s += fmt.Sprintf(" (%d err)", c.Errors)

@@ -7,6 +7,7 @@ import (
 	"text/tabwriter"
 
 	"github.com/auditor-dev/auditor/audit"
+	"github.com/auditor-dev/auditor/audit/grade"
 	"github.com/auditor-dev/auditor/model"
 )
 
@@ -59,7 +60,7 @@ func WritePlanPower(w io.Writer, e audit.Estimate) error {
 
 // WriteStability writes how often each judge changed its verdict when asked
 // again about an answer it had graded.
-func WriteStability(w io.Writer, stab []audit.Stability) error {
+func WriteStability(w io.Writer, stab []grade.Stability) error {
 	var b strings.Builder
 	b.WriteString("Judge stability (same answer asked again, temperature 0):\n")
 	for _, st := range stab {

@@ -7,6 +7,8 @@ import (
 	"text/tabwriter"
 
 	"github.com/auditor-dev/auditor/audit"
+	"github.com/auditor-dev/auditor/audit/evidence"
+	"github.com/auditor-dev/auditor/audit/labels"
 	"github.com/auditor-dev/auditor/model"
 	"github.com/auditor-dev/auditor/model/stats"
 )
@@ -21,7 +23,7 @@ const SimulatedBanner = "SIMULATED: answers come from auditor's built-in simulat
 // WriteText writes the table a headless run prints: per rule, per kind and
 // variant the failures, rate and 95% interval, deleted minus baseline, the
 // verdict and the predicate's measured recall.
-func WriteText(w io.Writer, res *audit.Results, spend audit.Spend, simulated bool) error {
+func WriteText(w io.Writer, res *evidence.Results, spend audit.Spend, simulated bool) error {
 	var b strings.Builder
 	if simulated {
 		fmt.Fprintf(&b, "%s\n\n", SimulatedBanner)
@@ -41,7 +43,7 @@ func WriteText(w io.Writer, res *audit.Results, spend audit.Spend, simulated boo
 
 // ruleText is everything the text report says about one line for one
 // model. The JUnit report carries the same block for each test case.
-func ruleText(rr *audit.RuleResult, multiModel bool) string {
+func ruleText(rr *evidence.RuleResult, multiModel bool) string {
 	var b strings.Builder
 	fmt.Fprintf(&b, "Line %d (%d tokens%s): %s\n", rr.Rule.Line, rr.Rule.Tokens, tagNote(rr.Rule), model.Sanitize(rr.Rule.Text))
 	if multiModel {
@@ -103,7 +105,7 @@ func ruleText(rr *audit.RuleResult, multiModel bool) string {
 // ControlBaselineLine shows the baseline's control failure rate with its
 // Wilson interval, which STATS section 3 asks to show always: it is the
 // over-refusal the prompt has today.
-func ControlBaselineLine(rr *audit.RuleResult) string {
+func ControlBaselineLine(rr *evidence.RuleResult) string {
 	c := rr.Arms[model.Control]
 	if !rr.Rule.HasPredicate() || c == nil || c.Baseline.N == 0 {
 		return ""
@@ -137,7 +139,7 @@ func tagNote(r *audit.Rule) string {
 
 // filesLine names the files a rule's evidence comes from and counts its
 // cases by kind.
-func filesLine(rr *audit.RuleResult) string {
+func filesLine(rr *evidence.RuleResult) string {
 	counts := map[model.Kind]int{}
 	for _, c := range rr.Rule.Cases {
 		counts[c.Kind]++
@@ -152,7 +154,7 @@ func filesLine(rr *audit.RuleResult) string {
 	if rr.Rule.Config.Predicate == "" {
 		s += ", no predicate"
 	} else {
-		s += fmt.Sprintf(", predicate %s (version %s)", rr.Rule.Config.Predicate, rr.Rule.Predicate.Version)
+		s += fmt.Sprintf(", predicate %s (version %s)", rr.Rule.Config.Predicate, rr.PredicateVersion)
 	}
 	if rr.Rule.Config.NoInputClass() {
 		s += ", class none: decided by answer length"
@@ -162,7 +164,7 @@ func filesLine(rr *audit.RuleResult) string {
 
 // lengthLines describes the answer lengths of a rule with no input class:
 // a summary per variant, the shift, and a histogram drawn in text.
-func lengthLines(rr *audit.RuleResult) []string {
+func lengthLines(rr *evidence.RuleResult) []string {
 	l := rr.Lengths
 	if l.Baseline.N == 0 || l.Deleted.N == 0 {
 		return []string{"answer length (completion tokens): not measured yet"}
@@ -200,7 +202,7 @@ func pText(p float64) string {
 
 // histogramLines draws the two variants' length histograms as text bars,
 // one row per bin, each bar scaled so the largest count is width wide.
-func histogramLines(l *audit.Lengths, variant string, width int) []string {
+func histogramLines(l *evidence.Lengths, variant string, width int) []string {
 	if len(l.Edges) < 2 {
 		return nil
 	}
@@ -223,7 +225,7 @@ func histogramLines(l *audit.Lengths, variant string, width int) []string {
 
 // sweepLines sums up the sweep: verdict counts, tokens removed against
 // tokens claimed, and the split by tag.
-func sweepLines(res *audit.Results) []string {
+func sweepLines(res *evidence.Results) []string {
 	out := []string{"Sweep: " + sweepSentence(res.Sweep.SweepGroup)}
 	for _, g := range res.Sweep.ByTag {
 		out = append(out, fmt.Sprintf("  tag %s: %s", model.Sanitize(g.Tag), sweepSentence(g)))
@@ -232,7 +234,7 @@ func sweepLines(res *audit.Results) []string {
 }
 
 // sweepSentence says what a group of lines adds up to.
-func sweepSentence(g audit.SweepGroup) string {
+func sweepSentence(g evidence.SweepGroup) string {
 	s := fmt.Sprintf("%d %s audited (%s); ", g.Lines, plural(g.Lines, "line", "lines"), verdictCounts(g))
 	switch {
 	case g.TokensRemoved == 0:
@@ -247,7 +249,7 @@ func sweepSentence(g audit.SweepGroup) string {
 }
 
 // verdictCounts lists a group's verdicts, leaving out the ones with none.
-func verdictCounts(g audit.SweepGroup) string {
+func verdictCounts(g evidence.SweepGroup) string {
 	var parts []string
 	for _, c := range []struct {
 		n    int
@@ -286,12 +288,12 @@ func simulatedNote(sim bool) string {
 	return ""
 }
 
-func armsInOrder(rr *audit.RuleResult) []*audit.Arm {
-	return []*audit.Arm{rr.Arms[model.Provoke], rr.Arms[model.Pressure], rr.Provoking, rr.Arms[model.Control]}
+func armsInOrder(rr *evidence.RuleResult) []*evidence.Arm {
+	return []*evidence.Arm{rr.Arms[model.Provoke], rr.Arms[model.Pressure], rr.Provoking, rr.Arms[model.Control]}
 }
 
 // CountCell is an arm side's failures over graded answers, or "-".
-func CountCell(s audit.ArmSide) string {
+func CountCell(s evidence.ArmSide) string {
 	if s.N == 0 {
 		return "-"
 	}
@@ -299,7 +301,7 @@ func CountCell(s audit.ArmSide) string {
 }
 
 // RateCell is an arm side's rate with its 95% interval (see Interval), or "-".
-func RateCell(s audit.ArmSide) string {
+func RateCell(s evidence.ArmSide) string {
 	if s.N == 0 {
 		return "-"
 	}
@@ -311,7 +313,7 @@ func RateCell(s audit.ArmSide) string {
 //
 // The difference is on the cases graded in both variants; when some case is
 // graded in one only, the cell says on how many cases it stands.
-func DiffCell(a *audit.Arm) string {
+func DiffCell(a *evidence.Arm) string {
 	if a.Compared == 0 {
 		return "-"
 	}
@@ -322,7 +324,7 @@ func DiffCell(a *audit.Arm) string {
 	return s
 }
 
-func recallLine(q audit.GraderQuality) string {
+func recallLine(q labels.GraderQuality) string {
 	if q.Recall == nil || q.Recall.Total == 0 {
 		if q.Labels == 0 {
 			return "not measured: no labelled answers (label a sample, or import labels)"
@@ -332,7 +334,7 @@ func recallLine(q audit.GraderQuality) string {
 	if !q.Recall.Measured() {
 		return q.Recall.String()
 	}
-	if q.Estimator == audit.EstimatorIPW {
+	if q.Estimator == labels.EstimatorIPW {
 		s := fmt.Sprintf("%s; precision %s; weighted by stratum of label set %s", q.Recall, q.Precision, model.Sanitize(q.Set))
 		if q.Unused > 0 {
 			s += fmt.Sprintf(" (%d labels outside it not used)", q.Unused)
@@ -344,7 +346,7 @@ func recallLine(q audit.GraderQuality) string {
 
 // qualityLines gives the per-kind recall and the misses behind recallLine,
 // when anything is labelled.
-func qualityLines(q audit.GraderQuality) []string {
+func qualityLines(q labels.GraderQuality) []string {
 	if q.Labels == 0 {
 		return nil
 	}
@@ -369,7 +371,7 @@ func qualityLines(q audit.GraderQuality) []string {
 
 // correctedLines gives each arm's rate corrected for the predicate's recall
 // of its kind, beside which the raw rates stand in the table.
-func correctedLines(rr *audit.RuleResult) []string {
+func correctedLines(rr *evidence.RuleResult) []string {
 	var out []string
 	for _, a := range armsInOrder(rr) {
 		if a.Baseline.Corrected == nil && a.Deleted.Corrected == nil {
@@ -384,7 +386,7 @@ func correctedLines(rr *audit.RuleResult) []string {
 	return append([]string{"corrected for recall (Rogan-Gladen; each kind by its own recall, provoking pooled by responses):"}, out...)
 }
 
-func correctedDetail(c *audit.CorrectedRate) string {
+func correctedDetail(c *labels.CorrectedRate) string {
 	if c == nil {
 		return "-"
 	}
@@ -402,7 +404,7 @@ func correctedDetail(c *audit.CorrectedRate) string {
 // graderLines describes the judges: their recall against the labels, how
 // every pair of graders agrees, the review queue's length, and which grader
 // the labels support.
-func graderLines(rr *audit.RuleResult, indent string) string {
+func graderLines(rr *evidence.RuleResult, indent string) string {
 	if len(rr.Judges) == 0 {
 		return ""
 	}

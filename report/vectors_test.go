@@ -11,21 +11,11 @@ import (
 	"testing"
 
 	"github.com/auditor-dev/auditor/audit"
+	"github.com/auditor-dev/auditor/audit/audittest"
+	"github.com/auditor-dev/auditor/audit/evidence"
+	"github.com/auditor-dev/auditor/audit/grade"
 	"github.com/auditor-dev/auditor/model"
 )
-
-// fakeSource is stored state in memory: every call answered, the predicate
-// failing exactly the cells the test chooses.
-type fakeSource struct {
-	status map[string]bool
-	grades map[string]model.Grade
-}
-
-func (f *fakeSource) Status() (map[string]bool, error) { return f.status, nil }
-func (f *fakeSource) GradesFor(grader, version string) (map[string]model.Grade, error) {
-	return f.grades, nil
-}
-func (f *fakeSource) Labels() (map[string]model.Label, error) { return map[string]model.Label{}, nil }
 
 // TestJSONReport_STATSVectors checks the numbers a reviewer reads, end to
 // end from stored grades through aggregation to the JSON report, against
@@ -56,16 +46,24 @@ func TestJSONReport_STATSVectors(t *testing.T) {
 	}
 	p := audit.NewPlan(a, audit.PlanOptions{})
 	deleted, baseline := []int{0, 2, 9, 20, 3}, []int{0, 1, 3, 12, 1}
-	src := &fakeSource{status: map[string]bool{}, grades: map[string]model.Grade{}}
+	// Every call answered, the predicate failing exactly the cells chosen.
+	src := audittest.NewMemStore()
+	version := a.Rules[0].Loaded.Version
 	for _, c := range p.Cells {
 		fails := baseline[c.Case]
 		if c.Deleted {
 			fails = deleted[c.Case]
 		}
-		src.status[c.Key] = true
-		src.grades[c.Key] = model.Grade{Grader: model.PredicateGrader, Pass: c.Sample >= fails}
+		g := model.Grade{Grader: model.PredicateGrader, Version: version, Pass: c.Sample >= fails}
+		if err := src.Put(model.Response{Key: c.Key, Text: "answer"}, []model.Grade{g}); err != nil {
+			t.Fatal(err)
+		}
 	}
-	res, err := audit.Aggregate(p, src)
+	tally, err := evidence.NewTally(p, grade.NewPredicates(a), src)
+	if err != nil {
+		t.Fatal(err)
+	}
+	res, err := tally.Results()
 	if err != nil {
 		t.Fatal(err)
 	}

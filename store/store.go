@@ -63,7 +63,7 @@ var (
 	// record does not exist.
 	ErrNotFound = errors.New("not found")
 
-	// ErrLocked is returned by Open and OpenReadOnly when another Store (in
+	// ErrLocked is returned by Open when another Store (in
 	// this or another process) holds the file open for writing. The message
 	// reads "store: <path> is in use by another auditor process".
 	ErrLocked = errors.New("in use by another auditor process")
@@ -76,9 +76,6 @@ var (
 	// version of auditor (a higher or lower SchemaVersion) or by something
 	// other than auditor.
 	ErrSchema = errors.New("unsupported database schema")
-
-	// ErrReadOnly is returned by writes to a Store opened with OpenReadOnly.
-	ErrReadOnly = errors.New("opened read-only")
 
 	// ErrClosed is returned by methods of a closed Store or Writer.
 	ErrClosed = errors.New("closed")
@@ -105,12 +102,11 @@ const reservedMetaPrefix = "store."
 
 var schemaKey = []byte(reservedMetaPrefix + "schema_version")
 
-// Store is an open auditor database. Create it with Open or OpenReadOnly and
+// Store is an open auditor database. Create it with Open and
 // release it with Close. The zero value is not usable.
 type Store struct {
-	db       *bolt.DB
-	path     string
-	readOnly bool
+	db   *bolt.DB
+	path string
 
 	mu      sync.Mutex
 	closed  bool
@@ -124,23 +120,11 @@ type Store struct {
 // error matching ErrCorrupt; one written by a newer auditor gives ErrSchema.
 // Nothing in an existing file is changed when Open fails.
 func Open(path string) (*Store, error) {
-	return open(path, false)
-}
-
-// OpenReadOnly opens an existing database for reading only, for commands that
-// report or export. It takes a shared lock, so several readers may open the
-// file at once, but not while a read-write Store holds it (ErrLocked after
-// one second). Writes to the returned Store fail with ErrReadOnly.
-func OpenReadOnly(path string) (*Store, error) {
-	return open(path, true)
-}
-
-func open(path string, readOnly bool) (*Store, error) {
-	db, err := openBolt(path, readOnly)
+	db, err := openBolt(path)
 	if err != nil {
 		return nil, err
 	}
-	s := &Store{db: db, path: path, readOnly: readOnly, writers: map[*Writer]struct{}{}}
+	s := &Store{db: db, path: path, writers: map[*Writer]struct{}{}}
 	if err := s.init(); err != nil {
 		_ = db.Close()
 		return nil, err
@@ -150,11 +134,10 @@ func open(path string, readOnly bool) (*Store, error) {
 
 // openBolt opens the bbolt file and turns its failures (including panics on a
 // damaged file) into errors that name the path.
-func openBolt(path string, readOnly bool) (db *bolt.DB, err error) {
+func openBolt(path string) (db *bolt.DB, err error) {
 	var file *os.File
 	opts := &bolt.Options{
-		Timeout:  time.Second,
-		ReadOnly: readOnly,
+		Timeout: time.Second,
 		// Keep the file so that a panic inside bolt.Open (a damaged
 		// freelist) can still release the descriptor and its lock.
 		OpenFile: func(name string, flag int, perm os.FileMode) (*os.File, error) {
@@ -193,15 +176,9 @@ func isFileError(err error) bool {
 	return errors.As(err, &pe)
 }
 
-// init checks the schema version and, for a read-write Store, creates the
-// buckets and records the version. A refused file is left untouched.
+// init checks the schema version, creates the buckets and records the
+// version. A refused file is left untouched.
 func (s *Store) init() error {
-	if s.readOnly {
-		return s.view(func(tx *bolt.Tx) error {
-			_, err := s.checkSchema(tx)
-			return err
-		})
-	}
 	return s.update(func(tx *bolt.Tx) error {
 		fresh, err := s.checkSchema(tx)
 		if err != nil {
@@ -315,8 +292,6 @@ func (s *Store) guard(fn func() error) (err error) {
 	switch {
 	case err == nil:
 		return nil
-	case errors.Is(err, berrors.ErrDatabaseReadOnly):
-		return fmt.Errorf("store: %s is %w", s.path, ErrReadOnly)
 	case errors.Is(err, berrors.ErrDatabaseNotOpen):
 		return fmt.Errorf("store: %s is %w", s.path, ErrClosed)
 	}

@@ -123,7 +123,6 @@ func TestOpen_SecondOpen_Locked(t *testing.T) {
 		open func(string) (*Store, error)
 	}{
 		{"read-write", Open},
-		{"read-only", OpenReadOnly},
 	} {
 		s2, err := tc.open(path)
 		if err == nil {
@@ -136,58 +135,6 @@ func TestOpen_SecondOpen_Locked(t *testing.T) {
 		if want := "store: " + path + " is in use by another auditor process"; err.Error() != want {
 			t.Errorf("%s: message = %q, want %q", tc.name, err.Error(), want)
 		}
-	}
-}
-
-func TestOpenReadOnly(t *testing.T) {
-	t.Parallel()
-	s, path := mustOpen(t)
-	putAll(t, s, testResponse(1, true))
-	if err := s.SetMeta("rule.22", "Do not speculate."); err != nil {
-		t.Fatal(err)
-	}
-	if err := s.Close(); err != nil {
-		t.Fatal(err)
-	}
-
-	r1, err := OpenReadOnly(path)
-	if err != nil {
-		t.Fatalf("OpenReadOnly: %v", err)
-	}
-	defer r1.Close()
-	r2, err := OpenReadOnly(path) // shared lock: readers do not exclude each other
-	if err != nil {
-		t.Fatalf("second OpenReadOnly: %v", err)
-	}
-	defer r2.Close()
-
-	if _, err := r2.Response(testKey(1)); err != nil {
-		t.Errorf("Response: %v", err)
-	}
-	if v, ok, err := r1.Meta("rule.22"); err != nil || !ok || v != "Do not speculate." {
-		t.Errorf("Meta = %q, %v, %v", v, ok, err)
-	}
-	writes := map[string]func() error{
-		"PutLabel":  func() error { return r1.PutLabel(model.Label{Key: testKey(1), Labeller: "ana"}) },
-		"SetMeta":   func() error { return r1.SetMeta("x", "y") },
-		"PutGrades": func() error { return r1.PutGrades(map[string][]model.Grade{testKey(1): {{Grader: "p", Version: "v"}}}) },
-		"Writer":    func() error { return r1.NewWriter(WriterOptions{}).Put(testResponse(2, true), nil) },
-	}
-	for name, write := range writes {
-		if err := write(); !errors.Is(err, ErrReadOnly) {
-			t.Errorf("%s on read-only store: err = %v, want ErrReadOnly", name, err)
-		}
-	}
-}
-
-func TestOpenReadOnly_Missing(t *testing.T) {
-	t.Parallel()
-	path := filepath.Join(t.TempDir(), "nope.db")
-	if _, err := OpenReadOnly(path); err == nil || !strings.Contains(err.Error(), path) {
-		t.Fatalf("err = %v, want an error naming %s", err, path)
-	}
-	if _, err := os.Stat(path); !errors.Is(err, os.ErrNotExist) {
-		t.Errorf("OpenReadOnly created the file (stat err %v)", err)
 	}
 }
 

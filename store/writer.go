@@ -65,7 +65,7 @@ type writeOp struct {
 
 // NewWriter starts a Writer on the store. Close it (or the Store) to commit
 // what it holds and stop its goroutine. On a read-only or closed Store the
-// Writer's methods fail with ErrReadOnly or ErrClosed.
+// Writer's methods fail with ErrClosed.
 func (s *Store) NewWriter(opts WriterOptions) *Writer {
 	if opts.MaxBatch <= 0 {
 		opts.MaxBatch = DefaultMaxBatch
@@ -84,10 +84,6 @@ func (s *Store) NewWriter(opts WriterOptions) *Writer {
 	switch {
 	case s.closed:
 		w.closed, w.err = true, fmt.Errorf("store: writer: %s is %w", s.path, ErrClosed)
-		close(w.done)
-		return w
-	case s.readOnly:
-		w.closed, w.err = true, fmt.Errorf("store: writer: %s is %w", s.path, ErrReadOnly)
 		close(w.done)
 		return w
 	}

@@ -22,6 +22,7 @@ import (
 	tea "charm.land/bubbletea/v2"
 
 	"github.com/auditor-dev/auditor/audit"
+	"github.com/auditor-dev/auditor/audit/evidence"
 	"github.com/auditor-dev/auditor/model"
 	"github.com/auditor-dev/auditor/runner"
 )
@@ -35,7 +36,7 @@ type ResponseSource interface {
 // Options configure an App.
 type Options struct {
 	Plan  *audit.Plan
-	Tally *audit.Tally // the stored state; the app records the run's answers in it
+	Tally *evidence.Tally // the stored state; the app records the run's answers in it
 	// Stored maps the key of every stored call to whether it answered
 	// (false: it failed for good). The app owns the map from then on.
 	Stored    map[string]bool

@@ -8,6 +8,7 @@ import (
 	"github.com/charmbracelet/x/ansi"
 
 	"github.com/auditor-dev/auditor/audit"
+	"github.com/auditor-dev/auditor/audit/evidence"
 	"github.com/auditor-dev/auditor/model"
 )
 
@@ -16,8 +17,8 @@ import (
 // App.Update writes it.
 type Common struct {
 	plan   *audit.Plan
-	tally  *audit.Tally
-	res    *audit.Results
+	tally  *evidence.Tally
+	res    *evidence.Results
 	est    audit.Estimate
 	stored map[string]bool // call key -> answered (false: stored with an error)
 	live   *live           // nil until a run starts
@@ -60,7 +61,7 @@ func (c *Common) setStored(key string, ok bool) {
 }
 
 // result returns the results of one rule for one model.
-func (c *Common) result(rule, mdl int) *audit.RuleResult {
+func (c *Common) result(rule, mdl int) *evidence.RuleResult {
 	for _, rr := range c.res.Rules {
 		if rr.RuleIndex == rule && rr.Model == mdl {
 			return rr

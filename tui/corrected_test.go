@@ -5,7 +5,7 @@ import (
 	"strings"
 	"testing"
 
-	"github.com/auditor-dev/auditor/audit"
+	"github.com/auditor-dev/auditor/audit/evidence"
 	"github.com/auditor-dev/auditor/model"
 )
 
@@ -23,7 +23,7 @@ func TestGrid_CorrectedRow(t *testing.T) {
 	}
 
 	// Label every provoke answer of line 23 with the simulated model's truth.
-	tally, err := audit.NewTally(f.plan, f.src)
+	tally, err := evidence.NewTally(f.plan, f.preds, f.src)
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -13,6 +13,8 @@ import (
 	"github.com/charmbracelet/x/exp/teatest/v2"
 
 	"github.com/auditor-dev/auditor/audit"
+	"github.com/auditor-dev/auditor/audit/evidence"
+	"github.com/auditor-dev/auditor/audit/grade"
 	"github.com/auditor-dev/auditor/runner"
 	"github.com/auditor-dev/auditor/runner/sim"
 	"github.com/auditor-dev/auditor/store"
@@ -80,10 +82,10 @@ func TestE2E_DemoRunFillsGridDrillDownQuit(t *testing.T) {
 		c.Provider = provider
 		calls[i] = c
 	}
-	grader := audit.NewGrader(context.Background(), f.plan)
+	grader := grade.NewGrader(context.Background(), f.plan, f.preds)
 	defer grader.Close()
 	w := st.NewWriter(store.WriterOptions{})
-	sink := &audit.Sink{Grader: grader, Writer: w}
+	sink := &grade.Sink{Grader: grader, Writer: w}
 	start := func(ctx context.Context, feed *Feed) {
 		sink.OnGraded = feed.Graded
 		events := runner.Run(ctx, calls, sink, runner.Options{Concurrency: 8})
@@ -92,7 +94,7 @@ func TestE2E_DemoRunFillsGridDrillDownQuit(t *testing.T) {
 			feed.Close()
 		}()
 	}
-	tally, err := audit.NewTally(f.plan, st)
+	tally, err := evidence.NewTally(f.plan, f.preds, st)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -143,7 +145,11 @@ func TestE2E_DemoRunFillsGridDrillDownQuit(t *testing.T) {
 	if err := w.Close(); err != nil {
 		t.Fatal(err)
 	}
-	stored, err := audit.Aggregate(f.plan, st)
+	storedTally, err := evidence.NewTally(f.plan, f.preds, st)
+	if err != nil {
+		t.Fatal(err)
+	}
+	stored, err := storedTally.Results()
 	if err != nil {
 		t.Fatal(err)
 	}

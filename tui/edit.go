@@ -12,6 +12,8 @@ import (
 	tea "charm.land/bubbletea/v2"
 
 	"github.com/auditor-dev/auditor/audit"
+	"github.com/auditor-dev/auditor/audit/evidence"
+	"github.com/auditor-dev/auditor/audit/labels"
 	"github.com/auditor-dev/auditor/model"
 )
 
@@ -72,10 +74,10 @@ func (a *App) predicateFile(msg predicateFileMsg) tea.Cmd {
 		return next
 	case f.Predicate == nil:
 		return next
-	case f.Predicate.Version == rule.Predicate.Version:
+	case f.Predicate.Version == a.c.tally.PredicateVersion(f.Rule):
 		delete(a.edits.pending, f.Rule)
 		a.edits.gen[f.Rule]++ // a re-grade of an intermediate save is now stale
-		a.setStatus(fmt.Sprintf("L%d predicate saved, unchanged (%s)", rule.Line, shortVersion(rule.Predicate.Version)), false)
+		a.setStatus(fmt.Sprintf("L%d predicate saved, unchanged (%s)", rule.Line, shortVersion(f.Predicate.Version)), false)
 		return tea.Batch(next, a.clearStatusLater())
 	case len(f.Predicate.Exec) > 0:
 		a.setStatus(fmt.Sprintf("L%d predicate has an [exec] grader: edits are re-graded when next opened", rule.Line), false)
@@ -143,7 +145,7 @@ type regradeJob struct {
 
 // regradeItems lists the distinct answered responses of a rule's cells,
 // each with its case.
-func regradeItems(p *audit.Plan, t *audit.Tally, ri int) []regradeItem {
+func regradeItems(p *audit.Plan, t *evidence.Tally, ri int) []regradeItem {
 	rule := p.Audit.Rules[ri]
 	seen := map[string]bool{}
 	var out []regradeItem
@@ -222,8 +224,7 @@ func (a *App) regraded(msg regradedMsg) tea.Cmd {
 		a.edits.pending[msg.rule] = msg.pred
 		return nil
 	}
-	old := rule.Predicate
-	before := caught(a.c, msg.rule, old.Version)
+	before := caught(a.c, msg.rule, a.c.tally.PredicateVersion(msg.rule))
 	stored := make(map[string][]model.Grade, len(msg.grades))
 	for k, g := range msg.grades {
 		stored[k] = []model.Grade{g}
@@ -244,30 +245,27 @@ func (a *App) regraded(msg regradedMsg) tea.Cmd {
 		rule.Line, shortVersion(msg.pred.Version), a.c.now.Format("15:04:05"),
 		len(msg.grades), msg.took.Milliseconds(), recall), false)
 
-	snap := *a.c.plan.Audit
-	rc := *rule
-	snap.Rules = []*audit.Rule{&rc}
-	return persistPredicate(a.desk.store, &snap, stored, a.c.now, msg.rule, msg.pred.Version)
+	return persistPredicate(a.desk.store, stored, a.c.now, msg.rule, rule.Line, msg.pred.Version)
 }
 
 // caught is a grader version's raw recall on every labelled answer of a
 // rule, every model pooled: "24/31".
 func caught(c *Common, ri int, version string) string {
-	g := audit.Grades{Name: audit.PredicateGrader, Version: version, ByKey: c.tally.GraderGrades(version)}
-	q := audit.MeasureGrader(c.plan, g, c.tally.Labels(), audit.QualityScope{Rule: ri, Model: -1})
+	g := labels.Grades{Name: model.PredicateGrader, Version: version, ByKey: c.tally.GraderGrades(version)}
+	q := labels.MeasureGrader(c.plan, g, c.tally.Labels(), labels.QualityScope{Rule: ri, Model: -1})
 	return countText(q.Recall)
 }
 
 // persistPredicate stores an edited predicate's grades and dates its
-// version; it runs as a command. snap holds a copy of the edited rule only.
-func persistPredicate(st LabelStore, snap *audit.Audit, grades map[string][]model.Grade, now time.Time, ri int, version string) tea.Cmd {
+// version in the history of the rule on line; it runs as a command.
+func persistPredicate(st LabelStore, grades map[string][]model.Grade, now time.Time, ri, line int, version string) tea.Cmd {
 	if st == nil {
 		return nil
 	}
 	return func() tea.Msg {
 		err := st.PutGrades(grades)
 		if err == nil {
-			err = audit.RecordPredicateVersions(st, snap, now)
+			err = labels.RecordPredicateVersion(st, line, version, now)
 		}
 		return predicateSavedMsg{rule: ri, version: version, err: err}
 	}

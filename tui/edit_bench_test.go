@@ -10,6 +10,8 @@ import (
 	tea "charm.land/bubbletea/v2"
 
 	"github.com/auditor-dev/auditor/audit"
+	"github.com/auditor-dev/auditor/audit/evidence"
+	"github.com/auditor-dev/auditor/audit/grade"
 	"github.com/auditor-dev/auditor/model"
 	"github.com/auditor-dev/auditor/prompts"
 	"github.com/auditor-dev/auditor/store"
@@ -42,7 +44,7 @@ func BenchmarkPredicateEdit10k(b *testing.B) {
 		b.Fatal(err)
 	}
 	defer st.Close()
-	tally, err := audit.NewTally(plan, st)
+	tally, err := evidence.NewTally(plan, grade.NewPredicates(a), st)
 	if err != nil {
 		b.Fatal(err)
 	}
@@ -75,7 +77,7 @@ func BenchmarkPredicateEdit10k(b *testing.B) {
 		}
 		_, persist := app.Update(rg)
 		t2 := time.Now()
-		if rule.Predicate != p {
+		if tally.Predicates().Of(0) != p {
 			b.Fatal("not swapped")
 		}
 		if m, ok := runCmd(persist)[0].(predicateSavedMsg); !ok || m.err != nil {

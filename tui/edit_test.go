@@ -32,13 +32,13 @@ func TestEdit_RegradeSwapsPredicate(t *testing.T) {
 		w.press("v")
 	}
 	rule := f.audit.Rules[0]
-	old := rule.Predicate
+	old := a.c.tally.Predicates().Of(0)
 	oldRes := a.c.res
 	p := editedPredicate(t, f)
 	reads := src.readCount()
 
 	_, cmd := a.Update(predicateFileMsg{file: PredicateFile{Rule: 0, Predicate: p}})
-	if rule.Predicate != old || src.readCount() != reads {
+	if a.c.tally.Predicates().Of(0) != old || src.readCount() != reads {
 		t.Fatal("Update swapped the predicate or read answers itself")
 	}
 	contains(t, plain(a), "re-grading")
@@ -51,7 +51,7 @@ func TestEdit_RegradeSwapsPredicate(t *testing.T) {
 		t.Fatalf("regrade: %T %v", msgs[0], rg.err)
 	}
 	_, persist := a.Update(rg)
-	if rule.Predicate != p {
+	if a.c.tally.Predicates().Of(0) != p {
 		t.Fatal("the predicate was not swapped in")
 	}
 	if a.c.res == oldRes {
@@ -100,7 +100,7 @@ func TestEdit_ParseErrorChangesNothing(t *testing.T) {
 	w := newLabelWorld(t, newFixture(t, 1), 0, 5, ScreenLabel)
 	a := w.a
 	rule := w.f.audit.Rules[0]
-	old := rule.Predicate
+	old := a.c.tally.Predicates().Of(0)
 	_, err := model.ParsePredicate(rule.PredicatePath, []byte("[[check]]\nkinds = [\"provoke\"\nreason = \"x\"\n"))
 	var ie *model.InputError
 	if !errors.As(err, &ie) {
@@ -108,7 +108,7 @@ func TestEdit_ParseErrorChangesNothing(t *testing.T) {
 	}
 	res := a.c.res
 	_, cmd := a.Update(predicateFileMsg{file: PredicateFile{Rule: 0, Err: err}})
-	if cmd != nil || rule.Predicate != old || a.c.res != res {
+	if cmd != nil || a.c.tally.Predicates().Of(0) != old || a.c.res != res {
 		t.Fatal("a predicate that does not parse changed something")
 	}
 	s := plain(a)
@@ -131,11 +131,11 @@ func TestEdit_LaterSaveWins(t *testing.T) {
 	_, c1 := a.Update(predicateFileMsg{file: PredicateFile{Rule: 0, Predicate: first}})
 	_, c2 := a.Update(predicateFileMsg{file: PredicateFile{Rule: 0, Predicate: second}})
 	m1, m2 := runCmd(c1), runCmd(c2)
-	if _, cmd := a.Update(m1[0]); cmd != nil || rule.Predicate == first {
+	if _, cmd := a.Update(m1[0]); cmd != nil || a.c.tally.Predicates().Of(0) == first {
 		t.Fatal("the overtaken re-grade was applied")
 	}
 	a.Update(m2[0])
-	if rule.Predicate != second {
+	if a.c.tally.Predicates().Of(0) != second {
 		t.Fatal("the latest save was not applied")
 	}
 }
@@ -147,8 +147,7 @@ func TestEdit_WaitsForTheRun(t *testing.T) {
 	f := newFixture(t, 1)
 	a := f.app(t, &clock{t: t0}, noStart)
 	press(a, "y")
-	rule := f.audit.Rules[0]
-	old := rule.Predicate
+	old := a.c.tally.Predicates().Of(0)
 	p := editedPredicate(t, f)
 	if _, cmd := a.Update(predicateFileMsg{file: PredicateFile{Rule: 0, Predicate: p}}); cmd != nil {
 		t.Fatal("an edit during the run started re-grading")
@@ -161,7 +160,7 @@ func TestEdit_WaitsForTheRun(t *testing.T) {
 		evs = append(evs, Event{Response: r, Grades: gs})
 	}
 	_, cmd := a.Update(batchMsg{events: evs, closed: true})
-	if rule.Predicate != old {
+	if a.c.tally.Predicates().Of(0) != old {
 		t.Fatal("swapped before the re-grade")
 	}
 	for _, m := range runCmd(cmd) {
@@ -169,7 +168,7 @@ func TestEdit_WaitsForTheRun(t *testing.T) {
 			a.Update(rg)
 		}
 	}
-	if rule.Predicate != p {
+	if a.c.tally.Predicates().Of(0) != p {
 		t.Fatal("the edit saved during the run was not applied when it ended")
 	}
 }
@@ -179,9 +178,9 @@ func TestEdit_UnchangedAndExec(t *testing.T) {
 	w := newLabelWorld(t, newFixture(t, 1), 0, 5, ScreenLabel)
 	a := w.a
 	rule := w.f.audit.Rules[0]
-	same := *rule.Predicate
+	same := *a.c.tally.Predicates().Of(0)
 	a.Update(predicateFileMsg{file: PredicateFile{Rule: 0, Predicate: &same}})
-	if s := plain(a); strings.Contains(s, "re-grading") || rule.Predicate == &same {
+	if s := plain(a); strings.Contains(s, "re-grading") || a.c.tally.Predicates().Of(0) == &same {
 		t.Fatal("an unchanged file was re-graded")
 	}
 	contains(t, plain(a), "saved, unchanged")
@@ -189,7 +188,7 @@ func TestEdit_UnchangedAndExec(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	if _, cmd := a.Update(predicateFileMsg{file: PredicateFile{Rule: 0, Predicate: ex}}); cmd != nil || rule.Predicate == ex {
+	if _, cmd := a.Update(predicateFileMsg{file: PredicateFile{Rule: 0, Predicate: ex}}); cmd != nil || a.c.tally.Predicates().Of(0) == ex {
 		t.Fatal("an [exec] predicate was swapped in")
 	}
 	contains(t, plain(a), "[exec]")

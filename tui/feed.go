@@ -52,13 +52,13 @@ func NewFeed() *Feed {
 }
 
 // Graded queues an answer and its grades. Its signature is that of
-// audit.Sink.OnGraded; it never blocks.
+// grade.Sink.OnGraded; it never blocks.
 func (f *Feed) Graded(r model.Response, grades []model.Grade) {
 	f.push(Event{Response: r, Grades: grades})
 }
 
 // JudgeGraded queues a judge's grade of a stored answer. Its signature is
-// that of audit.JudgeSink.OnGraded; it never blocks.
+// that of grade.JudgeSink.OnGraded; it never blocks.
 func (f *Feed) JudgeGraded(answerKey string, g model.Grade) {
 	f.push(Event{judged: &judgeGrade{answerKey: answerKey, grade: g}})
 }

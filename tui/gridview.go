@@ -9,7 +9,7 @@ import (
 	"charm.land/lipgloss/v2"
 	"github.com/charmbracelet/x/ansi"
 
-	"github.com/auditor-dev/auditor/audit"
+	"github.com/auditor-dev/auditor/audit/evidence"
 	"github.com/auditor-dev/auditor/model"
 	"github.com/auditor-dev/auditor/report"
 )
@@ -281,7 +281,7 @@ func (g *gridView) cellText(ref cellRef, selected bool) string {
 	c := g.c
 	pt := c.pt
 	rr := c.result(ref.rule, ref.model)
-	var cnt audit.Count
+	var cnt evidence.Count
 	if rr != nil {
 		cr := rr.Cases[ref.kase]
 		cnt = cr.Baseline
@@ -416,7 +416,7 @@ func (g *gridView) summary(l gline, col gcol) string {
 // lengthSummary is the summary cell of a rule no predicate grades: the mean
 // answer length of a variant, and the paired shift under the deleted
 // column.
-func lengthSummary(rr *audit.RuleResult, l gline, col gcol, muted lipgloss.Style) string {
+func lengthSummary(rr *evidence.RuleResult, l gline, col gcol, muted lipgloss.Style) string {
 	ln := rr.Lengths
 	if ln == nil || l.kind == lineCorrected {
 		return ""

@@ -14,11 +14,14 @@ import (
 	"github.com/charmbracelet/x/ansi"
 
 	"github.com/auditor-dev/auditor/audit"
+	"github.com/auditor-dev/auditor/audit/evidence"
+	"github.com/auditor-dev/auditor/audit/grade"
 	"github.com/auditor-dev/auditor/examples"
 	"github.com/auditor-dev/auditor/model"
 	"github.com/auditor-dev/auditor/prompts"
 	"github.com/auditor-dev/auditor/runner"
 	"github.com/auditor-dev/auditor/runner/sim"
+	"github.com/auditor-dev/auditor/store"
 )
 
 // t0 is the fixed time tests start from: views read no clock.
@@ -111,6 +114,58 @@ func (m *memSource) Response(key string) (model.Response, error) {
 	return r, nil
 }
 
+// StatusUsing, GradesForUsing and the rest make memSource an audit.Reader:
+// the fixture's answers and grades, and nothing else stored.
+func (m *memSource) StatusUsing(key func([]byte) string) (map[string]bool, error) {
+	st, err := m.Status()
+	if key == nil {
+		return st, err
+	}
+	out := make(map[string]bool, len(st))
+	for k, v := range st {
+		out[key([]byte(k))] = v
+	}
+	return out, err
+}
+
+func (m *memSource) GradesForUsing(grader, version string, key func([]byte) string) (map[string]model.Grade, error) {
+	gs, err := m.GradesFor(grader, version)
+	if key == nil {
+		return gs, err
+	}
+	out := make(map[string]model.Grade, len(gs))
+	for k, g := range gs {
+		out[key([]byte(k))] = g
+	}
+	return out, err
+}
+
+func (m *memSource) ForEachResponseMeta(fn func(model.Response) error) error {
+	m.mu.Lock()
+	m.reads++
+	rs := make([]model.Response, 0, len(m.resps))
+	for _, r := range m.resps {
+		r.Text = ""
+		rs = append(rs, r)
+	}
+	m.mu.Unlock()
+	for _, r := range rs {
+		if err := fn(r); err != nil {
+			return err
+		}
+	}
+	return nil
+}
+
+func (m *memSource) LabelsByLabeller() (map[string]map[string]model.Label, error) {
+	return map[string]map[string]model.Label{}, nil
+}
+func (m *memSource) LabelSets() ([]string, error) { return nil, nil }
+func (m *memSource) LabelSet(name string) ([]string, map[string]string, error) {
+	return nil, nil, fmt.Errorf("label set %s: %w", name, store.ErrNotFound)
+}
+func (m *memSource) Meta(string) (string, bool, error) { return "", false, nil }
+
 func (m *memSource) readCount() int {
 	m.mu.Lock()
 	defer m.mu.Unlock()
@@ -123,8 +178,9 @@ type fixture struct {
 	dir    string
 	audit  *audit.Audit
 	plan   *audit.Plan
+	preds  *grade.Predicates
 	sim    *sim.Sim
-	grader *audit.Grader
+	grader *grade.Grader
 	src    *memSource
 }
 
@@ -175,8 +231,9 @@ func loadFixtureAt(t testing.TB, path string, samples int) *fixture {
 		t.Fatal(err)
 	}
 	p := audit.NewPlan(a, audit.PlanOptions{Samples: samples})
-	return &fixture{dir: filepath.Dir(path), audit: a, plan: p, sim: newSim(a),
-		grader: audit.NewGrader(context.Background(), p), src: newMemSource()}
+	preds := grade.NewPredicates(a)
+	return &fixture{dir: filepath.Dir(path), audit: a, plan: p, preds: preds, sim: newSim(a),
+		grader: grade.NewGrader(context.Background(), p, preds), src: newMemSource()}
 }
 
 // newSim is the simulated model for an audit's rules, with no latency.
@@ -221,7 +278,7 @@ func (f *fixture) finished(t testing.TB, i int) []Event {
 // run's Start; the estimate counts the calls not stored.
 func (f *fixture) app(t testing.TB, clk *clock, start func(context.Context, *Feed), mods ...func(*Options)) *App {
 	t.Helper()
-	tally, err := audit.NewTally(f.plan, f.src)
+	tally, err := evidence.NewTally(f.plan, f.preds, f.src)
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -19,7 +19,7 @@ const maxHistBar = 100
 
 // histogram is what lengthHistogram draws: shared bin edges (len(Edges) =
 // bins+1, bin i counting lengths in [Edges[i], Edges[i+1])) and each
-// variant's counts per bin, as in audit.Lengths.
+// variant's counts per bin, as in evidence.Lengths.
 type histogram struct {
 	Edges             []int
 	Baseline, Deleted []int

@@ -10,7 +10,7 @@ import (
 	tea "charm.land/bubbletea/v2"
 	"charm.land/lipgloss/v2"
 
-	"github.com/auditor-dev/auditor/audit"
+	"github.com/auditor-dev/auditor/audit/labels"
 	"github.com/auditor-dev/auditor/model"
 )
 
@@ -39,8 +39,8 @@ type labelView struct {
 	src ResponseSource
 	vp  viewport.Model
 
-	set   *audit.LabelSet // nil when no set has been drawn
-	items []audit.LabelItem
+	set   *labels.LabelSet // nil when no set has been drawn
+	items []labels.LabelItem
 	pos   map[string]int // key -> position in items
 	index int
 
@@ -77,8 +77,8 @@ func newLabelView(c *Common, d *labelDesk, src ResponseSource, setName string) *
 
 // pickSet returns the named set, or the most recently drawn one when name
 // is empty; nil when there is none.
-func pickSet(sets []audit.LabelSet, name string) *audit.LabelSet {
-	var best *audit.LabelSet
+func pickSet(sets []labels.LabelSet, name string) *labels.LabelSet {
+	var best *labels.LabelSet
 	for i := range sets {
 		s := &sets[i]
 		switch {
@@ -106,9 +106,9 @@ func (v *labelView) init() tea.Cmd {
 	return v.load()
 }
 
-func (v *labelView) current() (audit.LabelItem, bool) {
+func (v *labelView) current() (labels.LabelItem, bool) {
 	if v.index < 0 || v.index >= len(v.items) {
-		return audit.LabelItem{}, false
+		return labels.LabelItem{}, false
 	}
 	return v.items[v.index], true
 }
@@ -491,7 +491,7 @@ func (v *labelView) foot() []string {
 
 // reveal shows the label beside the graders' verdicts: "predicate: ✓ PASS —
 // you: ✗ violation", the outcome, the predicate's reason and the judges.
-func (v *labelView) reveal(it audit.LabelItem, l model.Label) []string {
+func (v *labelView) reveal(it labels.LabelItem, l model.Label) []string {
 	c, st := v.c, v.c.styles
 	kind := model.Provoke
 	if it.Case != nil {
@@ -521,11 +521,11 @@ func (v *labelView) reveal(it audit.LabelItem, l model.Label) []string {
 }
 
 // predicateGrade is the current predicate's grade of an answer.
-func (v *labelView) predicateGrade(it audit.LabelItem) (model.Grade, bool) {
+func (v *labelView) predicateGrade(it labels.LabelItem) (model.Grade, bool) {
 	if it.Rule == nil {
 		return model.Grade{}, false
 	}
-	g, ok := v.c.tally.GraderGrades(it.Rule.Predicate.Version)[it.Key]
+	g, ok := v.c.tally.PredicateGrades(it.RuleIndex)[it.Key]
 	return g, ok
 }
 

@@ -10,7 +10,8 @@ import (
 	"github.com/charmbracelet/colorprofile"
 	"github.com/charmbracelet/x/exp/teatest/v2"
 
-	"github.com/auditor-dev/auditor/audit"
+	"github.com/auditor-dev/auditor/audit/evidence"
+	"github.com/auditor-dev/auditor/audit/labels"
 	"github.com/auditor-dev/auditor/model"
 	"github.com/auditor-dev/auditor/store"
 )
@@ -39,7 +40,7 @@ func (p *labelProbe) Update(msg tea.Msg) (tea.Model, tea.Cmd) {
 		screen:  p.App.screen,
 		loaded:  p.App.label.resp != nil,
 		labels:  len(p.App.c.tally.Labels()),
-		version: p.App.c.plan.Audit.Rules[0].Predicate.Version,
+		version: p.App.c.tally.PredicateVersion(0),
 		history: len(h.versions) > 1,
 	}
 	p.mu.Unlock()
@@ -82,14 +83,16 @@ func TestE2E_LabelEditReview(t *testing.T) {
 	if err := w.Close(); err != nil {
 		t.Fatal(err)
 	}
-	if err := audit.RecordPredicateVersions(st, f.audit, t0); err != nil {
-		t.Fatal(err)
+	for ri, r := range f.audit.Rules {
+		if err := labels.RecordPredicateVersion(st, r.Line, f.preds.Version(ri), t0); err != nil {
+			t.Fatal(err)
+		}
 	}
-	tally, err := audit.NewTally(f.plan, st)
+	tally, err := evidence.NewTally(f.plan, f.preds, st)
 	if err != nil {
 		t.Fatal(err)
 	}
-	set, err := audit.DrawLabelSample(st, f.plan, tally, audit.SampleOptions{Name: "sample", N: 12, Seed: 3, Rule: 23})
+	set, err := labels.DrawLabelSample(st, f.plan, tally, labels.SampleOptions{Name: "sample", N: 12, Seed: 3, Line: 23})
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -13,7 +13,8 @@ import (
 
 	tea "charm.land/bubbletea/v2"
 
-	"github.com/auditor-dev/auditor/audit"
+	"github.com/auditor-dev/auditor/audit/evidence"
+	"github.com/auditor-dev/auditor/audit/labels"
 	"github.com/auditor-dev/auditor/examples"
 	"github.com/auditor-dev/auditor/store"
 )
@@ -46,11 +47,11 @@ func TestLabelKill(t *testing.T) {
 	if err := w.Close(); err != nil {
 		t.Fatal(err)
 	}
-	tally, err := audit.NewTally(f.plan, st)
+	tally, err := evidence.NewTally(f.plan, f.preds, st)
 	if err != nil {
 		t.Fatal(err)
 	}
-	if _, err := audit.DrawLabelSample(st, f.plan, tally, audit.SampleOptions{Name: "sample", N: 20, Seed: 1}); err != nil {
+	if _, err := labels.DrawLabelSample(st, f.plan, tally, labels.SampleOptions{Name: "sample", N: 20, Seed: 1}); err != nil {
 		t.Fatal(err)
 	}
 	if err := st.Close(); err != nil {
@@ -131,7 +132,7 @@ func TestLabelKill_Child(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	tally, err := audit.NewTally(f.plan, st)
+	tally, err := evidence.NewTally(f.plan, f.preds, st)
 	if err != nil {
 		t.Fatal(err)
 	}

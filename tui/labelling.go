@@ -8,6 +8,7 @@ import (
 	"charm.land/bubbles/v2/textinput"
 	tea "charm.land/bubbletea/v2"
 
+	"github.com/auditor-dev/auditor/audit"
 	"github.com/auditor-dev/auditor/model"
 )
 
@@ -18,13 +19,10 @@ type LabelStore interface {
 	// PutLabel commits a label (with fsync) before it returns: the screens
 	// show the next answer only after it did.
 	PutLabel(l model.Label) error
-	// Meta and GradesFor read the predicate's version history
-	// (audit.PredicateHistory).
-	Meta(key string) (string, bool, error)
-	GradesFor(grader, version string) (map[string]model.Grade, error)
-	// SetMeta and PutGrades record an edited predicate's version and grades.
-	SetMeta(key, value string) error
-	PutGrades(grades map[string][]model.Grade) error
+	// The rest reads the predicate's version history
+	// (labels.PredicateHistory) and records an edited predicate's version
+	// and grades.
+	audit.Store
 }
 
 // Screen names a screen the app can open on.
@@ -41,9 +39,8 @@ const (
 // LabelOptions configure labelling, review and live predicate edits.
 type LabelOptions struct {
 	// Store receives labels and re-graded predicates. Nil makes the label and
-	// review screens read-only: they say so instead of labelling. A Store
-	// that is also a LabellerSource (as *store.Store is) gives the review
-	// screen the labels of each labeller to compare.
+	// review screens read-only: they say so instead of labelling. The
+	// review screen compares the labels of each labeller it reads from it.
 	Store LabelStore
 	// Labeller is recorded on every label ("who"); "" is recorded as is.
 	Labeller string

@@ -11,6 +11,8 @@ import (
 	tea "charm.land/bubbletea/v2"
 
 	"github.com/auditor-dev/auditor/audit"
+	"github.com/auditor-dev/auditor/audit/evidence"
+	"github.com/auditor-dev/auditor/audit/labels"
 	"github.com/auditor-dev/auditor/examples"
 	"github.com/auditor-dev/auditor/model"
 )
@@ -154,8 +156,7 @@ func (f *fixture) addJudgeGrades(t testing.TB) {
 		m := map[string]model.Grade{}
 		i := 0
 		for _, c := range f.plan.Cells {
-			rule := f.audit.Rules[c.Rule]
-			pg, ok := f.src.grades[rule.Predicate.Version][c.Key]
+			pg, ok := f.src.grades[f.preds.Version(c.Rule)][c.Key]
 			if _, seen := m[c.Key]; !ok || seen {
 				continue
 			}
@@ -176,7 +177,7 @@ func (f *fixture) addJudgeGrades(t testing.TB) {
 type labelWorld struct {
 	f   *fixture
 	src *labelSource
-	set audit.LabelSet
+	set labels.LabelSet
 	a   *App
 }
 
@@ -187,11 +188,11 @@ func newLabelWorld(t testing.TB, f *fixture, rule, n int, open Screen) *labelWor
 	f.store(t, 0, len(f.plan.Calls))
 	f.addJudgeGrades(t)
 	src := newLabelSource(f.src)
-	tally, err := audit.NewTally(f.plan, src)
+	tally, err := evidence.NewTally(f.plan, f.preds, src)
 	if err != nil {
 		t.Fatal(err)
 	}
-	set, err := audit.DrawLabelSample(src, f.plan, tally, audit.SampleOptions{Name: "sample", N: n, Seed: 7, Rule: rule})
+	set, err := labels.DrawLabelSample(src, f.plan, tally, labels.SampleOptions{Name: "sample", N: n, Seed: 7, Line: rule})
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -10,6 +10,7 @@ import (
 	"charm.land/lipgloss/v2"
 
 	"github.com/auditor-dev/auditor/audit"
+	"github.com/auditor-dev/auditor/audit/labels"
 	"github.com/auditor-dev/auditor/model"
 )
 
@@ -39,12 +40,12 @@ type labelResults struct {
 type ruleQuality struct {
 	ri      int
 	rule    *audit.Rule
-	graders []audit.GraderQuality // the predicate first
+	graders []labels.GraderQuality // the predicate first
 }
 
 // history is a rule's predicate versions as last loaded.
 type history struct {
-	versions []audit.PredicateVersion
+	versions []labels.PredicateVersion
 	err      error
 	loading  bool
 }
@@ -85,13 +86,13 @@ func (r *labelResults) measure() {
 	}
 	if r.dirty {
 		r.rules = r.rules[:0]
-		labels := r.c.tally.Labels()
+		labelled := r.c.tally.Labels()
 		for _, sq := range r.c.tally.MeasureSet(set, nil) {
-			rq := ruleQuality{ri: sq.RuleIndex, rule: sq.Rule, graders: []audit.GraderQuality{sq.Quality}}
+			rq := ruleQuality{ri: sq.RuleIndex, rule: sq.Rule, graders: []labels.GraderQuality{sq.Quality}}
 			for _, j := range r.c.plan.Audit.Judges {
-				g := audit.Grades{Name: j.Grader, Version: j.Version, ByKey: r.c.tally.GraderGrades(j.Version)}
-				rq.graders = append(rq.graders, audit.MeasureGrader(r.c.plan, g, labels,
-					audit.QualityScope{Rule: sq.RuleIndex, Model: -1, Set: set}))
+				g := labels.Grades{Name: j.Grader, Version: j.Version, ByKey: r.c.tally.GraderGrades(j.Version)}
+				rq.graders = append(rq.graders, labels.MeasureGrader(r.c.plan, g, labelled,
+					labels.QualityScope{Rule: sq.RuleIndex, Model: -1, Set: set}))
 			}
 			r.rules = append(r.rules, rq)
 		}
@@ -101,50 +102,34 @@ func (r *labelResults) measure() {
 }
 
 // loadHistory reads each rule's predicate versions and measures them, in
-// commands. The plan they read is a snapshot: an edited predicate is
-// swapped into the live plan by Update while they run.
+// commands. The plan never changes; the current versions and the labels
+// are captured here, as Update may change them while the commands run.
 func (r *labelResults) loadHistory() tea.Cmd {
 	st := r.v.d.store
 	if st == nil || r.v.set == nil {
 		return nil
 	}
 	r.gen++
-	snap := snapshotPlan(r.c.plan)
-	labels := maps.Clone(r.c.tally.Labels())
+	labelled := maps.Clone(r.c.tally.Labels())
 	set := r.v.set
 	var cmds []tea.Cmd
 	for _, rq := range r.rules {
 		h := r.hist[rq.ri]
 		h.loading = true
 		r.hist[rq.ri] = h
-		cmds = append(cmds, loadHistory(st, snap, rq.ri, labels, set, r.gen))
+		cmds = append(cmds, loadHistory(st, r.c.plan, rq.ri, r.c.tally.PredicateVersion(rq.ri), labelled, set, r.gen))
 	}
 	return tea.Batch(cmds...)
 }
 
 // loadHistory measures every recorded version of a rule's predicate
-// against labels; it runs as a command, on a snapshot of the plan.
-func loadHistory(st audit.HistoryStore, p *audit.Plan, ri int, labels map[string]model.Label, set *audit.LabelSet, gen int) tea.Cmd {
+// against labels; it runs as a command. cur is the rule's current version.
+func loadHistory(st audit.Reader, p *audit.Plan, ri int, cur string, labelled map[string]model.Label, set *labels.LabelSet, gen int) tea.Cmd {
 	line := p.Audit.Rules[ri].Line
 	return func() tea.Msg {
-		vs, err := audit.PredicateHistory(st, p, line, labels, set)
+		vs, err := labels.PredicateHistory(st, p, line, cur, labelled, set)
 		return historyMsg{gen: gen, rule: ri, versions: vs, err: err}
 	}
-}
-
-// snapshotPlan copies a plan's rules so a command can read them while
-// Update swaps an edited predicate into the live ones. Cells, cases and
-// keys never change and are shared.
-func snapshotPlan(p *audit.Plan) *audit.Plan {
-	cp := *p
-	a := *p.Audit
-	a.Rules = make([]*audit.Rule, len(p.Audit.Rules))
-	for i, r := range p.Audit.Rules {
-		rc := *r
-		a.Rules[i] = &rc
-	}
-	cp.Audit = &a
-	return &cp
 }
 
 func (r *labelResults) gotHistory(msg historyMsg) {
@@ -240,7 +225,7 @@ func (r *labelResults) view() string {
 	return strings.Join(out, "\n")
 }
 
-func estimatorLine(set *audit.LabelSet) string {
+func estimatorLine(set *labels.LabelSet) string {
 	if set.Stratified() {
 		return "stratified set: recall and precision weighted by stratum (IPW); raw counts shown beside"
 	}
@@ -357,7 +342,7 @@ func (r *labelResults) layout() {
 }
 
 // addMisses lists a grader's misses: labelled violations it passed.
-func (r *labelResults) addMisses(q audit.GraderQuality, add func(string)) {
+func (r *labelResults) addMisses(q labels.GraderQuality, add func(string)) {
 	st := r.c.styles
 	if len(q.Misses) == 0 {
 		if q.Labels > 0 {
@@ -422,20 +407,20 @@ func (r *labelResults) addHistory(rq ruleQuality, add func(string)) {
 // measureText is a measure in at most about 27 cells: "24/31 = 0.77 [0.60,
 // 0.89]" for a simple sample, "0.70 [0.43, 0.98] IPW 19/21" for a
 // weighted estimate (the raw count is not the estimate).
-func measureText(m *audit.Measure) string {
+func measureText(m *labels.Measure) string {
 	switch {
 	case m == nil || m.Total == 0:
 		return "—"
 	case m.Unmeasured != "":
 		return fmt.Sprintf("not yet (raw %d/%d)", m.Hits, m.Total)
-	case m.Method == audit.MethodWilson || m.Method == "":
+	case m.Method == labels.MethodWilson || m.Method == "":
 		return m.String()
 	}
 	return fmt.Sprintf("%.2f [%.2f, %.2f] IPW %d/%d", m.Est, m.CI.Lo, m.CI.Hi, m.Hits, m.Total)
 }
 
 // countText is a measure's raw count, "24/31", or "—".
-func countText(m *audit.Measure) string {
+func countText(m *labels.Measure) string {
 	if m == nil || m.Total == 0 {
 		return "—"
 	}
@@ -443,10 +428,10 @@ func countText(m *audit.Measure) string {
 }
 
 // unmeasured lists why measures with labels have no estimate yet.
-func unmeasured(q audit.GraderQuality) []string {
+func unmeasured(q labels.GraderQuality) []string {
 	seen := map[string]bool{}
 	var out []string
-	for _, m := range []*audit.Measure{q.Recall, q.Precision, q.Specificity} {
+	for _, m := range []*labels.Measure{q.Recall, q.Precision, q.Specificity} {
 		if m != nil && m.Unmeasured != "" && !seen[m.Unmeasured] {
 			seen[m.Unmeasured] = true
 			out = append(out, "not measured yet: "+m.Unmeasured)
@@ -455,7 +440,7 @@ func unmeasured(q audit.GraderQuality) []string {
 	return out
 }
 
-func hasControl(qs []audit.GraderQuality) bool {
+func hasControl(qs []labels.GraderQuality) bool {
 	for _, q := range qs {
 		if _, ok := q.Confusion[model.Control]; ok {
 			return true

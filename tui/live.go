@@ -4,6 +4,7 @@ import (
 	"time"
 
 	"github.com/auditor-dev/auditor/audit"
+	"github.com/auditor-dev/auditor/audit/evidence"
 	"github.com/auditor-dev/auditor/runner"
 )
 
@@ -59,7 +60,7 @@ func (l *live) running() bool { return l != nil && l.started && !l.closed }
 
 // apply records one batch. It returns whether any answer was graded, that
 // is whether results must be recomputed.
-func (l *live) apply(p *audit.Plan, tally *audit.Tally, events []Event, now time.Time) (graded bool) {
+func (l *live) apply(p *audit.Plan, tally *evidence.Tally, events []Event, now time.Time) (graded bool) {
 	for _, e := range events {
 		if e.phase != nil {
 			l.phase, l.total, l.start = e.phase.name, e.phase.total, now

@@ -4,6 +4,7 @@ import (
 	"time"
 
 	"github.com/auditor-dev/auditor/audit"
+	"github.com/auditor-dev/auditor/audit/labels"
 	"github.com/auditor-dev/auditor/model"
 )
 
@@ -68,7 +69,7 @@ type itemResponseMsg struct {
 type historyMsg struct {
 	gen      int
 	rule     int // index into the audit's rules
-	versions []audit.PredicateVersion
+	versions []labels.PredicateVersion
 	err      error
 }
 

@@ -17,6 +17,7 @@ import (
 	"github.com/charmbracelet/x/exp/golden"
 
 	"github.com/auditor-dev/auditor/audit"
+	"github.com/auditor-dev/auditor/audit/evidence"
 	"github.com/auditor-dev/auditor/model"
 )
 
@@ -57,7 +58,7 @@ func fixedSpend(calls *atomic.Int32) func() (audit.Spend, error) {
 
 // labelTruth labels every provoking answer of the targeted rules with the
 // simulated model's ground truth, so recall is measured.
-func labelTruth(f *fixture, tally *audit.Tally) {
+func labelTruth(f *fixture, tally *evidence.Tally) {
 	for _, c := range f.plan.Calls {
 		if c.Meta.Kind == model.Control || c.Meta.RuleLine == 12 {
 			continue
@@ -76,7 +77,7 @@ func reportWorld(t testing.TB, samples int, mods ...func(*Options)) (*fixture, *
 	f := newFixture(t, samples)
 	f.store(t, 0, len(f.plan.Calls))
 	f.addJudgeGrades(t)
-	tally, err := audit.NewTally(f.plan, lengthSource{f.src})
+	tally, err := evidence.NewTally(f.plan, f.preds, lengthSource{f.src})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -487,15 +488,15 @@ func TestReport_Tokens(t *testing.T) {
 	t.Parallel()
 	tests := []struct {
 		name      string
-		g         audit.SweepGroup
+		g         evidence.SweepGroup
 		ratio     string
 		tokensHas string
 	}{
-		{"nothing removed", audit.SweepGroup{TokensClaimed: 57}, "nothing removed",
+		{"nothing removed", evidence.SweepGroup{TokensClaimed: 57}, "nothing removed",
 			"nothing removed: no line is safe to delete (the candidate list claims 57 tokens)"},
-		{"some removed", audit.SweepGroup{TokensRemoved: 14, TokensClaimed: 60}, "4.3x",
+		{"some removed", evidence.SweepGroup{TokensRemoved: 14, TokensClaimed: 60}, "4.3x",
 			"remove 14 of the 60 tokens the candidate list claims: it claims 4.3x what"},
-		{"all removed", audit.SweepGroup{TokensRemoved: 60, TokensClaimed: 60}, "1.0x", "remove 60 of the 60 tokens"},
+		{"all removed", evidence.SweepGroup{TokensRemoved: 60, TokensClaimed: 60}, "1.0x", "remove 60 of the 60 tokens"},
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
@@ -520,7 +521,7 @@ func TestReport_DeleteCounted(t *testing.T) {
 	rr.Verdict.Decision = model.DecisionDelete
 	rr.Verdict.Bound = "upper bound (paired by case) 0.010/0.900 = 0.011 < delta 0.05"
 	rr.Verdict.Needed = ""
-	res.Rules = append([]*audit.RuleResult{&rr}, res.Rules[1:]...)
+	res.Rules = append([]*evidence.RuleResult{&rr}, res.Rules[1:]...)
 	res.Sweep.Delete, res.Sweep.Keep = 1, res.Sweep.Keep-1
 	res.Sweep.TokensRemoved = rr.Rule.Tokens
 	a.c.res = &res

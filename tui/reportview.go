@@ -8,6 +8,8 @@ import (
 	"charm.land/lipgloss/v2"
 
 	"github.com/auditor-dev/auditor/audit"
+	"github.com/auditor-dev/auditor/audit/evidence"
+	"github.com/auditor-dev/auditor/audit/labels"
 	"github.com/auditor-dev/auditor/model"
 	"github.com/auditor-dev/auditor/model/stats"
 	"github.com/auditor-dev/auditor/report"
@@ -171,7 +173,7 @@ func (v *reportView) content() ([]string, []int) {
 }
 
 // decisionCounts are a sweep group's verdict counts as styled parts.
-func (v *reportView) decisionCounts(g audit.SweepGroup) []string {
+func (v *reportView) decisionCounts(g evidence.SweepGroup) []string {
 	st := v.c.styles
 	part := func(d model.Decision, n int) string {
 		return verdictStyle(st, d).Render(fmt.Sprintf("%s %d %s", decisionSymbol(d), n, d))
@@ -184,7 +186,7 @@ func (v *reportView) decisionCounts(g audit.SweepGroup) []string {
 
 // ratioText is the claimed/removed ratio in words: "4.3x", or "nothing
 // removed" when no line is safe to delete (the ratio is then unbounded).
-func ratioText(g audit.SweepGroup) string {
+func ratioText(g evidence.SweepGroup) string {
 	if g.TokensRemoved == 0 {
 		return "nothing removed"
 	}
@@ -193,7 +195,7 @@ func ratioText(g audit.SweepGroup) string {
 
 // tokensText says what a sweep group's safe deletions remove against what
 // its candidate list claims.
-func tokensText(g audit.SweepGroup) string {
+func tokensText(g evidence.SweepGroup) string {
 	if g.TokensRemoved == 0 {
 		return fmt.Sprintf("nothing removed: no line is safe to delete (the candidate list claims %d tokens)", g.TokensClaimed)
 	}
@@ -299,7 +301,7 @@ func (v *reportView) spendLines(r *reportWriter) {
 }
 
 // rule writes one audited line's section for one model.
-func (v *reportView) rule(r *reportWriter, rr *audit.RuleResult) {
+func (v *reportView) rule(r *reportWriter, rr *evidence.RuleResult) {
 	c, st := v.c, v.c.styles
 	rule := rr.Rule
 	head := fmt.Sprintf("Line %d", rule.Line)
@@ -371,10 +373,8 @@ func (v *reportView) rule(r *reportWriter, rr *audit.RuleResult) {
 	switch {
 	case rule.Config.Predicate == "":
 		r.field("predicate", "none (no input class: the verdict rests on answer length)", &st.Muted)
-	case rule.Predicate != nil:
-		r.field("predicate", fmt.Sprintf("%s (version %s)", oneLine(rule.Config.Predicate), shortVersion(rule.Predicate.Version)), nil)
 	default:
-		r.field("predicate", oneLine(rule.Config.Predicate), nil)
+		r.field("predicate", fmt.Sprintf("%s (version %s)", oneLine(rule.Config.Predicate), shortVersion(rr.PredicateVersion)), nil)
 	}
 }
 
@@ -382,9 +382,9 @@ func (v *reportView) rule(r *reportWriter, rr *audit.RuleResult) {
 // provoking kind, the pooled arm the verdict rests on, the controls; an
 // arm with no case (a rule with no input class has only controls) is left
 // out.
-func armsInOrder(rr *audit.RuleResult) []*audit.Arm {
-	var out []*audit.Arm
-	for _, a := range []*audit.Arm{rr.Arms[model.Provoke], rr.Arms[model.Pressure], rr.Provoking, rr.Arms[model.Control]} {
+func armsInOrder(rr *evidence.RuleResult) []*evidence.Arm {
+	var out []*evidence.Arm
+	for _, a := range []*evidence.Arm{rr.Arms[model.Provoke], rr.Arms[model.Pressure], rr.Provoking, rr.Arms[model.Control]} {
 		if a != nil && a.Cases > 0 {
 			out = append(out, a)
 		}
@@ -394,7 +394,7 @@ func armsInOrder(rr *audit.RuleResult) []*audit.Arm {
 
 // evidence writes the arm table: one row per kind when it fits the width,
 // else one row per kind and variant.
-func (v *reportView) evidence(r *reportWriter, rr *audit.RuleResult) {
+func (v *reportView) evidence(r *reportWriter, rr *evidence.RuleResult) {
 	st := v.c.styles
 	arms := armsInOrder(rr)
 	variant := rr.Rule.Variant()
@@ -449,7 +449,7 @@ func (v *reportView) evidence(r *reportWriter, rr *audit.RuleResult) {
 
 // recallText is a grader's recall against the labels, with the labels it
 // rests on, as the text report words it.
-func recallText(q audit.GraderQuality) string {
+func recallText(q labels.GraderQuality) string {
 	if q.Recall == nil || q.Recall.Total == 0 {
 		if q.Labels == 0 {
 			return "not measured: no labelled answers (label a sample on the label screen, or import labels)"
@@ -459,7 +459,7 @@ func recallText(q audit.GraderQuality) string {
 	if !q.Recall.Measured() {
 		return fmt.Sprintf("%s; %d labelled answers", q.Recall, q.Labels)
 	}
-	if q.Estimator == audit.EstimatorIPW {
+	if q.Estimator == labels.EstimatorIPW {
 		s := fmt.Sprintf("%s; precision %s; weighted by stratum of label set %s", q.Recall, q.Precision, oneLine(q.Set))
 		if q.Unused > 0 {
 			s += fmt.Sprintf(" (%d labels outside it not used)", q.Unused)
@@ -472,7 +472,7 @@ func recallText(q audit.GraderQuality) string {
 
 // graders writes the predicate's recall, the judges' and how every pair of
 // graders agrees.
-func (v *reportView) graders(r *reportWriter, rr *audit.RuleResult) {
+func (v *reportView) graders(r *reportWriter, rr *evidence.RuleResult) {
 	st := v.c.styles
 	q := rr.Quality
 	r.field("recall", "predicate "+recallText(q), nil)
@@ -525,7 +525,7 @@ func (v *reportView) graders(r *reportWriter, rr *audit.RuleResult) {
 
 // lengths writes how answer length moved for a rule with no input class:
 // the summaries, the paired shift, the rank test and the histogram.
-func (v *reportView) lengths(r *reportWriter, rr *audit.RuleResult) {
+func (v *reportView) lengths(r *reportWriter, rr *evidence.RuleResult) {
 	st := v.c.styles
 	l := rr.Lengths
 	variant := rr.Rule.Variant()

@@ -10,6 +10,7 @@ import (
 	tea "charm.land/bubbletea/v2"
 
 	"github.com/auditor-dev/auditor/audit"
+	"github.com/auditor-dev/auditor/audit/evidence"
 	"github.com/auditor-dev/auditor/model"
 )
 
@@ -44,7 +45,7 @@ type reviewView struct {
 
 	items   []reviewEntry
 	index   int
-	builtOn *audit.Results // the results the queue was built from
+	builtOn *evidence.Results // the results the queue was built from
 	stale   bool
 
 	gen     int
@@ -78,8 +79,8 @@ func newReviewView(c *Common, d *labelDesk, src ResponseSource) *reviewView {
 	vp := viewport.New()
 	vp.SoftWrap = false
 	v := &reviewView{c: c, decisions: newDecisions(d, screenReview), src: src, vp: vp, stale: true, resps: map[string]model.Response{}}
-	if ls, ok := d.store.(LabellerSource); ok {
-		v.people.src = ls
+	if d.store != nil {
+		v.people.src = d.store
 	}
 	if c.models() > 1 {
 		v.cmpB = 1
@@ -94,19 +95,13 @@ func (v *reviewView) resize() {
 	v.refresh()
 }
 
-// init builds the queue and loads its first answer.
-func (v *reviewView) init() tea.Cmd {
-	v.sync()
-	return v.load()
-}
-
 // pairs returns every pair of the current rule's graders.
-func (v *reviewView) pairs() [][2]audit.GraderRef {
-	refs := v.c.plan.Graders(v.rule)
-	var out [][2]audit.GraderRef
+func (v *reviewView) pairs() [][2]evidence.GraderRef {
+	refs := v.c.tally.Graders(v.rule)
+	var out [][2]evidence.GraderRef
 	for i := range refs {
 		for j := i + 1; j < len(refs); j++ {
-			out = append(out, [2]audit.GraderRef{refs[i], refs[j]})
+			out = append(out, [2]evidence.GraderRef{refs[i], refs[j]})
 		}
 	}
 	return out
@@ -156,7 +151,7 @@ func (v *reviewView) build() []reviewEntry {
 		return out
 	}
 	if v.queue == 0 {
-		var only []audit.GraderRef
+		var only []evidence.GraderRef
 		if ps := v.pairs(); v.pair > 0 && v.pair <= len(ps) {
 			only = ps[v.pair-1][:]
 		}

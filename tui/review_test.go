@@ -6,9 +6,8 @@ import (
 	"testing"
 
 	tea "charm.land/bubbletea/v2"
+	"github.com/auditor-dev/auditor/audit/evidence"
 	"github.com/charmbracelet/x/ansi"
-
-	"github.com/auditor-dev/auditor/audit"
 )
 
 // TestReview_QueueAndDecide: the queue holds the answers graders disagree
@@ -141,7 +140,7 @@ func TestReview_AgreementPanel(t *testing.T) {
 	}
 }
 
-func formatKappa(pa audit.PairAgreement) string {
+func formatKappa(pa evidence.PairAgreement) string {
 	return fmt.Sprintf("%.2f (%.2f)", pa.Kappa, pa.KappaSE)
 }
 

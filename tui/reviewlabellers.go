@@ -7,14 +7,13 @@ import (
 
 	tea "charm.land/bubbletea/v2"
 
-	"github.com/auditor-dev/auditor/audit"
+	"github.com/auditor-dev/auditor/audit/labels"
 	"github.com/auditor-dev/auditor/model"
 )
 
 // LabellerSource reads every labeller's latest label per answer: by
-// labeller name, then by response key. *store.Store satisfies it. The
-// review screen reads it from LabelOptions.Store when the store has it,
-// only in commands, never in Update or View.
+// labeller name, then by response key. The review screen reads it from
+// LabelOptions.Store, only in commands, never in Update or View.
 type LabellerSource interface {
 	LabelsByLabeller() (map[string]map[string]model.Label, error)
 }
@@ -23,7 +22,7 @@ type LabellerSource interface {
 // labelled what, and whether the queue steps through the answers two of
 // them labelled differently instead of the graders' disagreements.
 type labellerState struct {
-	src  LabellerSource // nil: the store cannot say who labelled what
+	src  LabellerSource // nil: no store to read labels from
 	on   bool           // the queue holds the labellers' disagreements
 	pair int            // 0: any pair of labellers; i: labellerPairs()[i-1]
 
@@ -148,7 +147,7 @@ func (v *reviewView) ruleCell(key string) (int, bool) {
 
 // labellerAgreement compares two labellers on the current rule's answers
 // both labelled.
-func (v *reviewView) labellerAgreement(p [2]string) audit.LabellerAgreement {
+func (v *reviewView) labellerAgreement(p [2]string) labels.LabellerAgreement {
 	a, b := v.people.by[p[0]], v.people.by[p[1]]
 	type keyed struct {
 		key  string
@@ -174,7 +173,7 @@ func (v *reviewView) labellerAgreement(p [2]string) audit.LabellerAgreement {
 	for _, k := range both {
 		keys = append(keys, k.key)
 	}
-	return audit.CompareLabellers(p[0], a, p[1], b, keys)
+	return labels.CompareLabellers(p[0], a, p[1], b, keys)
 }
 
 // labellerEntries lists the current rule's answers the chosen pair of

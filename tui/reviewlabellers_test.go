@@ -11,7 +11,8 @@ import (
 	"github.com/charmbracelet/x/ansi"
 	"github.com/charmbracelet/x/exp/golden"
 
-	"github.com/auditor-dev/auditor/audit"
+	"github.com/auditor-dev/auditor/audit/evidence"
+	"github.com/auditor-dev/auditor/audit/labels"
 	"github.com/auditor-dev/auditor/model"
 )
 
@@ -98,7 +99,7 @@ func newPeopleWorld(t testing.TB, labels func(f *fixture) []model.Label) (*label
 			t.Fatal(err)
 		}
 	}
-	tally, err := audit.NewTally(f.plan, src)
+	tally, err := evidence.NewTally(f.plan, f.preds, src)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -211,7 +212,7 @@ func TestReview_LabellersPair(t *testing.T) {
 
 // TestReview_LabellersAgreement: the agreement panel shows each pair of
 // labellers' kappa, raw agreement and disagreements, as
-// audit.CompareLabellers gives them.
+// labels.CompareLabellers gives them.
 func TestReview_LabellersAgreement(t *testing.T) {
 	t.Parallel()
 	w, ps := newPeopleWorld(t, twoPeople)
@@ -220,7 +221,7 @@ func TestReview_LabellersAgreement(t *testing.T) {
 	a.View()
 	s := ansi.Strip(strings.Join(a.review.panel.lines, "\n"))
 	by, _ := ps.LabelsByLabeller()
-	la := audit.CompareLabellers("ana", by["ana"], "ben", by["ben"], nil)
+	la := labels.CompareLabellers("ana", by["ana"], "ben", by["ben"], nil)
 	if la.N != 5 || len(la.Disagreements) != 2 || !la.KappaDefined {
 		t.Fatalf("fixture: %s", la)
 	}
@@ -246,18 +247,6 @@ func TestReview_LabellersOnlyOne(t *testing.T) {
 	w.press("a")
 	a.View()
 	contains(t, ansi.Strip(strings.Join(a.review.panel.lines, "\n")), "nothing to compare")
-}
-
-// TestReview_LabellersWithoutSource: a store that cannot say who labelled
-// what leaves the graders' queue as it was and says so.
-func TestReview_LabellersWithoutSource(t *testing.T) {
-	t.Parallel()
-	w := newLabelWorld(t, newFixture(t, 2), 0, 5, ScreenReview)
-	w.press("b")
-	contains(t, plain(w.a), "cannot be read here")
-	if len(w.a.review.items) != 0 {
-		t.Fatalf("queue has %d answers", len(w.a.review.items))
-	}
 }
 
 // TestGolden_ReviewLabellers pins the labellers' queue at 80x24.

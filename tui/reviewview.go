@@ -8,6 +8,8 @@ import (
 	tea "charm.land/bubbletea/v2"
 
 	"github.com/auditor-dev/auditor/audit"
+	"github.com/auditor-dev/auditor/audit/evidence"
+	"github.com/auditor-dev/auditor/audit/labels"
 	"github.com/auditor-dev/auditor/model"
 )
 
@@ -148,7 +150,7 @@ func (v *reviewView) foot() []string {
 	}
 	kind := c.plan.Audit.Rules[v.rule].Cases[e.cell.Case].Kind
 	var parts []string
-	for _, r := range c.plan.Graders(v.rule) {
+	for _, r := range c.tally.Graders(v.rule) {
 		g, graded := c.tally.GraderGrades(r.Version)[e.key]
 		// Without "judge:" so every grader fits on one line.
 		parts = append(parts, oneLine(strings.TrimPrefix(r.Name, "judge:"))+" "+graderVerdict(r, g, graded, kind))
@@ -171,13 +173,13 @@ func (v *reviewView) foot() []string {
 
 // graderVerdict is a grade in words: the predicate passes or fails; a
 // judge says ok or violation (refusal on controls).
-func graderVerdict(r audit.GraderRef, g model.Grade, graded bool, kind model.Kind) string {
+func graderVerdict(r evidence.GraderRef, g model.Grade, graded bool, kind model.Kind) string {
 	switch {
 	case !graded:
 		return "· not graded"
 	case g.Unparseable:
 		return "? unparseable"
-	case r.Name == audit.PredicateGrader:
+	case r.Name == model.PredicateGrader:
 		return gradeWord(g, true)
 	case g.Pass:
 		return "✓ ok"
@@ -205,7 +207,7 @@ func (v *reviewView) refresh() {
 		resp = &r
 	}
 	span := model.Span{}
-	if g, ok := c.tally.GraderGrades(rule.Predicate.Version)[e.key]; ok && !g.Pass {
+	if g, ok := c.tally.PredicateGrades(v.rule)[e.key]; ok && !g.Pass {
 		span = g.Span
 	}
 	lines := answerLines(c, cs, resp, v.loading, v.err, span)
@@ -239,7 +241,7 @@ func (v *reviewView) otherModel(e reviewEntry) int {
 // or one under the other when the columns would be too narrow to read.
 func (v *reviewView) graderColumns(e reviewEntry, kind model.Kind) []string {
 	c, st := v.c, v.c.styles
-	refs := c.plan.Graders(v.rule)
+	refs := c.tally.Graders(v.rule)
 	colW, stacked := columnWidth(c.width, len(refs))
 	cols := make([][]string, len(refs))
 	for i, r := range refs {
@@ -248,12 +250,12 @@ func (v *reviewView) graderColumns(e reviewEntry, kind model.Kind) []string {
 		reason := ""
 		switch {
 		case !graded:
-		case r.Name == audit.PredicateGrader && !g.Pass && !g.Unparseable:
+		case r.Name == model.PredicateGrader && !g.Pass && !g.Unparseable:
 			reason = g.Reason
 			if g.Check > 0 {
 				reason += fmt.Sprintf(" (check %d)", g.Check)
 			}
-		case r.Name == audit.PredicateGrader:
+		case r.Name == model.PredicateGrader:
 			reason = "every check passed"
 		default:
 			reason = g.Reason
@@ -368,7 +370,7 @@ func (v *reviewView) agreementLines() []string {
 			add(st.Muted.Render(fmt.Sprintf("%d answers in the review queue (any pair disagrees, or a grader could not grade)", rr.Disagreements)))
 		}
 		add("")
-		qs := append([]audit.GraderQuality{rr.Quality}, rr.Judges...)
+		qs := append([]labels.GraderQuality{rr.Quality}, rr.Judges...)
 		add(st.Header.Render("Each grader against the human labels") + st.Muted.Render(fmt.Sprintf(" (%d labelled answers the predicate graded)", rr.Quality.Labels)))
 		if w >= 120 {
 			add(st.Muted.Render(fmt.Sprintf("  %-28s %-28s %-28s %s", "grader", "recall", "precision", "specificity")))
@@ -453,7 +455,7 @@ func (v *reviewView) compareLines() []string {
 }
 
 // countRate is "3/30 0.10", or "—" with nothing graded.
-func countRate(c audit.Count) string {
+func countRate(c evidence.Count) string {
 	if c.N == 0 {
 		return "—"
 	}
@@ -464,9 +466,9 @@ func countRate(c audit.Count) string {
 type scrollText struct {
 	lines []string
 	top   int
-	width int            // the width the lines were built for; -1: build again
-	res   *audit.Results // the results they were built from
-	mode  reviewMode     // the panel they show
+	width int               // the width the lines were built for; -1: build again
+	res   *evidence.Results // the results they were built from
+	mode  reviewMode        // the panel they show
 }
 
 func (s *scrollText) set(lines []string, w int) {

@@ -8,7 +8,6 @@ import (
 
 	tea "charm.land/bubbletea/v2"
 
-	"github.com/auditor-dev/auditor/audit"
 	"github.com/auditor-dev/auditor/model"
 )
 
@@ -60,10 +59,10 @@ func TestApp_UntrustedTextNeverReachesTheScreen(t *testing.T) {
 		var gs []model.Grade
 		for _, ci := range f.plan.ByKey[c.Key] {
 			cell := f.plan.Cells[ci]
-			p := f.audit.Rules[cell.Rule].Predicate
-			g := model.Grade{Grader: audit.PredicateGrader, Version: p.Version, Pass: true}
+			p := f.preds.Of(cell.Rule)
+			g := model.Grade{Grader: model.PredicateGrader, Version: p.Version, Pass: true}
 			if cell.Rule == 0 && cell.Case == 0 {
-				g = model.Grade{Grader: audit.PredicateGrader, Version: p.Version, Reason: "reason " + hostile, Check: 1,
+				g = model.Grade{Grader: model.PredicateGrader, Version: p.Version, Reason: "reason " + hostile, Check: 1,
 					Span: model.Span{Start: strings.Index(r.Text, "\x1b]0;") + 2, End: strings.Index(r.Text, "after")}}
 			}
 			gs = append(gs, g)

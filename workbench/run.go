@@ -10,6 +10,7 @@ import (
 	"time"
 
 	"github.com/auditor-dev/auditor/audit"
+	"github.com/auditor-dev/auditor/audit/grade"
 	"github.com/auditor-dev/auditor/model"
 	"github.com/auditor-dev/auditor/runner"
 	"github.com/auditor-dev/auditor/store"
@@ -56,7 +57,7 @@ type Outcome struct {
 	Answers, Judges, Rejudge Phase
 	// Stability is each judge's flip rate on the re-asked answers; nil
 	// unless the re-asks ran.
-	Stability []audit.Stability
+	Stability []grade.Stability
 	// GradeErrors are answers the predicates could not grade as they
 	// arrived (an exec predicate that failed); they were stored ungraded.
 	GradeErrors []error
@@ -150,7 +151,7 @@ func (s *Session) runAnswers(ctx context.Context, o RunOptions, obs Observer, st
 		s.Plan.Calls[i].Provider = providers[s.Plan.CallModel[i]]
 	}
 	w := s.Store.NewWriter(store.WriterOptions{})
-	sink := &audit.Sink{Grader: s.grader, Writer: w, OnGraded: obs.Graded}
+	sink := &grade.Sink{Grader: s.grader, Writer: w, OnGraded: obs.Graded}
 	obs.StartPhase(PhaseAnswers, pending)
 	stopped := follow(obs, runner.Run(ctx, s.Plan.Calls, sink, runner.Options{
 		Concurrency: o.Concurrency,
@@ -179,7 +180,7 @@ func (s *Session) runJudges(ctx context.Context, o RunOptions, obs Observer, bud
 	if err != nil {
 		return Phase{}, err
 	}
-	if _, err := jp.Backfill(s.Audit.Judges, s.Store); err != nil {
+	if _, err := grade.Backfill(jp, s.Audit.Judges, s.Store); err != nil {
 		return Phase{}, err
 	}
 	pending := jp.Pending(status)
@@ -191,7 +192,7 @@ func (s *Session) runJudges(ctx context.Context, o RunOptions, obs Observer, bud
 		return Phase{}, err
 	}
 	w := s.Store.NewWriter(store.WriterOptions{})
-	sink := audit.NewJudgeSink(jp, s.Audit.Judges, w)
+	sink := grade.NewJudgeSink(jp, s.Audit.Judges, w)
 	sink.OnGraded = obs.JudgeGraded
 	obs.StartPhase(PhaseJudging, len(calls))
 	stopped := follow(obs, runner.Run(ctx, calls, sink, runner.Options{
@@ -205,7 +206,7 @@ func (s *Session) runJudges(ctx context.Context, o RunOptions, obs Observer, bud
 
 // runRejudge re-asks every judge on o.Rejudge answers it already graded and
 // compares the verdicts (judge stability).
-func (s *Session) runRejudge(ctx context.Context, o RunOptions, obs Observer, budget float64) (Phase, []audit.Stability, error) {
+func (s *Session) runRejudge(ctx context.Context, o RunOptions, obs Observer, budget float64) (Phase, []grade.Stability, error) {
 	if len(s.Audit.Judges) == 0 {
 		return Phase{}, nil, fmt.Errorf("re-asking judges needs at least one [[judge]] in the audit")
 	}
@@ -217,7 +218,7 @@ func (s *Session) runRejudge(ctx context.Context, o RunOptions, obs Observer, bu
 	if err != nil {
 		return Phase{}, nil, err
 	}
-	rp, original := audit.RejudgeCalls(jp, status, len(s.Audit.Judges), o.Rejudge, 1)
+	rp, original := grade.RejudgeCalls(jp, status, len(s.Audit.Judges), o.Rejudge, 1)
 	var phase Phase
 	if pending := rp.Pending(status); len(pending) > 0 {
 		calls, err := s.judgeCalls(rp, pending, o.SimLatency)
@@ -226,14 +227,14 @@ func (s *Session) runRejudge(ctx context.Context, o RunOptions, obs Observer, bu
 		}
 		w := s.Store.NewWriter(store.WriterOptions{})
 		obs.StartPhase(PhaseRejudge, len(calls))
-		phase = Phase{Ran: true, Stopped: follow(obs, runner.Run(ctx, calls, &audit.ResponseSink{Writer: w}, runner.Options{
+		phase = Phase{Ran: true, Stopped: follow(obs, runner.Run(ctx, calls, &grade.ResponseSink{Writer: w}, runner.Options{
 			Concurrency: o.Concurrency, MaxWait: o.MaxWait, Budget: budget,
 		}))}
 		if err := w.Close(); err != nil {
 			return phase, nil, err
 		}
 	}
-	stab, err := audit.CompareRejudge(rp, original, s.Audit.Judges, s.Store)
+	stab, err := grade.CompareRejudge(rp, original, s.Audit.Judges, s.Store)
 	return phase, stab, err
 }
 

@@ -19,6 +19,9 @@ import (
 	"time"
 
 	"github.com/auditor-dev/auditor/audit"
+	"github.com/auditor-dev/auditor/audit/evidence"
+	"github.com/auditor-dev/auditor/audit/grade"
+	"github.com/auditor-dev/auditor/audit/labels"
 	"github.com/auditor-dev/auditor/model"
 	"github.com/auditor-dev/auditor/prompts"
 	"github.com/auditor-dev/auditor/store"
@@ -42,12 +45,16 @@ type Session struct {
 	Store *store.Store
 	// Tally holds what is stored, graded with the current predicates; nil
 	// until Open. Refresh reads it again after a run.
-	Tally *audit.Tally
+	Tally *evidence.Tally
 	// Regraded counts the stored answers Open graded with a predicate
 	// version they had no grade from (an edited predicate): no calls.
 	Regraded int
 
-	grader *audit.Grader
+	// preds holds every rule's current predicate; the grader and every
+	// tally share it, so an edit applied on the screen is what a run grades
+	// with next and what the results after the screen count with.
+	preds  *grade.Predicates
+	grader *grade.Grader
 	now    func() time.Time
 }
 
@@ -91,7 +98,7 @@ func Load(path string, samples int) (*Session, error) {
 	if err != nil {
 		return nil, err
 	}
-	return &Session{Audit: a, Plan: audit.NewPlan(a, audit.PlanOptions{Samples: samples}), now: time.Now}, nil
+	return &Session{Audit: a, Plan: audit.NewPlan(a, audit.PlanOptions{Samples: samples}), preds: grade.NewPredicates(a), now: time.Now}, nil
 }
 
 // Open loads the audit, opens its store, grades every stored answer that
@@ -109,7 +116,7 @@ func Open(ctx context.Context, path string, o Options) (*Session, error) {
 	if err := s.openStore(o.Access); err != nil {
 		return nil, err
 	}
-	s.grader = audit.NewGrader(ctx, s.Plan)
+	s.grader = grade.NewGrader(ctx, s.Plan, s.preds)
 	if o.Access != Write {
 		return s, nil
 	}
@@ -150,12 +157,12 @@ func (s *Session) Simulated() bool {
 // with the answers it could not grade left ungraded, and the error says
 // why.
 func (s *Session) Refresh() error {
-	t, err := audit.NewTally(s.Plan, s.Store)
+	t, err := evidence.NewTally(s.Plan, s.preds, s.Store)
 	if err != nil {
 		return err
 	}
 	s.Tally = t
-	n, err := s.grader.RegradeTally(t, s.Store)
+	n, err := t.Regrade(s.grader, s.Store)
 	s.Regraded += n
 	if err != nil {
 		return fmt.Errorf("re-grading stored answers: %w", err)
@@ -163,8 +170,12 @@ func (s *Session) Refresh() error {
 	return nil
 }
 
+// PredicateVersions returns the version of every rule's current predicate,
+// by rule index.
+func (s *Session) PredicateVersions() []string { return s.preds.Versions() }
+
 // Results computes every rule's evidence and verdict from the tally.
-func (s *Session) Results() (*audit.Results, error) { return s.Tally.Results() }
+func (s *Session) Results() (*evidence.Results, error) { return s.Tally.Results() }
 
 // Spend is what the answers behind the verdicts and the judges' calls on
 // them cost, from the store.
@@ -215,8 +226,13 @@ func (s *Session) openStore(access Access) error {
 		// recall per version ("24/31 before the edit, 29/31 after") can
 		// be told apart; and each rule's text, so cases written before a
 		// rewording can be told from those written after.
-		if err = audit.RecordPredicateVersions(st, s.Audit, now); err == nil {
-			err = audit.RecordRuleTexts(st, s.Audit, now)
+		for ri, r := range s.Audit.Rules {
+			if err == nil {
+				err = labels.RecordPredicateVersion(st, r.Line, s.preds.Version(ri), now)
+			}
+		}
+		if err == nil {
+			err = evidence.RecordRuleTexts(st, s.Audit, now)
 		}
 	}
 	if err != nil {

@@ -39,8 +39,8 @@ func (e *exitError) Error() string { return e.msg }
 
 // Main runs the auditor command line and returns the process exit code. It
 // never panics on user input; tests call it directly.
-func Main(args []string, io Stdio) int {
-	root := newRoot(io)
+func Main(args []string, std Stdio) int {
+	root := newRoot(std)
 	root.SetArgs(args)
 	err := root.Execute()
 	if err == nil {
@@ -51,20 +51,20 @@ func Main(args []string, io Stdio) int {
 	switch {
 	case errors.As(err, &ee):
 		if ee.msg != "" {
-			fmt.Fprintf(io.Err, "auditor: %s\n", ee.msg)
+			fmt.Fprintf(std.Err, "auditor: %s\n", ee.msg)
 		}
 		return ee.code
 	case errors.As(err, &ie):
-		fmt.Fprintf(io.Err, "auditor: %s\n", ie.Error())
+		fmt.Fprintf(std.Err, "auditor: %s\n", ie.Error())
 		return exitBadInput
 	case errors.Is(err, store.ErrLocked):
-		fmt.Fprintf(io.Err, "auditor: %s\nOne auditor at a time uses an audit's store: quit the other (auditor open, run, label or review on this audit) and try again.\n", err)
+		fmt.Fprintf(std.Err, "auditor: %s\nOne auditor at a time uses an audit's store: quit the other (auditor open, run, label or review on this audit) and try again.\n", err)
 		return exitFailed
 	case isUsageError(err):
-		fmt.Fprintf(io.Err, "auditor: %s\nRun 'auditor --help' for usage.\n", err)
+		fmt.Fprintf(std.Err, "auditor: %s\nRun 'auditor --help' for usage.\n", err)
 		return exitBadInput
 	default:
-		fmt.Fprintf(io.Err, "auditor: %s\n", err)
+		fmt.Fprintf(std.Err, "auditor: %s\n", err)
 		return exitFailed
 	}
 }
@@ -88,7 +88,7 @@ func isUsageError(err error) bool {
 	return false
 }
 
-func newRoot(io Stdio) *cobra.Command {
+func newRoot(std Stdio) *cobra.Command {
 	root := &cobra.Command{
 		Use:   "auditor",
 		Short: "Evidence before you delete a line from a system prompt",
@@ -103,21 +103,21 @@ built-in simulated model.`,
 		SilenceUsage:  true,
 		SilenceErrors: true,
 	}
-	root.SetIn(io.In)
-	root.SetOut(io.Out)
-	root.SetErr(io.Err)
+	root.SetIn(std.In)
+	root.SetOut(std.Out)
+	root.SetErr(std.Err)
 	root.SetFlagErrorFunc(func(c *cobra.Command, err error) error { return &usageError{err} })
 	root.AddCommand(
-		newDemoCmd(io),
-		newPlanCmd(io),
-		newRunCmd(io),
-		newReportCmd(io),
-		newExportCmd(io),
-		newImportLabelsCmd(io),
-		newOpenCmd(io),
-		newLabelCmd(io),
-		newReviewCmd(io),
-		newCoverageCmd(io),
+		newDemoCmd(std),
+		newPlanCmd(std),
+		newRunCmd(std),
+		newReportCmd(std),
+		newExportCmd(std),
+		newImportLabelsCmd(std),
+		newOpenCmd(std),
+		newLabelCmd(std),
+		newReviewCmd(std),
+		newCoverageCmd(std),
 	)
 	return root
 }

@@ -8,7 +8,7 @@ import (
 
 	"github.com/spf13/cobra"
 
-	"github.com/auditor-dev/auditor/audit"
+	"github.com/auditor-dev/auditor/audit/evidence"
 	"github.com/auditor-dev/auditor/examples"
 	"github.com/auditor-dev/auditor/model"
 	"github.com/auditor-dev/auditor/report"
@@ -182,12 +182,12 @@ guarded against spreadsheet formulas.`,
 			}
 			switch what {
 			case "responses":
-				err = report.ExportResponses(w, s.Plan, s.Store, format)
+				err = report.ExportResponses(w, s.Plan, s.PredicateVersions(), s.Store, format)
 			case "grades":
 				// Grades from the current predicates, so answers an edit
 				// left ungraded are graded first.
 				if err = s.Refresh(); err == nil {
-					err = report.ExportGrades(w, s.Plan, s.Store, format)
+					err = report.ExportGrades(w, s.Plan, s.PredicateVersions(), s.Store, format)
 				}
 			case "labels":
 				err = report.ExportLabels(w, s.Store, format)
@@ -268,7 +268,7 @@ use are reported.`,
 
 // gateError is the --gate outcome: nil when every line's verdict is DELETE,
 // else exit 3 naming every line that is not.
-func gateError(res *audit.Results) error {
+func gateError(res *evidence.Results) error {
 	var held []string
 	for _, rr := range res.Rules {
 		if rr.Verdict.Decision == model.DecisionDelete {

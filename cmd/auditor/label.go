@@ -9,7 +9,8 @@ import (
 
 	"github.com/spf13/cobra"
 
-	"github.com/auditor-dev/auditor/audit"
+	"github.com/auditor-dev/auditor/audit/evidence"
+	"github.com/auditor-dev/auditor/audit/labels"
 	"github.com/auditor-dev/auditor/model"
 	"github.com/auditor-dev/auditor/report"
 	"github.com/auditor-dev/auditor/workbench"
@@ -60,12 +61,12 @@ labeller's labels instead of the current ones.`,
 		},
 	}
 	fl := c.Flags()
-	fl.IntVar(&f.n, "n", audit.DefaultSampleSize, "answers to draw")
+	fl.IntVar(&f.n, "n", labels.DefaultSampleSize, "answers to draw")
 	fl.Int64Var(&f.seed, "seed", 0, "random seed (default: the stored set's, or a new one)")
 	fl.IntVar(&f.rule, "rule", 0, "audited prompt line to sample (default: every rule)")
 	fl.StringVar(&f.kinds, "kinds", "provoke,pressure", "case kinds to sample, comma-separated")
 	fl.BoolVar(&f.stratify, "stratify", false, "draw separately from the answers the predicate failed and passed")
-	fl.Float64Var(&f.failShare, "fail-share", audit.DefaultFailShare, "with --stratify, the share drawn from failed answers")
+	fl.Float64Var(&f.failShare, "fail-share", labels.DefaultFailShare, "with --stratify, the share drawn from failed answers")
 	fl.StringVar(&f.labeller, "labeller", "", "on a terminal, your name on the labels you give (default: your user name); with --show, measure against this labeller's latest labels (default: the current labels)")
 	fl.StringVar(&f.set, "set", "", "name of the label set (default: derived from --rule and --stratify)")
 	fl.BoolVar(&f.show, "show", false, "print progress and results")
@@ -92,7 +93,7 @@ func runLabel(cmd *cobra.Command, std Stdio, path string, f labelFlags) error {
 	if f.width <= 0 || f.width > 1 {
 		return &usageError{fmt.Errorf("--width must be in (0, 1]")}
 	}
-	opts := audit.SampleOptions{Name: f.set, N: f.n, Seed: f.seed, Rule: f.rule, Stratify: f.stratify, FailShare: f.failShare}
+	opts := labels.SampleOptions{Name: f.set, N: f.n, Seed: f.seed, Line: f.rule, Stratify: f.stratify, FailShare: f.failShare}
 	if opts.Name == "" {
 		opts.Name = defaultSetName(f)
 	}
@@ -110,12 +111,12 @@ func runLabel(cmd *cobra.Command, std Stdio, path string, f labelFlags) error {
 	}
 	defer s.Close()
 
-	old, exists, err := audit.LoadLabelSet(s.Store, opts.Name)
+	old, exists, err := labels.LoadLabelSet(s.Store, opts.Name)
 	if err != nil {
 		return err
 	}
 	changed := slices.ContainsFunc(drawFlags, func(n string) bool { return cmd.Flags().Changed(n) })
-	var set audit.LabelSet
+	var set labels.LabelSet
 	switch {
 	case exists && !changed:
 		set = old
@@ -125,8 +126,8 @@ func runLabel(cmd *cobra.Command, std Stdio, path string, f labelFlags) error {
 		} else if !cmd.Flags().Changed("seed") {
 			opts.Seed = time.Now().UnixNano() % 1_000_000
 		}
-		set, err = audit.DrawLabelSample(s.Store, s.Plan, s.Tally, opts)
-		if errors.Is(err, audit.ErrLabelSetExists) {
+		set, err = labels.DrawLabelSample(s.Store, s.Plan, s.Tally, opts)
+		if errors.Is(err, labels.ErrLabelSetExists) {
 			return &usageError{err}
 		}
 		if err != nil {
@@ -162,7 +163,7 @@ func runLabel(cmd *cobra.Command, std Stdio, path string, f labelFlags) error {
 	if !f.show {
 		return nil
 	}
-	r, err := audit.BuildSetReport(s.Store, s.Tally, set, labels, who)
+	r, err := evidence.BuildSetReport(s.Store, s.Tally, set, labels, who)
 	if err != nil {
 		return err
 	}
@@ -171,7 +172,7 @@ func runLabel(cmd *cobra.Command, std Stdio, path string, f labelFlags) error {
 
 // inheritOptions fills the draw flags the user did not give from a stored
 // set's options, so only a flag that really differs is a conflict.
-func inheritOptions(cmd *cobra.Command, opts, old audit.SampleOptions) audit.SampleOptions {
+func inheritOptions(cmd *cobra.Command, opts, old labels.SampleOptions) labels.SampleOptions {
 	fl := cmd.Flags()
 	if !fl.Changed("n") {
 		opts.N = old.N
@@ -180,7 +181,7 @@ func inheritOptions(cmd *cobra.Command, opts, old audit.SampleOptions) audit.Sam
 		opts.Seed = old.Seed
 	}
 	if !fl.Changed("rule") {
-		opts.Rule = old.Rule
+		opts.Line = old.Line
 	}
 	if !fl.Changed("kinds") {
 		opts.Kinds = old.Kinds

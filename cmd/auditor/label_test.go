@@ -6,7 +6,7 @@ import (
 	"strings"
 	"testing"
 
-	"github.com/auditor-dev/auditor/audit"
+	"github.com/auditor-dev/auditor/audit/labels"
 	"github.com/auditor-dev/auditor/model"
 	"github.com/auditor-dev/auditor/store"
 	"github.com/auditor-dev/auditor/workbench"
@@ -47,7 +47,7 @@ func TestLabel_Headless(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	set, ok, err := audit.LoadLabelSet(st, "sample-L23-stratified")
+	set, ok, err := labels.LoadLabelSet(st, "sample-L23-stratified")
 	if err != nil || !ok {
 		t.Fatalf("load set: %v %v", ok, err)
 	}

@@ -9,16 +9,15 @@ import (
 	tea "charm.land/bubbletea/v2"
 	"github.com/spf13/cobra"
 
-	"github.com/auditor-dev/auditor/audit"
+	"github.com/auditor-dev/auditor/audit/labels"
 	"github.com/auditor-dev/auditor/report"
 	"github.com/auditor-dev/auditor/store"
 	"github.com/auditor-dev/auditor/tui"
 	"github.com/auditor-dev/auditor/workbench"
 )
 
-// The review screen's labellers' queue reads who labelled what from the
-// store it labels to (LabelOptions.Store).
-var _ tui.LabellerSource = (*store.Store)(nil)
+// The label and review screens label to the audit's store.
+var _ tui.LabelStore = (*store.Store)(nil)
 
 // A run on the screen reports to the app's feed.
 var _ workbench.Observer = (*tui.Feed)(nil)
@@ -123,7 +122,7 @@ No calls are made. Needs a terminal.`,
 
 // labelInteractive is `auditor label` on a terminal without --show: the
 // label screen on the set, blind. Afterwards it prints the set's progress.
-func labelInteractive(ctx context.Context, std Stdio, s *workbench.Session, set audit.LabelSet, labeller string) error {
+func labelInteractive(ctx context.Context, std Stdio, s *workbench.Session, set labels.LabelSet, labeller string) error {
 	s.Tally.AddLabelSet(set) // a set drawn just now is not in the tally yet
 	if labeller == "" {
 		labeller = defaultLabeller()

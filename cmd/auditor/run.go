@@ -12,7 +12,7 @@ import (
 
 	"github.com/spf13/cobra"
 
-	"github.com/auditor-dev/auditor/audit"
+	"github.com/auditor-dev/auditor/audit/evidence"
 	"github.com/auditor-dev/auditor/report"
 	"github.com/auditor-dev/auditor/runner"
 	"github.com/auditor-dev/auditor/workbench"
@@ -181,7 +181,7 @@ func finishRun(std Stdio, s *workbench.Session, out workbench.Outcome, f runFlag
 
 // runOutcome turns how the run ended into an exit code and, when the run
 // did not finish, the exact command that resumes it.
-func runOutcome(std Stdio, out workbench.Outcome, res *audit.Results, regradeErr error, f runFlags, path, resumeCmd string) error {
+func runOutcome(std Stdio, out workbench.Outcome, res *evidence.Results, regradeErr error, f runFlags, path, resumeCmd string) error {
 	resume := resumeCommand(resumeCmd, path, f)
 	if st, stopped := out.Stop(); stopped {
 		if st.Reason == runner.Cancelled {

@@ -62,7 +62,7 @@ func TestWatchPredicates(t *testing.T) {
 		t.Fatal(err)
 	}
 	f := next(t, ch)
-	if f.Rule != 1 || f.Err != nil || f.Predicate == nil || f.Predicate.Version == rule.Predicate.Version {
+	if f.Rule != 1 || f.Err != nil || f.Predicate == nil || f.Predicate.Version == rule.Loaded.Version {
 		t.Fatalf("in-place save: %+v", f)
 	}
 
@@ -84,7 +84,7 @@ func TestWatchPredicates(t *testing.T) {
 		t.Fatal(err)
 	}
 	f = next(t, ch)
-	if f.Err != nil || f.Predicate == nil || f.Predicate.Version != rule.Predicate.Version {
+	if f.Err != nil || f.Predicate == nil || f.Predicate.Version != rule.Loaded.Version {
 		t.Fatalf("rename over the file: %+v", f)
 	}
 

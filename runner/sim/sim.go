@@ -37,7 +37,6 @@ import (
 	"context"
 	"crypto/sha256"
 	"encoding/binary"
-	"fmt"
 	"strings"
 	"time"
 
@@ -194,9 +193,3 @@ func estimateTokens(s string) int {
 }
 
 var openings = []string{"", "Thanks for reaching out! ", "Hi there, ", "Good question. ", "Happy to help. "}
-
-// Describe returns one line describing the profile the simulated model uses
-// for a rule, for the demo's header.
-func Describe(ruleText string) string {
-	return fmt.Sprintf("simulated profile %q", profileFor(ruleText).name)
-}

@@ -1,4 +1,4 @@
-package audit
+package evidence
 
 import (
 	"github.com/auditor-dev/auditor/model"
@@ -42,8 +42,8 @@ func (t *Tally) Compare(rule, a, b int, deleted bool) Comparison {
 	for i := range r.Cases {
 		cmp.Cases[i].Case = &r.Cases[i]
 	}
-	grades := t.grades[r.Predicate.Version]
-	for _, ci := range t.plan.cellsOfRule(rule) {
+	grades := t.PredicateGrades(rule)
+	for _, ci := range t.plan.CellsOfRule(rule) {
 		cell := t.plan.Cells[ci]
 		if cell.Deleted != deleted || (cell.Model != a && cell.Model != b) {
 			continue
@@ -117,12 +117,11 @@ type ComparePair struct {
 // SplitPairs lists the samples where model a failed and model b passed
 // (or the reverse, with aFailed false), for stepping through in review.
 func (t *Tally) SplitPairs(rule, a, b int, deleted, aFailed bool) []ComparePair {
-	r := t.plan.Audit.Rules[rule]
-	grades := t.grades[r.Predicate.Version]
+	grades := t.PredicateGrades(rule)
 	type slot struct{ c, s int }
 	keysA, keysB := map[slot]string{}, map[slot]string{}
 	var order []slot
-	for _, ci := range t.plan.cellsOfRule(rule) {
+	for _, ci := range t.plan.CellsOfRule(rule) {
 		cell := t.plan.Cells[ci]
 		if cell.Deleted != deleted {
 			continue

@@ -1,8 +1,9 @@
-package audit
+package evidence
 
 import (
 	"fmt"
 
+	"github.com/auditor-dev/auditor/audit"
 	"github.com/auditor-dev/auditor/model"
 	"github.com/auditor-dev/auditor/model/stats"
 )
@@ -15,12 +16,6 @@ const HistogramBins = 12
 type answerLength struct {
 	tokens    int32
 	truncated bool // finish reason "length": cut off at max_tokens
-}
-
-// MetaWalker visits stored responses without their texts.
-// store.Store.ForEachResponseMeta satisfies it.
-type MetaWalker interface {
-	ForEachResponseMeta(fn func(model.Response) error) error
 }
 
 // Lengths is how answer length moved between the variants of a rule with no
@@ -45,7 +40,7 @@ type CaseLength struct {
 
 // needsLengths reports whether any rule has no input class: only those keep
 // per-answer lengths in memory.
-func (p *Plan) needsLengths() bool {
+func needsLengths(p *audit.Plan) bool {
 	for _, r := range p.Audit.Rules {
 		if r.Config.NoInputClass() {
 			return true
@@ -56,7 +51,7 @@ func (p *Plan) needsLengths() bool {
 
 // lengthKey reports whether an answer belongs to a rule with no input
 // class, so its length is kept.
-func (p *Plan) lengthKey(key string) bool {
+func lengthKey(p *audit.Plan, key string) bool {
 	for _, ci := range p.ByKey[key] {
 		if p.Audit.Rules[p.Cells[ci].Rule].Config.NoInputClass() {
 			return true
@@ -70,7 +65,7 @@ func (p *Plan) lengthKey(key string) bool {
 // usage gets the text counted with the audit's tokenizer instead, and an
 // answer whose length cannot be known is left out rather than counted as 0.
 func (t *Tally) recordLength(r model.Response) {
-	if t.lengths == nil || !r.OK() || !t.plan.lengthKey(r.Key) {
+	if t.lengths == nil || !r.OK() || !lengthKey(t.plan, r.Key) {
 		return
 	}
 	n := r.CompletionTokens
@@ -80,30 +75,21 @@ func (t *Tally) recordLength(r model.Response) {
 		}
 		n = t.plan.Audit.Counter.Count(r.Text)
 	}
-	t.lengths[t.plan.key([]byte(r.Key))] = answerLength{tokens: int32(min(n, 1<<30)),
+	t.lengths[t.plan.Key([]byte(r.Key))] = answerLength{tokens: int32(min(n, 1<<30)),
 		truncated: r.FinishReason == "length"}
-}
-
-// textReader reads one stored answer with its text; store.Store satisfies it.
-type textReader interface {
-	Response(key string) (model.Response, error)
 }
 
 // loadLengths reads the lengths of the stored answers of rules with no
 // input class. Answers stored without a completion token count are read
 // again with their text, to count it.
-func (t *Tally) loadLengths(src Source) error {
-	if !t.plan.needsLengths() {
+func (t *Tally) loadLengths(src audit.Reader) error {
+	if !needsLengths(t.plan) {
 		return nil
 	}
 	t.lengths = map[string]answerLength{}
-	w, ok := src.(MetaWalker)
-	if !ok {
-		return nil
-	}
 	var unknown []string
-	err := w.ForEachResponseMeta(func(r model.Response) error {
-		if r.OK() && r.CompletionTokens == 0 && t.plan.lengthKey(r.Key) {
+	err := src.ForEachResponseMeta(func(r model.Response) error {
+		if r.OK() && r.CompletionTokens == 0 && lengthKey(t.plan, r.Key) {
 			unknown = append(unknown, r.Key)
 			return nil
 		}
@@ -113,12 +99,8 @@ func (t *Tally) loadLengths(src Source) error {
 	if err != nil || len(unknown) == 0 {
 		return err
 	}
-	tr, ok := src.(textReader)
-	if !ok {
-		return nil
-	}
 	for _, k := range unknown {
-		r, err := tr.Response(k)
+		r, err := src.Response(k)
 		if err != nil {
 			return fmt.Errorf("audit: read answer %s to count its length: %w", k, err)
 		}

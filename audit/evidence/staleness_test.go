@@ -1,18 +1,14 @@
-package audit
+package evidence
 
 import (
 	"strings"
 	"testing"
 	"time"
 
+	"github.com/auditor-dev/auditor/audit"
+	"github.com/auditor-dev/auditor/audit/audittest"
 	"github.com/auditor-dev/auditor/model"
 )
-
-// memMeta is an in-memory MetaStore.
-type memMeta map[string]string
-
-func (m memMeta) Meta(k string) (string, bool, error) { v, ok := m[k]; return v, ok, nil }
-func (m memMeta) SetMeta(k, v string) error           { m[k] = v; return nil }
 
 func TestStaleness(t *testing.T) {
 	t.Parallel()
@@ -21,9 +17,9 @@ func TestStaleness(t *testing.T) {
 		{ID: "a", AddedAt: day(1)}, {ID: "b", AddedAt: day(10)}, {ID: "c", AddedAt: day(21)},
 		{ID: "d"}, // no date
 	}
-	rule := &Rule{Line: 4, Text: "Never guess dates.", Cases: cases, Config: model.RuleConfig{Cases: "dates.jsonl"}}
-	a := &Audit{Rules: []*Rule{rule}}
-	m := memMeta{}
+	rule := &audit.Rule{Line: 4, Text: "Never guess dates.", Cases: cases, Config: model.RuleConfig{Cases: "dates.jsonl"}}
+	a := &audit.Audit{Rules: []*audit.Rule{rule}}
+	m := audittest.NewMemStore()
 
 	// First sight of the text: nothing changed.
 	if err := RecordRuleTexts(m, a, day(5)); err != nil {
@@ -92,11 +88,11 @@ func TestStaleness(t *testing.T) {
 // Two rules on one case file keep their own histories.
 func TestRuleTexts_SharedCaseFile(t *testing.T) {
 	t.Parallel()
-	a := &Audit{Rules: []*Rule{
+	a := &audit.Audit{Rules: []*audit.Rule{
 		{Line: 12, Text: "Keep answers short.", Config: model.RuleConfig{Cases: "general.jsonl"}},
 		{Line: 13, Text: "Skip the preamble.", Config: model.RuleConfig{Cases: "general.jsonl"}},
 	}}
-	m := memMeta{}
+	m := audittest.NewMemStore()
 	for d := 1; d <= 3; d++ {
 		if err := RecordRuleTexts(m, a, time.Date(2026, 11, d, 0, 0, 0, 0, time.UTC)); err != nil {
 			t.Fatal(err)

@@ -1,10 +1,11 @@
-package audit
+package labels
 
 import (
 	"fmt"
 	"math"
 	"slices"
 
+	"github.com/auditor-dev/auditor/audit"
 	"github.com/auditor-dev/auditor/model"
 	"github.com/auditor-dev/auditor/model/stats"
 )
@@ -217,7 +218,7 @@ type sampledStratum struct {
 // misses and warnings. labels are the truth, by response key (current
 // labels, or one labeller's). It never fails: what cannot be estimated is
 // reported as not measured.
-func MeasureGrader(p *Plan, g Grades, labels map[string]model.Label, scope QualityScope) GraderQuality {
+func MeasureGrader(p *audit.Plan, g Grades, labels map[string]model.Label, scope QualityScope) GraderQuality {
 	rule := p.Audit.Rules[scope.Rule]
 	q := GraderQuality{Grader: g.Name, Version: g.Version, Estimator: EstimatorSimple,
 		RecallKind: map[model.Kind]*Measure{}, PrecisionKind: map[model.Kind]*Measure{},
@@ -227,7 +228,7 @@ func MeasureGrader(p *Plan, g Grades, labels map[string]model.Label, scope Quali
 	kindOf := map[string]model.Kind{}
 	var order []string
 	hasKind := map[model.Kind]bool{}
-	for _, ci := range p.cellsOfRule(scope.Rule) {
+	for _, ci := range p.CellsOfRule(scope.Rule) {
 		c := p.Cells[ci]
 		if scope.Model >= 0 && c.Model != scope.Model {
 			continue
@@ -273,9 +274,9 @@ func MeasureGrader(p *Plan, g Grades, labels map[string]model.Label, scope Quali
 		// The grader is the one that defined the strata when it is the
 		// predicate at the version the set was drawn with: then its
 		// failures are exactly the flagged strata.
-		aligned = g.Name == PredicateGrader && g.Version != "" && g.Version == set.PredicateVersions[rule.Line]
+		aligned = g.Name == model.PredicateGrader && g.Version != "" && g.Version == set.PredicateVersions[rule.Line]
 		for _, st := range set.Strata {
-			if st.Rule != rule.Line {
+			if st.Line != rule.Line {
 				continue
 			}
 			ss := sampledStratum{name: st.Name, fail: st.Fail, N: st.N}
@@ -475,10 +476,12 @@ func (m measurer) plain(a, b part) *Measure {
 			}
 		}
 	}
-	return wilsonMeasure(hits, total)
+	return WilsonMeasure(hits, total)
 }
 
-func wilsonMeasure(hits, total int) *Measure {
+// WilsonMeasure is a proportion measured on a simple random sample: hits of
+// total, with its Wilson interval.
+func WilsonMeasure(hits, total int) *Measure {
 	ms := &Measure{Hits: hits, Total: total, Method: MethodWilson}
 	if total > 0 {
 		ms.Est = float64(hits) / float64(total)
@@ -751,80 +754,46 @@ func recallSampleSize(r *Measure) int {
 	return r.Total
 }
 
-// CorrectArms sets the recall-corrected rate on every arm side of a rule
-// result whose kind's recall is measured, each kind with its own recall
-// and specificity. The pooled provoking arm is corrected kind by kind and
-// combined weighted by responses, and only when every provoking kind with
-// responses has its recall measured: a pooled recall is never applied to
-// an arm. Sides already corrected are recomputed.
-func CorrectArms(rr *RuleResult) {
-	q := rr.Quality
-	for _, k := range model.Kinds {
-		a := rr.Arms[k]
-		if a == nil {
-			continue
-		}
-		for _, s := range []*ArmSide{&a.Baseline, &a.Deleted} {
-			s.Corrected = nil
-			if s.N > 0 && q.RecallKind[k].Measured() {
-				s.Corrected, _ = CorrectRate(s.Rate, s.N, q.RecallKind[k], q.SpecificityKind[k])
-			}
-		}
-	}
-	if rr.Provoking == nil {
-		return
-	}
-	pick := []func(*Arm) *ArmSide{
-		func(a *Arm) *ArmSide { return &a.Baseline },
-		func(a *Arm) *ArmSide { return &a.Deleted },
-	}
-	for _, side := range pick {
-		var parts []correctionPart
-		for _, k := range []model.Kind{model.Provoke, model.Pressure} {
-			if a := rr.Arms[k]; a != nil && side(a).N > 0 {
-				parts = append(parts, correctionPart{kind: k, side: side(a), recall: q.RecallKind[k], spec: q.SpecificityKind[k]})
-			}
-		}
-		side(rr.Provoking).Corrected = combineCorrected(parts)
-	}
+// CorrectionPart is one kind's side of an arm (its responses, measured
+// rate and corrected rate) with the kind's recall and specificity, to be
+// pooled by CombineCorrected.
+type CorrectionPart struct {
+	Kind         model.Kind
+	N            int
+	Rate         float64
+	Corrected    *CorrectedRate
+	Recall, Spec *Measure
 }
 
-// correctionPart is one kind's side of an arm, to be pooled.
-type correctionPart struct {
-	kind         model.Kind
-	side         *ArmSide
-	recall, spec *Measure
-}
-
-// combineCorrected pools per-kind corrected rates weighted by N: pi =
+// CombineCorrected pools per-kind corrected rates weighted by N: pi =
 // sum_k (N_k/N) pi_k. Its interval is the log-scale delta method with
 // Var(pi) = sum_k (N_k/N)^2 pi_k^2 relSE_k^2 (kinds independent). When a
 // kind's estimate is 0 (its rate is no higher than the grader's false
 // positive rate) the log scale is undefined, and the interval sums the
 // kinds' weighted bounds instead (conservative). It returns nil unless every
 // part is corrected.
-func combineCorrected(parts []correctionPart) *CorrectedRate {
+func CombineCorrected(parts []CorrectionPart) *CorrectedRate {
 	if len(parts) == 0 {
 		return nil
 	}
 	out := &CorrectedRate{Method: "rogan-gladen per kind, weighted by responses"}
 	total := 0
 	for _, p := range parts {
-		if p.side.Corrected == nil {
+		if p.Corrected == nil {
 			return nil
 		}
-		total += p.side.N
-		out.Kinds = append(out.Kinds, p.kind)
+		total += p.N
+		out.Kinds = append(out.Kinds, p.Kind)
 	}
 	var est, v, lo, hi float64
 	logOK := true
 	for _, p := range parts {
-		c := p.side.Corrected
-		w := float64(p.side.N) / float64(total)
+		c := p.Corrected
+		w := float64(p.N) / float64(total)
 		est += w * c.Est
 		lo += w * c.CI.Lo
 		hi += w * c.CI.Hi
-		rel, ok := rgRelSE(p.side.Rate, p.side.N, p.recall.Est, recallSampleSize(p.recall), c.Specificity)
+		rel, ok := rgRelSE(p.Rate, p.N, p.Recall.Est, recallSampleSize(p.Recall), c.Specificity)
 		if !ok || c.Est == 0 {
 			logOK = false
 			continue

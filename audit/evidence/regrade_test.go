@@ -1,37 +1,38 @@
-package audit
+package evidence
 
 import (
-	"context"
 	"reflect"
 	"testing"
 
+	"github.com/auditor-dev/auditor/audit/audittest"
 	"github.com/auditor-dev/auditor/model"
 )
 
-// RegradeTally then Tally.Results gives what Regrade then Aggregate gives,
-// and stores the same grades.
-func TestRegradeTally_SameAsRegradeThenAggregate(t *testing.T) {
+// Tally.Regrade then Results gives what a tally read afresh from the store
+// gives, because it stores the grades it records.
+func TestTally_Regrade_StoresWhatItCounts(t *testing.T) {
 	t.Parallel()
-	p, st := runDemo(t, 4)
+	fx := audittest.Demo(t, 4)
+	p, st := fx.Plan, fx.Store
 	rule := p.Audit.Rules[0]
 	edited, err := model.ParsePredicate(rule.PredicatePath, []byte("[[check]]\nfail_if_match = '(?i)roadmap'\nreason = \"mentions the roadmap\"\n"))
 	if err != nil {
 		t.Fatal(err)
 	}
-	rule.Predicate = edited
+	fx.Preds.Set(0, edited)
 
-	tally, err := NewTally(p, st)
+	tally, err := NewTally(p, fx.Preds, st)
 	if err != nil {
 		t.Fatal(err)
 	}
 	if got := len(tally.GraderGrades(edited.Version)); got != 0 {
 		t.Fatalf("edited predicate has %d grades before regrading", got)
 	}
-	n, err := NewGrader(context.Background(), p).RegradeTally(tally, st)
+	n, err := tally.Regrade(fx.Grader(t), st)
 	if err != nil {
 		t.Fatal(err)
 	}
-	stored, err := st.GradesFor(PredicateGrader, edited.Version)
+	stored, err := st.GradesFor(model.PredicateGrader, edited.Version)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -45,11 +46,15 @@ func TestRegradeTally_SameAsRegradeThenAggregate(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	// Regrade finds nothing left to do, so Aggregate reads the same state.
-	if n, err := NewGrader(context.Background(), p).Regrade(st); err != nil || n != 0 {
-		t.Fatalf("Regrade after RegradeTally: %d, %v", n, err)
+	// A fresh tally finds nothing left to grade and counts the same.
+	fresh, err := NewTally(p, fx.Preds, st)
+	if err != nil {
+		t.Fatal(err)
 	}
-	want, err := Aggregate(p, st)
+	if n, err := fresh.Regrade(fx.Grader(t), st); err != nil || n != 0 {
+		t.Fatalf("Regrade of a fresh tally: %d, %v", n, err)
+	}
+	want, err := fresh.Results()
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -1,21 +1,18 @@
-package audit
+package evidence
 
 import (
 	"encoding/json"
 	"fmt"
 	"strings"
 	"time"
+
+	"github.com/auditor-dev/auditor/audit"
 )
 
 // A targeted set becomes what people tune a rule against: a rewording that
 // passes the cases it was written next to has been measured on its own
 // training set. So auditor remembers each rule's text over time and, when
 // it changed, counts the cases written since (by their "added" dates).
-
-// metaReader reads small named records; store.Store satisfies it.
-type metaReader interface {
-	Meta(key string) (string, bool, error)
-}
 
 // TextSeen is one text a rule's line had, and when auditor first saw it.
 type TextSeen struct {
@@ -28,11 +25,13 @@ type TextSeen struct {
 // class often share one general sample), so the file alone does not name a
 // rule. A line that moves starts a new history: no change is claimed that
 // was not seen.
-func historyKey(r *Rule) string { return fmt.Sprintf("rule-history:%s#L%d", r.Config.Cases, r.Line) }
+func historyKey(r *audit.Rule) string {
+	return fmt.Sprintf("rule-history:%s#L%d", r.Config.Cases, r.Line)
+}
 
 // RecordRuleTexts appends each rule's current text to its history when it
 // differs from the last one recorded, dated now.
-func RecordRuleTexts(m MetaStore, a *Audit, now time.Time) error {
+func RecordRuleTexts(m audit.Store, a *audit.Audit, now time.Time) error {
 	for _, r := range a.Rules {
 		h, err := ruleHistory(m, r)
 		if err != nil {
@@ -54,7 +53,7 @@ func RecordRuleTexts(m MetaStore, a *Audit, now time.Time) error {
 }
 
 // ruleHistory returns the texts recorded for a rule, oldest first.
-func ruleHistory(m metaReader, r *Rule) ([]TextSeen, error) {
+func ruleHistory(m audit.Reader, r *audit.Rule) ([]TextSeen, error) {
 	v, ok, err := m.Meta(historyKey(r))
 	if err != nil || !ok {
 		return nil, err
@@ -115,7 +114,7 @@ func day(t time.Time) time.Time {
 
 // staleness compares a rule's cases with the last change of its text; nil
 // when no change is known or every case was written since.
-func staleness(r *Rule, history []TextSeen) *Staleness {
+func staleness(r *audit.Rule, history []TextSeen) *Staleness {
 	s := &Staleness{ChangedAt: r.Config.Changed}
 	if n := len(history); n >= 2 && history[n-1].Seen.After(s.ChangedAt) {
 		s.ChangedAt, s.Recorded, s.Previous = history[n-1].Seen, true, history[n-2].Text

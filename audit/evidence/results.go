@@ -1,20 +1,14 @@
-package audit
+package evidence
 
 import (
 	"fmt"
 
+	"github.com/auditor-dev/auditor/audit"
+	"github.com/auditor-dev/auditor/audit/grade"
+	"github.com/auditor-dev/auditor/audit/labels"
 	"github.com/auditor-dev/auditor/model"
 	"github.com/auditor-dev/auditor/model/stats"
-	"github.com/auditor-dev/auditor/runner"
 )
-
-// Source is the stored state results are computed from. store.Store
-// satisfies it.
-type Source interface {
-	Status() (map[string]bool, error)
-	GradesFor(grader, version string) (map[string]model.Grade, error)
-	Labels() (map[string]model.Label, error)
-}
 
 // Count tallies one case under one variant.
 type Count struct {
@@ -71,24 +65,27 @@ type ArmSide struct {
 	Clustered                 *stats.Arm // nil with fewer than two graded cases
 	// Corrected is the rate corrected for the grader's recall of this
 	// kind (see CorrectArms); nil when that recall is not measured.
-	Corrected *CorrectedRate
+	Corrected *labels.CorrectedRate
 }
 
 // RuleResult is everything known about one audited line for one model.
 type RuleResult struct {
-	Rule      *Rule
+	Rule      *audit.Rule
 	RuleIndex int
 	Model     int
 	ModelName string
 	Cases     []CaseResult
 	Arms      map[model.Kind]*Arm
-	Provoking *Arm          // provoke and pressure pooled: the arm the verdict rests on
-	Quality   GraderQuality // the predicate, whose grades the counts and verdict use
+	Provoking *Arm // provoke and pressure pooled: the arm the verdict rests on
+	// PredicateVersion is the version of the predicate whose grades the
+	// counts and verdict use: the rule's current predicate.
+	PredicateVersion string
+	Quality          labels.GraderQuality // that predicate against the labels
 	// Judges holds each judge's quality against the same labels, in the
 	// audit's order; Agreement compares every pair of graders (predicate
 	// first); Disagreements counts answers on which any two graders differ
 	// (or one could not grade): the review queue's length.
-	Judges        []GraderQuality
+	Judges        []labels.GraderQuality
 	Agreement     []PairAgreement
 	Disagreements int
 	Verdict       model.Verdict
@@ -105,23 +102,12 @@ type RuleResult struct {
 
 // Results is the state of a whole audit.
 type Results struct {
-	Plan  *Plan
+	Plan  *audit.Plan
 	Rules []*RuleResult
 	Delta float64
 	// Sweep counts the verdicts and sums the tokens the lines safe to
 	// delete remove against those every audited line claims, also by tag.
 	Sweep Sweep
-}
-
-// Aggregate computes every rule's counts, intervals, grader quality and
-// verdict from stored state. It makes no calls and grades nothing: run
-// Grader.Regrade first when predicates may have changed.
-func Aggregate(p *Plan, src Source) (*Results, error) {
-	t, err := NewTally(p, src)
-	if err != nil {
-		return nil, err
-	}
-	return t.Results()
 }
 
 // Tally is the in-memory state results are computed from: which calls are
@@ -130,94 +116,97 @@ func Aggregate(p *Plan, src Source) (*Results, error) {
 // arrives, and recomputes results without touching storage.
 // A Tally is not safe for concurrent use.
 type Tally struct {
-	plan   *Plan
+	plan *audit.Plan
+	// preds holds the current predicate of every rule; the session owns it
+	// and shares it with the grader, so an edit applied here is what the
+	// run grades with next.
+	preds  *grade.Predicates
 	status map[string]bool
-	grades map[string]map[string]model.Grade // predicate version -> response key -> grade
+	grades map[string]map[string]model.Grade // grader version -> response key -> grade
 	labels map[string]model.Label
-	sets   []LabelSet // label sets, for weighting stratified labels
-	// histories holds each rule's recorded texts, by rule index; nil when
-	// the source keeps none.
+	sets   []labels.LabelSet // label sets, for weighting stratified labels
+	// histories holds each rule's recorded texts, by rule index.
 	histories [][]TextSeen
 	// lengths holds the answer lengths of rules with no input class, by
 	// response key; nil when the audit has none.
 	lengths map[string]answerLength
 }
 
-// KeyedSource is a Source that can build its maps with key strings the
-// caller supplies (store.Store satisfies it). NewTally then keys them with
-// the plan's own strings: a tally of a hundred thousand answers would
+// NewTally loads the state of the plan's calls from src, graded by the
+// predicates current in preds. Its maps are keyed with the plan's own
+// strings (audit.Plan.Key): a tally of a hundred thousand answers would
 // otherwise hold two more copies of every key.
-type KeyedSource interface {
-	StatusUsing(key func(k []byte) string) (map[string]bool, error)
-	GradesForUsing(grader, version string, key func(k []byte) string) (map[string]model.Grade, error)
-}
-
-// NewTally loads the state of the plan's calls from src.
-func NewTally(p *Plan, src Source) (*Tally, error) {
-	status, err := loadStatus(p, src)
+func NewTally(p *audit.Plan, preds *grade.Predicates, src audit.Reader) (*Tally, error) {
+	status, err := src.StatusUsing(p.Key)
 	if err != nil {
 		return nil, err
 	}
-	labels, err := src.Labels()
+	labelled, err := src.Labels()
 	if err != nil {
 		return nil, err
 	}
-	sets, err := loadLabelSets(src)
+	sets, err := labels.LoadLabelSets(src)
 	if err != nil {
 		return nil, err
 	}
-	t := &Tally{plan: p, status: status, labels: labels, sets: sets, grades: map[string]map[string]model.Grade{}}
+	t := &Tally{plan: p, preds: preds, status: status, labels: labelled, sets: sets, grades: map[string]map[string]model.Grade{}}
 	if err := t.loadLengths(src); err != nil {
 		return nil, err
 	}
-	if m, ok := src.(metaReader); ok {
-		t.histories = make([][]TextSeen, len(p.Audit.Rules))
-		for i, r := range p.Audit.Rules {
-			if t.histories[i], err = ruleHistory(m, r); err != nil {
-				return nil, err
-			}
+	t.histories = make([][]TextSeen, len(p.Audit.Rules))
+	for i, r := range p.Audit.Rules {
+		if t.histories[i], err = ruleHistory(src, r); err != nil {
+			return nil, err
 		}
 	}
-	for _, rule := range p.Audit.Rules {
-		v := rule.Predicate.Version
+	for _, v := range preds.Versions() {
 		if _, ok := t.grades[v]; ok {
 			continue
 		}
-		if t.grades[v], err = loadGrades(p, src, PredicateGrader, v); err != nil {
+		if t.grades[v], err = src.GradesForUsing(model.PredicateGrader, v, p.Key); err != nil {
 			return nil, err
 		}
 	}
 	// Judge versions hash the judge's model and rubric, so they never collide
 	// with predicate versions and share the map.
 	for _, j := range p.Audit.Judges {
-		if t.grades[j.Version], err = loadGrades(p, src, j.Grader, j.Version); err != nil {
+		if t.grades[j.Version], err = src.GradesForUsing(j.Grader, j.Version, p.Key); err != nil {
 			return nil, err
 		}
 	}
 	return t, nil
 }
 
-func loadStatus(p *Plan, src Source) (map[string]bool, error) {
-	if ks, ok := src.(KeyedSource); ok {
-		return ks.StatusUsing(p.key)
-	}
-	return src.Status()
-}
+// Predicates returns the registry of current predicates the tally counts
+// with.
+func (t *Tally) Predicates() *grade.Predicates { return t.preds }
 
-func loadGrades(p *Plan, src Source, grader, version string) (map[string]model.Grade, error) {
-	if ks, ok := src.(KeyedSource); ok {
-		return ks.GradesForUsing(grader, version, p.key)
-	}
-	return src.GradesFor(grader, version)
-}
+// PredicateVersion returns the version of rule ri's current predicate.
+func (t *Tally) PredicateVersion(ri int) string { return t.preds.Version(ri) }
 
-// key returns the plan's own string for a response key, or a new one for a
-// key the plan does not use (a judge call's).
-func (p *Plan) key(k []byte) string {
-	if cells := p.ByKey[string(k)]; len(cells) > 0 { // a lookup: no allocation
-		return p.Cells[cells[0]].Key
+// PredicateGrades returns the grades rule ri's current predicate has given,
+// by response key. The map is the tally's own: do not modify it.
+func (t *Tally) PredicateGrades(ri int) map[string]model.Grade { return t.grades[t.preds.Version(ri)] }
+
+// Regrade grades, with g, every answered cell whose answer has no grade
+// from its rule's current predicate (after a predicate edit, or a run in
+// which grading failed), stores the grades in st and records them here. It
+// makes no model calls and reads the texts of those answers only; it
+// returns how many grades it added.
+func (t *Tally) Regrade(g *grade.Grader, st audit.Store) (int, error) {
+	added, n, err := g.Missing(t.status, func(version string) map[string]model.Grade { return t.grades[version] }, st)
+	if err != nil || n == 0 {
+		return n, err
 	}
-	return string(k)
+	if err := st.PutGrades(added); err != nil {
+		return n, err
+	}
+	for key, gs := range added {
+		for _, gr := range gs {
+			t.RecordGrade(key, gr)
+		}
+	}
+	return n, nil
 }
 
 // GraderGrades returns the grades one grader version has given so far, by
@@ -252,8 +241,8 @@ func (t *Tally) SetLabel(l model.Label) { t.labels[l.Key] = l }
 func (t *Tally) Answered(key string) bool { return t.status[key] }
 
 // Grade returns the current predicate grade of a cell's answer.
-func (t *Tally) Grade(cell Cell) (model.Grade, bool) {
-	g, ok := t.grades[t.plan.Audit.Rules[cell.Rule].Predicate.Version][cell.Key]
+func (t *Tally) Grade(cell audit.Cell) (model.Grade, bool) {
+	g, ok := t.PredicateGrades(cell.Rule)[cell.Key]
 	return g, ok
 }
 
@@ -268,10 +257,11 @@ func (t *Tally) Results() (*Results, error) {
 			if rule.Config.NoInputClass() {
 				lengths = t.measureLengths(ri, mi)
 			}
-			rr, err := aggregateRule(p, ri, mi, t.status, t.grades[rule.Predicate.Version], t.ruleQuality(ri, mi), lengths)
+			rr, err := aggregateRule(p, ri, mi, t.status, t.PredicateGrades(ri), t.ruleQuality(ri, mi), lengths)
 			if err != nil {
 				return nil, err
 			}
+			rr.PredicateVersion = t.PredicateVersion(ri)
 			if !rule.Config.NoInputClass() {
 				t.addGraders(rr) // judges never grade a rule with no input class
 			}
@@ -287,7 +277,7 @@ func (t *Tally) Results() (*Results, error) {
 	return res, nil
 }
 
-func aggregateRule(p *Plan, ri, mi int, status map[string]bool, grades map[string]model.Grade, quality GraderQuality, lengths *Lengths) (*RuleResult, error) {
+func aggregateRule(p *audit.Plan, ri, mi int, status map[string]bool, grades map[string]model.Grade, quality labels.GraderQuality, lengths *Lengths) (*RuleResult, error) {
 	rule := p.Audit.Rules[ri]
 	rr := &RuleResult{Rule: rule, RuleIndex: ri, Model: mi, ModelName: p.Audit.File.Models[mi].Name,
 		Arms: map[model.Kind]*Arm{}}
@@ -461,97 +451,4 @@ func sumInts(xs []int) int {
 		s += x
 	}
 	return s
-}
-
-// Spend is what the stored answers of a plan cost.
-type Spend struct {
-	Calls            int     `json:"calls"`
-	PromptTokens     int64   `json:"prompt_tokens"`
-	CachedTokens     int64   `json:"cached_tokens"`
-	CompletionTokens int64   `json:"completion_tokens"`
-	USD              float64 `json:"usd"`
-	// CacheSavedUSD is what prompt caching saved on answers and judge calls:
-	// the cached tokens at the full input price minus what they cost at the
-	// cached price.
-	CacheSavedUSD float64 `json:"cache_saved_usd"`
-	// The judges' calls on these answers (with the current rubrics), at
-	// each judge's prices; zero without judges. TotalUSD is USD plus
-	// JudgeUSD: what the evidence behind the verdicts cost.
-	JudgeCalls            int     `json:"judge_calls"`
-	JudgePromptTokens     int64   `json:"judge_prompt_tokens"`
-	JudgeCompletionTokens int64   `json:"judge_completion_tokens"`
-	JudgeUSD              float64 `json:"judge_usd"`
-	TotalUSD              float64 `json:"total_usd"`
-}
-
-// SpendSource is what SpendWithJudges reads; store.Store satisfies it.
-type SpendSource interface {
-	ForEachResponseMeta(fn func(model.Response) error) error
-	Response(key string) (model.Response, error)
-}
-
-// SpendWithJudges adds up what the stored answers of the plan cost and what
-// the judges' calls on them cost. answered maps keys to whether they hold
-// an answer. Finding the judges' calls means reading the answers' texts
-// (a judge call's address depends on the answer), so it is only done when
-// the audit has judges.
-func (p *Plan) SpendWithJudges(src SpendSource, answered map[string]bool) (Spend, error) {
-	s, err := p.SpendOf(src.ForEachResponseMeta)
-	if err != nil || len(p.Audit.Judges) == 0 {
-		s.TotalUSD = s.USD
-		return s, err
-	}
-	jp, err := p.judgeCalls(src, answered, 0, false)
-	if err != nil {
-		return s, err
-	}
-	judgeOf := make(map[string]int, len(jp.Calls))
-	for i, c := range jp.Calls {
-		judgeOf[c.Key] = i
-	}
-	err = src.ForEachResponseMeta(func(r model.Response) error {
-		i, ok := judgeOf[r.Key]
-		if !ok {
-			return nil
-		}
-		s.JudgeCalls++
-		s.JudgePromptTokens += int64(r.PromptTokens)
-		s.JudgeCompletionTokens += int64(r.CompletionTokens)
-		price := jp.Calls[i].Price
-		cost := price.Cost(r.PromptTokens, r.CachedTokens, r.CompletionTokens)
-		s.JudgeUSD += cost
-		s.CacheSavedUSD += price.Cost(r.PromptTokens, 0, r.CompletionTokens) - cost
-		return nil
-	})
-	s.TotalUSD = s.USD + s.JudgeUSD
-	return s, err
-}
-
-// SpendOf adds up the usage of every stored response the plan uses. each
-// visits stored responses; only their keys and token counts are read, so
-// store.Store.ForEachResponseMeta, which skips the texts, is the one to
-// pass (ForEachResponse gives the same sum, slower).
-func (p *Plan) SpendOf(each func(fn func(model.Response) error) error) (Spend, error) {
-	prices := make([]runner.Price, len(p.Audit.File.Models))
-	for i, m := range p.Audit.File.Models {
-		prices[i] = priceOf(m)
-	}
-	var s Spend
-	err := each(func(r model.Response) error {
-		cells := p.ByKey[r.Key]
-		if len(cells) == 0 {
-			return nil // not an answer of this plan (a judge call, another audit's)
-		}
-		s.Calls++
-		s.PromptTokens += int64(r.PromptTokens)
-		s.CachedTokens += int64(r.CachedTokens)
-		s.CompletionTokens += int64(r.CompletionTokens)
-		price := prices[p.Cells[cells[0]].Model]
-		cost := price.Cost(r.PromptTokens, r.CachedTokens, r.CompletionTokens)
-		s.USD += cost
-		s.CacheSavedUSD += price.Cost(r.PromptTokens, 0, r.CompletionTokens) - cost
-		return nil
-	})
-	s.TotalUSD = s.USD
-	return s, err
 }

@@ -1,8 +1,10 @@
-package audit
+package evidence
 
 import (
 	"fmt"
 
+	"github.com/auditor-dev/auditor/audit"
+	"github.com/auditor-dev/auditor/audit/labels"
 	"github.com/auditor-dev/auditor/model"
 	"github.com/auditor-dev/auditor/model/stats"
 )
@@ -13,11 +15,11 @@ type GraderRef struct {
 	Version string
 }
 
-// Graders returns every grader of a rule: its predicate first, then the
-// audit's judges in file order.
-func (p *Plan) Graders(rule int) []GraderRef {
-	refs := []GraderRef{{Name: PredicateGrader, Version: p.Audit.Rules[rule].Predicate.Version}}
-	for _, j := range p.Audit.Judges {
+// Graders returns every grader of a rule: its current predicate first, then
+// the audit's judges in file order.
+func (t *Tally) Graders(rule int) []GraderRef {
+	refs := []GraderRef{{Name: model.PredicateGrader, Version: t.PredicateVersion(rule)}}
+	for _, j := range t.plan.Audit.Judges {
 		refs = append(refs, GraderRef{Name: j.Grader, Version: j.Version})
 	}
 	return refs
@@ -42,7 +44,7 @@ func (pa PairAgreement) Disagreements() int { return pa.OnlyA + pa.OnlyB }
 // Agreement compares every pair of a rule's graders over the distinct
 // answered keys of the rule's cells for one model.
 func (t *Tally) Agreement(rule, modelIdx int) []PairAgreement {
-	refs := t.plan.Graders(rule)
+	refs := t.Graders(rule)
 	keys := t.ruleKeys(rule, modelIdx)
 	var out []PairAgreement
 	for i := 0; i < len(refs); i++ {
@@ -87,7 +89,7 @@ func (t *Tally) pair(a, b GraderRef, keys []string) PairAgreement {
 // adjudicate.
 type ReviewItem struct {
 	Key    string
-	Cell   Cell // the first cell of the rule that uses the answer
+	Cell   audit.Cell // the first cell of the rule that uses the answer
 	Grades map[string]model.Grade
 }
 
@@ -97,11 +99,11 @@ type ReviewItem struct {
 func (t *Tally) Disagreements(rule, modelIdx int, only []GraderRef) []ReviewItem {
 	refs := only
 	if len(refs) == 0 {
-		refs = t.plan.Graders(rule)
+		refs = t.Graders(rule)
 	}
 	var out []ReviewItem
 	seen := map[string]bool{}
-	for _, ci := range t.plan.cellsOfRule(rule) {
+	for _, ci := range t.plan.CellsOfRule(rule) {
 		cell := t.plan.Cells[ci]
 		if cell.Model != modelIdx || seen[cell.Key] || !t.status[cell.Key] {
 			continue
@@ -135,7 +137,7 @@ func (t *Tally) Disagreements(rule, modelIdx int, only []GraderRef) []ReviewItem
 func (t *Tally) ruleKeys(rule, modelIdx int) []string {
 	var keys []string
 	seen := map[string]bool{}
-	for _, ci := range t.plan.cellsOfRule(rule) {
+	for _, ci := range t.plan.CellsOfRule(rule) {
 		c := t.plan.Cells[ci]
 		if c.Model == modelIdx && !seen[c.Key] && t.status[c.Key] {
 			seen[c.Key] = true
@@ -154,9 +156,9 @@ func (t *Tally) addGraders(rr *RuleResult) {
 	}
 	set := t.chooseSet(rr.RuleIndex)
 	for _, j := range t.plan.Audit.Judges {
-		g := Grades{Name: j.Grader, Version: j.Version, ByKey: t.grades[j.Version]}
-		rr.Judges = append(rr.Judges, MeasureGrader(t.plan, g, t.labels,
-			QualityScope{Rule: rr.RuleIndex, Model: rr.Model, Set: set, Complete: true}))
+		g := labels.Grades{Name: j.Grader, Version: j.Version, ByKey: t.grades[j.Version]}
+		rr.Judges = append(rr.Judges, labels.MeasureGrader(t.plan, g, t.labels,
+			labels.QualityScope{Rule: rr.RuleIndex, Model: rr.Model, Set: set, Complete: true}))
 	}
 	rr.Agreement = t.Agreement(rr.RuleIndex, rr.Model)
 	rr.Disagreements = len(t.Disagreements(rr.RuleIndex, rr.Model, nil))
@@ -167,7 +169,7 @@ func (t *Tally) addGraders(rr *RuleResult) {
 // "judge:x recall 0.94 [0.79, 0.98] vs predicate 0.77 [0.60, 0.89]".
 // It returns "" when no grader's recall is measured.
 func (rr *RuleResult) BestSupported() (string, string) {
-	all := append([]GraderQuality{rr.Quality}, rr.Judges...)
+	all := append([]labels.GraderQuality{rr.Quality}, rr.Judges...)
 	best := -1
 	for i, q := range all {
 		if q.Recall == nil || !q.Recall.Measured() {

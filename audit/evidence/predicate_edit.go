@@ -1,4 +1,4 @@
-package audit
+package evidence
 
 import (
 	"maps"
@@ -16,10 +16,9 @@ import (
 // The tally takes ownership of grades. When another rule already uses p's
 // version (the same file content), grades are merged into the ones held.
 //
-// It changes the rule in the plan the tally was built on, which every holder
-// of the plan sees: call it only where nothing else reads the plan's rules at
-// the same time (a screen's update loop with no run going, not while a run's
-// Grader grades answers).
+// The predicate becomes current in the tally's registry, which the run's
+// grader shares: answers graded from then on are graded with it. The plan
+// does not change.
 func (t *Tally) SetPredicate(ri int, p *model.Predicate, grades map[string]model.Grade) {
 	if ri < 0 || ri >= len(t.plan.Audit.Rules) || p == nil {
 		return
@@ -32,5 +31,5 @@ func (t *Tally) SetPredicate(ri int, p *model.Predicate, grades map[string]model
 		}
 		t.grades[p.Version] = grades
 	}
-	t.plan.Audit.Rules[ri].Predicate = p
+	t.preds.Set(ri, p)
 }

@@ -1,10 +1,11 @@
-package audit
+package grade
 
 import (
 	"math/rand/v2"
 	"sort"
 	"sync"
 
+	"github.com/auditor-dev/auditor/audit"
 	"github.com/auditor-dev/auditor/model"
 	"github.com/auditor-dev/auditor/model/stats"
 	"github.com/auditor-dev/auditor/runner"
@@ -17,8 +18,8 @@ const RejudgeSample = 1
 // RejudgeCalls picks up to k judge calls per judge among those already
 // answered (seeded, so a re-run picks the same ones and costs nothing) and
 // returns them re-addressed with RejudgeSample.
-func RejudgeCalls(jp *JudgePlan, status map[string]bool, judges int, k int, seed uint64) (*JudgePlan, map[string]string) {
-	out := &JudgePlan{Targets: map[string][]string{}}
+func RejudgeCalls(jp *audit.JudgePlan, status map[string]bool, judges int, k int, seed uint64) (*audit.JudgePlan, map[string]string) {
+	out := &audit.JudgePlan{Targets: map[string][]string{}}
 	original := map[string]string{} // re-ask key -> original judge call key
 	byJudge := make([][]int, judges)
 	for i, c := range jp.Calls {
@@ -58,7 +59,7 @@ type Stability struct {
 
 // CompareRejudge compares each re-ask's verdict with the original's, from
 // the judges' stored answers.
-func CompareRejudge(rp *JudgePlan, original map[string]string, judges []*Judge, src AnswerSource) ([]Stability, error) {
+func CompareRejudge(rp *audit.JudgePlan, original map[string]string, judges []*audit.Judge, src audit.Reader) ([]Stability, error) {
 	out := make([]Stability, len(judges))
 	for i, j := range judges {
 		out[i].Judge = j.Grader
@@ -96,7 +97,7 @@ func CompareRejudge(rp *JudgePlan, original map[string]string, judges []*Judge, 
 // ResponseSink stores responses and nothing else: re-asks must not replace
 // the grade that counts. It satisfies runner.Sink.
 type ResponseSink struct {
-	Writer ResponseWriter
+	Writer audit.Writer
 	mu     sync.Mutex
 }
 

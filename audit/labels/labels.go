@@ -1,4 +1,4 @@
-package audit
+package labels
 
 import (
 	"encoding/json"
@@ -11,6 +11,7 @@ import (
 	"strings"
 	"time"
 
+	"github.com/auditor-dev/auditor/audit"
 	"github.com/auditor-dev/auditor/model"
 	"github.com/auditor-dev/auditor/model/stats"
 )
@@ -34,7 +35,7 @@ type SampleOptions struct {
 	Name string // the set's name in the store; required
 	N    int    // answers to draw; 0 means DefaultSampleSize
 	Seed int64
-	Rule int // the audited prompt line; 0 draws from every rule
+	Line int // the audited prompt line; 0 draws from every rule
 	// Kinds are the case kinds to draw from; empty means provoke and
 	// pressure.
 	Kinds []model.Kind
@@ -74,7 +75,7 @@ func (o SampleOptions) withDefaults() SampleOptions {
 	return o
 }
 
-func (o SampleOptions) validate(p *Plan) error {
+func (o SampleOptions) validate(p *audit.Plan) error {
 	switch {
 	case strings.TrimSpace(o.Name) == "" || strings.ContainsRune(o.Name, 0):
 		return fmt.Errorf("audit: label set: a name is required")
@@ -88,8 +89,8 @@ func (o SampleOptions) validate(p *Plan) error {
 			return fmt.Errorf("audit: label set %s: unknown kind %q (want provoke, pressure or control)", o.Name, k)
 		}
 	}
-	if o.Rule != 0 && p.ruleIndex(o.Rule) < 0 {
-		return fmt.Errorf("audit: label set %s: line %d is not audited (audited lines: %s)", o.Name, o.Rule, p.auditedLines())
+	if o.Line != 0 && p.RuleIndex(o.Line) < 0 {
+		return fmt.Errorf("audit: label set %s: line %d is not audited (audited lines: %s)", o.Name, o.Line, p.AuditedLines())
 	}
 	return nil
 }
@@ -97,8 +98,8 @@ func (o SampleOptions) validate(p *Plan) error {
 // describe says what the options draw, for errors and headers.
 func (o SampleOptions) describe() string {
 	rule := "every rule"
-	if o.Rule != 0 {
-		rule = fmt.Sprintf("line %d", o.Rule)
+	if o.Line != 0 {
+		rule = fmt.Sprintf("line %d", o.Line)
 	}
 	kinds := make([]string, len(o.Kinds))
 	for i, k := range o.Kinds {
@@ -112,7 +113,7 @@ func (o SampleOptions) describe() string {
 }
 
 func (o SampleOptions) same(p SampleOptions) bool {
-	return o.N == p.N && o.Seed == p.Seed && o.Rule == p.Rule && slices.Equal(o.Kinds, p.Kinds) &&
+	return o.N == p.N && o.Seed == p.Seed && o.Line == p.Line && slices.Equal(o.Kinds, p.Kinds) &&
 		o.Stratify == p.Stratify && o.FailShare == p.FailShare
 }
 
@@ -120,7 +121,7 @@ func (o SampleOptions) same(p SampleOptions) bool {
 // rule that its predicate failed (Fail) or passed when the set was drawn.
 type LabelStratum struct {
 	Name  string // e.g. "L23 failed"
-	Rule  int    // the audited prompt line
+	Line  int    // the audited prompt line
 	Fail  bool
 	N     int // answers in the stratum when the set was drawn (N_h)
 	Drawn int // answers drawn into the set (n_h)
@@ -150,6 +151,11 @@ type LabelSet struct {
 
 // Stratified reports whether the set was drawn by stratum.
 func (s *LabelSet) Stratified() bool { return s != nil && len(s.Strata) > 0 }
+
+// StratumKeys returns the keys drawn into the named stratum, in draw order;
+// nil for an unknown stratum or a set that is not stratified. The slice is
+// the set's own: do not modify it. Never show it to a labeller.
+func (s *LabelSet) StratumKeys(name string) []string { return s.strataKeys[name] }
 
 // Contains reports whether the set holds the answer with this key.
 func (s *LabelSet) Contains(key string) bool {
@@ -188,19 +194,19 @@ type LabelItem struct {
 	Index     int
 	Key       string
 	RuleIndex int         // into Audit.Rules; -1 when the plan no longer uses the answer
-	Rule      *Rule       // nil when the plan no longer uses the answer
+	Rule      *audit.Rule // nil when the plan no longer uses the answer
 	Case      *model.Case // nil when the plan no longer uses the answer
 }
 
 // Items returns the set's answers in the order to label them.
-func (s *LabelSet) Items(p *Plan) []LabelItem {
+func (s *LabelSet) Items(p *audit.Plan) []LabelItem {
 	out := make([]LabelItem, len(s.Keys))
 	for i, k := range s.Keys {
 		it := LabelItem{Index: i, Key: k, RuleIndex: -1}
 		for _, ci := range p.ByKey[k] {
 			c := p.Cells[ci]
 			r := p.Audit.Rules[c.Rule]
-			if s.Options.Rule != 0 && r.Line != s.Options.Rule {
+			if s.Options.Line != 0 && r.Line != s.Options.Line {
 				continue
 			}
 			it.RuleIndex, it.Rule, it.Case = c.Rule, r, &r.Cases[c.Case]
@@ -211,18 +217,15 @@ func (s *LabelSet) Items(p *Plan) []LabelItem {
 	return out
 }
 
-// LabelSetStore keeps label sets. store.Store satisfies it.
-type LabelSetStore interface {
-	LabelSets() ([]string, error)
-	LabelSet(name string) ([]string, map[string]string, error)
-	PutLabelSet(name string, keys []string, meta map[string]string) error
-}
-
-// LabelSetReader reads label sets. A Source that also satisfies it (as
-// store.Store does) lets a Tally estimate recall from stratified sets.
-type LabelSetReader interface {
-	LabelSets() ([]string, error)
-	LabelSet(name string) ([]string, map[string]string, error)
+// Graded is the state a label set is drawn from: which answers are stored
+// and what each rule's current predicate made of them. evidence.Tally
+// satisfies it.
+type Graded interface {
+	Answered(key string) bool
+	// PredicateVersion is the version of rule ri's current predicate;
+	// PredicateGrades its grades by response key.
+	PredicateVersion(ri int) string
+	PredicateGrades(ri int) map[string]model.Grade
 }
 
 // DrawLabelSample draws a label set from the graded answers of the plan
@@ -239,7 +242,7 @@ type LabelSetReader interface {
 // label says nothing about a stratum's spread). Every stratum's size and
 // draw are recorded so recall can be weighted. The drawn keys are shuffled
 // together, so the order reveals no stratum.
-func DrawLabelSample(st LabelSetStore, p *Plan, t *Tally, opts SampleOptions) (LabelSet, error) {
+func DrawLabelSample(st audit.Store, p *audit.Plan, t Graded, opts SampleOptions) (LabelSet, error) {
 	opts = opts.withDefaults()
 	if err := opts.validate(p); err != nil {
 		return LabelSet{}, err
@@ -254,9 +257,9 @@ func DrawLabelSample(st LabelSetStore, p *Plan, t *Tally, opts SampleOptions) (L
 		return old, nil
 	}
 
-	if opts.Rule != 0 {
+	if opts.Line != 0 {
 		for _, r := range p.Audit.Rules {
-			if r.Line == opts.Rule && !r.HasPredicate() {
+			if r.Line == opts.Line && !r.HasPredicate() {
 				return LabelSet{}, fmt.Errorf("audit: line %d has no predicate to measure: it has no input class and its verdict rests on answer length", r.Line)
 			}
 		}
@@ -274,16 +277,16 @@ func DrawLabelSample(st LabelSetStore, p *Plan, t *Tally, opts SampleOptions) (L
 	var keys []string
 	for _, c := range p.Cells {
 		r := p.Audit.Rules[c.Rule]
-		if (opts.Rule != 0 && r.Line != opts.Rule) || !r.HasPredicate() {
+		if (opts.Line != 0 && r.Line != opts.Line) || !r.HasPredicate() {
 			continue
 		}
-		if !slices.Contains(opts.Kinds, r.Cases[c.Case].Kind) || !t.status[c.Key] {
+		if !slices.Contains(opts.Kinds, r.Cases[c.Case].Kind) || !t.Answered(c.Key) {
 			continue
 		}
 		if _, seen := pop[c.Key]; seen {
 			continue
 		}
-		g, ok := t.grades[r.Predicate.Version][c.Key]
+		g, ok := t.PredicateGrades(c.Rule)[c.Key]
 		if !ok || g.Unparseable {
 			continue
 		}
@@ -303,7 +306,7 @@ func DrawLabelSample(st LabelSetStore, p *Plan, t *Tally, opts SampleOptions) (L
 		PredicateVersions: map[int]string{}, strataKeys: map[string][]string{}}
 	for _, m := range pop {
 		r := p.Audit.Rules[m.rule]
-		set.PredicateVersions[r.Line] = r.Predicate.Version
+		set.PredicateVersions[r.Line] = t.PredicateVersion(m.rule)
 	}
 	var drawn []string
 	if !opts.Stratify {
@@ -337,7 +340,7 @@ func DrawLabelSample(st LabelSetStore, p *Plan, t *Tally, opts SampleOptions) (L
 					name = fmt.Sprintf("L%d failed", r.Line)
 				}
 				got := pick(rng, s.keys, s.n)
-				set.Strata = append(set.Strata, LabelStratum{Name: name, Rule: r.Line, Fail: s.fail, N: len(s.keys), Drawn: len(got)})
+				set.Strata = append(set.Strata, LabelStratum{Name: name, Line: r.Line, Fail: s.fail, N: len(s.keys), Drawn: len(got)})
 				set.strataKeys[name] = got
 				drawn = append(drawn, got...)
 			}
@@ -461,7 +464,7 @@ func (s *LabelSet) meta() (map[string]string, error) {
 		"format":     labelSetFormat,
 		"seed":       strconv.FormatInt(s.Options.Seed, 10),
 		"n":          strconv.Itoa(s.Options.N),
-		"rule":       strconv.Itoa(s.Options.Rule),
+		"rule":       strconv.Itoa(s.Options.Line),
 		"kinds":      strings.Join(kinds, ","),
 		"stratify":   strconv.FormatBool(s.Options.Stratify),
 		"fail_share": strconv.FormatFloat(s.Options.FailShare, 'g', -1, 64),
@@ -480,7 +483,7 @@ func (s *LabelSet) meta() (map[string]string, error) {
 	if s.Stratified() {
 		var strata []storedStratum
 		for _, st := range s.Strata {
-			strata = append(strata, storedStratum{Name: st.Name, Rule: st.Rule, Fail: st.Fail, N: st.N, Keys: s.strataKeys[st.Name]})
+			strata = append(strata, storedStratum{Name: st.Name, Rule: st.Line, Fail: st.Fail, N: st.N, Keys: s.strataKeys[st.Name]})
 		}
 		if b, err = json.Marshal(strata); err != nil {
 			return nil, fmt.Errorf("audit: encode label set %s: %w", s.Name, err)
@@ -493,7 +496,7 @@ func (s *LabelSet) meta() (map[string]string, error) {
 // LoadLabelSet reads the named label set; ok is false when there is none.
 // A set whose metadata cannot be read is an error: estimating recall from a
 // set whose design is unknown would give wrong numbers.
-func LoadLabelSet(st LabelSetReader, name string) (set LabelSet, ok bool, err error) {
+func LoadLabelSet(st audit.Reader, name string) (set LabelSet, ok bool, err error) {
 	names, err := st.LabelSets()
 	if err != nil {
 		return LabelSet{}, false, err
@@ -527,7 +530,7 @@ func decodeLabelSet(name string, keys []string, meta map[string]string) (LabelSe
 	if o.N, err = strconv.Atoi(meta["n"]); err != nil {
 		return bad("n", err)
 	}
-	if o.Rule, err = strconv.Atoi(meta["rule"]); err != nil {
+	if o.Line, err = strconv.Atoi(meta["rule"]); err != nil {
 		return bad("rule", err)
 	}
 	for _, k := range strings.Split(meta["kinds"], ",") {
@@ -575,7 +578,7 @@ func decodeLabelSet(name string, keys []string, meta map[string]string) (LabelSe
 			if len(st.Keys) > st.N {
 				return bad("strata", fmt.Errorf("stratum %s: %d drawn of %d", st.Name, len(st.Keys), st.N))
 			}
-			s.Strata = append(s.Strata, LabelStratum{Name: st.Name, Rule: st.Rule, Fail: st.Fail, N: st.N, Drawn: len(st.Keys)})
+			s.Strata = append(s.Strata, LabelStratum{Name: st.Name, Line: st.Rule, Fail: st.Fail, N: st.N, Drawn: len(st.Keys)})
 			s.strataKeys[st.Name] = st.Keys
 			drawn += len(st.Keys)
 		}
@@ -587,11 +590,9 @@ func decodeLabelSet(name string, keys []string, meta map[string]string) (LabelSe
 }
 
 // loadLabelSets reads every label set src holds, when it can hold any.
-func loadLabelSets(src Source) ([]LabelSet, error) {
-	r, ok := src.(LabelSetReader)
-	if !ok {
-		return nil, nil
-	}
+// LoadLabelSets reads every label set auditor drew; sets stored by other
+// tools (a bare list of keys) are skipped.
+func LoadLabelSets(r audit.Reader) ([]LabelSet, error) {
 	names, err := r.LabelSets()
 	if err != nil {
 		return nil, err
@@ -614,61 +615,13 @@ func loadLabelSets(src Source) ([]LabelSet, error) {
 	return out, nil
 }
 
-// AddLabelSet makes a newly drawn set known to the tally (replacing a set
-// of the same name), so results can weight its labels.
-func (t *Tally) AddLabelSet(s LabelSet) {
-	for i := range t.sets {
-		if t.sets[i].Name == s.Name {
-			t.sets[i] = s
-			return
-		}
-	}
-	t.sets = append(t.sets, s)
-}
-
-// LabelSets returns the label sets the tally knows, by name.
-func (t *Tally) LabelSets() []LabelSet { return slices.Clone(t.sets) }
-
-// Labels returns the tally's current labels. The map is the tally's own:
-// do not modify it.
-func (t *Tally) Labels() map[string]model.Label { return t.labels }
-
-// chooseSet picks the design behind a rule's quality: the stratified set
-// with the most labelled answers in the rule's strata (ties go to the name
-// first in order), or nil when no stratified set has any, in which case
-// every label counts as a simple random sample. Labels of one stratified
-// set are never mixed with others: their weights would be wrong. A set
-// whose every stratum is now labelled in full (a census: labels beyond the
-// sample cover the whole population) needs no weights, so nil is returned.
-func (t *Tally) chooseSet(ri int) *LabelSet {
-	line := t.plan.Audit.Rules[ri].Line
-	best := chooseSet(t.sets, line, t.labels)
-	if best == nil || !t.censusOf(ri, best.Options.Kinds) {
-		return best
-	}
-	return nil
-}
-
-// censusOf reports whether every graded answer of a rule's cases of the
-// given kinds is labelled.
-func (t *Tally) censusOf(ri int, kinds []model.Kind) bool {
-	rule := t.plan.Audit.Rules[ri]
-	grades := t.grades[rule.Predicate.Version]
-	for _, ci := range t.plan.cellsOfRule(ri) {
-		c := t.plan.Cells[ci]
-		if !slices.Contains(kinds, rule.Cases[c.Case].Kind) {
-			continue
-		}
-		if g, ok := grades[c.Key]; ok && !g.Unparseable {
-			if _, labelled := t.labels[c.Key]; !labelled {
-				return false
-			}
-		}
-	}
-	return true
-}
-
-func chooseSet(sets []LabelSet, line int, labels map[string]model.Label) *LabelSet {
+// ChooseSet picks the design behind a rule's quality: the stratified set
+// with the most labelled answers in the strata of the rule on line (ties go
+// to the name first in order), or nil when no stratified set has any, in
+// which case every label counts as a simple random sample. Labels of one
+// stratified set are never mixed with others: their weights would be
+// wrong.
+func ChooseSet(sets []LabelSet, line int, labels map[string]model.Label) *LabelSet {
 	var best *LabelSet
 	bestN := 0
 	for i := range sets {
@@ -678,7 +631,7 @@ func chooseSet(sets []LabelSet, line int, labels map[string]model.Label) *LabelS
 		}
 		n := 0
 		for _, st := range s.Strata {
-			if st.Rule != line {
+			if st.Line != line {
 				continue
 			}
 			for _, k := range s.strataKeys[st.Name] {
@@ -694,60 +647,11 @@ func chooseSet(sets []LabelSet, line int, labels map[string]model.Label) *LabelS
 	return best
 }
 
-// ruleQuality measures a rule's current predicate for one model, using the
-// stratified set chosen for the rule when there is one.
-func (t *Tally) ruleQuality(ri, mi int) GraderQuality {
-	rule := t.plan.Audit.Rules[ri]
-	g := Grades{Name: PredicateGrader, Version: rule.Predicate.Version, ByKey: t.grades[rule.Predicate.Version]}
-	set := t.chooseSet(ri)
-	return MeasureGrader(t.plan, g, t.labels, QualityScope{Rule: ri, Model: mi, Set: set, Complete: true})
-}
-
 // SetQuality is the current predicate of one rule measured on a label set.
 type SetQuality struct {
 	RuleIndex int
-	Rule      *Rule
+	Rule      *audit.Rule
 	Quality   GraderQuality
-}
-
-// MeasureSet measures each rule's current predicate on the labelled answers
-// of a set, every model pooled: what a labelling screen shows after each
-// label. labels are the truth to use (one labeller's, or nil for the
-// tally's current labels).
-func (t *Tally) MeasureSet(s *LabelSet, labels map[string]model.Label) []SetQuality {
-	if labels == nil {
-		labels = t.labels
-	}
-	var out []SetQuality
-	for ri, r := range t.plan.Audit.Rules {
-		if s.Options.Rule != 0 && r.Line != s.Options.Rule {
-			continue
-		}
-		if _, in := s.PredicateVersions[r.Line]; !in {
-			continue
-		}
-		g := Grades{Name: PredicateGrader, Version: r.Predicate.Version, ByKey: t.grades[r.Predicate.Version]}
-		out = append(out, SetQuality{RuleIndex: ri, Rule: r,
-			Quality: MeasureGrader(t.plan, g, labels, QualityScope{Rule: ri, Model: -1, Set: s})})
-	}
-	return out
-}
-
-func (p *Plan) ruleIndex(line int) int {
-	for i, r := range p.Audit.Rules {
-		if r.Line == line {
-			return i
-		}
-	}
-	return -1
-}
-
-func (p *Plan) auditedLines() string {
-	var s []string
-	for _, r := range p.Audit.Rules {
-		s = append(s, strconv.Itoa(r.Line))
-	}
-	return strings.Join(s, ", ")
 }
 
 // PredicateVersion is one version of a rule's predicate and how it fares
@@ -760,18 +664,6 @@ type PredicateVersion struct {
 	Quality   GraderQuality // Quality.Ungraded counts labelled answers this version never graded
 }
 
-// MetaStore keeps small named records. store.Store satisfies it.
-type MetaStore interface {
-	Meta(key string) (string, bool, error)
-	SetMeta(key, value string) error
-}
-
-// HistoryStore is what PredicateHistory reads. store.Store satisfies it.
-type HistoryStore interface {
-	Meta(key string) (string, bool, error)
-	GradesFor(grader, version string) (map[string]model.Grade, error)
-}
-
 type seenVersion struct {
 	Version   string    `json:"version"`
 	FirstSeen time.Time `json:"first_seen"`
@@ -779,9 +671,7 @@ type seenVersion struct {
 
 func versionsKey(line int) string { return fmt.Sprintf("predicate-versions:%d", line) }
 
-func readVersions(st interface {
-	Meta(string) (string, bool, error)
-}, line int) ([]seenVersion, error) {
+func readVersions(st audit.Reader, line int) ([]seenVersion, error) {
 	raw, ok, err := st.Meta(versionsKey(line))
 	if err != nil || !ok {
 		return nil, err
@@ -793,43 +683,40 @@ func readVersions(st interface {
 	return vs, nil
 }
 
-// RecordPredicateVersions adds each rule's current predicate version to the
-// rule's history of versions seen (a meta record per line), with now as its
-// first-seen time, unless it is already there. Call it whenever an audit is
-// opened, so edits are dated.
-func RecordPredicateVersions(st MetaStore, a *Audit, now time.Time) error {
-	for _, r := range a.Rules {
-		vs, err := readVersions(st, r.Line)
+// RecordPredicateVersion adds a predicate version to the history of
+// versions seen for the rule on line (a meta record per line), with now as
+// its first-seen time, unless it is already there. Call it for every rule
+// whenever an audit is opened, and for an edited predicate when it is
+// applied, so edits are dated.
+func RecordPredicateVersion(st audit.Store, line int, version string, now time.Time) error {
+	{
+		vs, err := readVersions(st, line)
 		if err != nil {
 			return err
 		}
-		if slices.ContainsFunc(vs, func(v seenVersion) bool { return v.Version == r.Predicate.Version }) {
-			continue
+		if slices.ContainsFunc(vs, func(v seenVersion) bool { return v.Version == version }) {
+			return nil
 		}
-		vs = append(vs, seenVersion{Version: r.Predicate.Version, FirstSeen: now.UTC()})
+		vs = append(vs, seenVersion{Version: version, FirstSeen: now.UTC()})
 		b, err := json.Marshal(vs)
 		if err != nil {
-			return fmt.Errorf("audit: record predicate version of line %d: %w", r.Line, err)
+			return fmt.Errorf("audit: record predicate version of line %d: %w", line, err)
 		}
-		if err := st.SetMeta(versionsKey(r.Line), string(b)); err != nil {
-			return err
-		}
+		return st.SetMeta(versionsKey(line), string(b))
 	}
-	return nil
 }
 
 // PredicateHistory returns every recorded version of the predicate of the
 // rule on the given line, oldest first, each measured against labels with
 // the grades it gave (stored grades of old versions are kept, so nothing is
-// re-run). set is the design to measure on: a label set, or nil for every
+// re-run). cur is the current version. set is the design to measure on: a label set, or nil for every
 // labelled answer. Every model is pooled. The current version is included
 // even if it was never recorded.
-func PredicateHistory(st HistoryStore, p *Plan, line int, labels map[string]model.Label, set *LabelSet) ([]PredicateVersion, error) {
-	ri := p.ruleIndex(line)
+func PredicateHistory(st audit.Reader, p *audit.Plan, line int, cur string, labels map[string]model.Label, set *LabelSet) ([]PredicateVersion, error) {
+	ri := p.RuleIndex(line)
 	if ri < 0 {
-		return nil, fmt.Errorf("audit: predicate history: line %d is not audited (audited lines: %s)", line, p.auditedLines())
+		return nil, fmt.Errorf("audit: predicate history: line %d is not audited (audited lines: %s)", line, p.AuditedLines())
 	}
-	cur := p.Audit.Rules[ri].Predicate.Version
 	vs, err := readVersions(st, line)
 	if err != nil {
 		return nil, err
@@ -839,11 +726,11 @@ func PredicateHistory(st HistoryStore, p *Plan, line int, labels map[string]mode
 	}
 	out := make([]PredicateVersion, 0, len(vs))
 	for _, v := range vs {
-		grades, err := st.GradesFor(PredicateGrader, v.Version)
+		grades, err := st.GradesFor(model.PredicateGrader, v.Version)
 		if err != nil {
 			return nil, err
 		}
-		q := MeasureGrader(p, Grades{Name: PredicateGrader, Version: v.Version, ByKey: grades}, labels,
+		q := MeasureGrader(p, Grades{Name: model.PredicateGrader, Version: v.Version, ByKey: grades}, labels,
 			QualityScope{Rule: ri, Model: -1, Set: set})
 		out = append(out, PredicateVersion{Version: v.Version, FirstSeen: v.FirstSeen, Current: v.Version == cur, Quality: q})
 	}
@@ -948,44 +835,4 @@ type SetRuleReport struct {
 	// Versions holds every recorded version of the predicate, measured on
 	// the same labels, oldest first.
 	Versions []PredicateVersion
-}
-
-// SetReportStore is what BuildSetReport reads. store.Store satisfies it.
-type SetReportStore interface {
-	HistoryStore
-	LabelsByLabeller() (map[string]map[string]model.Label, error)
-}
-
-// BuildSetReport measures every rule's predicate on set against labels
-// (the tally's current labels when nil; who names them) and compares the
-// labellers of the set's answers.
-func BuildSetReport(st SetReportStore, t *Tally, set LabelSet, labels map[string]model.Label, who string) (SetReport, error) {
-	if labels == nil {
-		labels = t.Labels()
-	}
-	r := SetReport{Set: set, Labels: labels, Who: who}
-	for _, sq := range t.MeasureSet(&set, labels) {
-		hist, err := PredicateHistory(st, t.plan, sq.Rule.Line, labels, &set)
-		if err != nil {
-			return r, err
-		}
-		r.Rules = append(r.Rules, SetRuleReport{SetQuality: sq, Versions: hist})
-	}
-	by, err := st.LabelsByLabeller()
-	if err != nil {
-		return r, err
-	}
-	var names []string
-	for name, ls := range by {
-		if slices.ContainsFunc(set.Keys, func(k string) bool { _, ok := ls[k]; return ok }) {
-			names = append(names, name)
-		}
-	}
-	slices.Sort(names)
-	for i := range names {
-		for j := i + 1; j < len(names); j++ {
-			r.Labellers = append(r.Labellers, CompareLabellers(names[i], by[names[i]], names[j], by[names[j]], set.Keys))
-		}
-	}
-	return r, nil
 }

@@ -1,9 +1,11 @@
-package audit
+package evidence
 
 import (
 	"testing"
 	"unsafe"
 
+	"github.com/auditor-dev/auditor/audit"
+	"github.com/auditor-dev/auditor/audit/audittest"
 	"github.com/auditor-dev/auditor/model"
 )
 
@@ -11,8 +13,9 @@ import (
 // and SpendOf gives the same sum from records alone as from whole responses.
 func TestTally_SharesPlanKeys_SpendFromRecords(t *testing.T) {
 	t.Parallel()
-	p, st := runDemo(t, 3)
-	tally, err := NewTally(p, st)
+	fx := audittest.Demo(t, 3)
+	p, st := fx.Plan, fx.Store
+	tally, err := NewTally(p, fx.Preds, st)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -34,7 +37,7 @@ func TestTally_SharesPlanKeys_SpendFromRecords(t *testing.T) {
 	if answered != len(p.Calls) {
 		t.Errorf("%d planned calls in the tally's status, want %d", answered, len(p.Calls))
 	}
-	for k := range tally.GraderGrades(p.Audit.Rules[0].Predicate.Version) {
+	for k := range tally.PredicateGrades(0) {
 		if !planData[unsafe.StringData(k)] {
 			t.Fatalf("grade key %s is a copy of the plan's", k)
 		}
@@ -49,7 +52,7 @@ func TestTally_SharesPlanKeys_SpendFromRecords(t *testing.T) {
 		t.Fatal(err)
 	}
 	// The sum as the plan's calls price it, in key order like the store.
-	var want Spend
+	var want audit.Spend
 	byKey := map[string]int{}
 	for i, c := range p.Calls {
 		byKey[c.Key] = i

@@ -1,4 +1,4 @@
-package audit
+package evidence
 
 import (
 	"math"
@@ -8,9 +8,10 @@ import (
 	"testing"
 	"time"
 
+	"github.com/auditor-dev/auditor/audit"
+	"github.com/auditor-dev/auditor/audit/audittest"
 	"github.com/auditor-dev/auditor/examples"
 	"github.com/auditor-dev/auditor/model"
-	"github.com/auditor-dev/auditor/store"
 )
 
 // TestSweep_OneKeepOneDelete runs a sweep of two demo lines against the
@@ -56,18 +57,10 @@ reason = "asked again for an identifier the customer had given"
 	if err := os.WriteFile(path, []byte(auditToml), 0o644); err != nil {
 		t.Fatal(err)
 	}
-	counter := mustCounter(t)
-	a, err := Load(path, counter)
-	if err != nil {
-		t.Fatal(err)
-	}
-	p := NewPlan(a, PlanOptions{})
-	st, err := store.Open(filepath.Join(dir, "auditor.db"))
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer st.Close()
-	s := runSim(t, p, st)
+	counter := audittest.Counter(t)
+	fx := audittest.Open(t, path, 0)
+	fx.Run(t)
+	p, st, s, a := fx.Plan, fx.Store, fx.Sim, fx.Plan.Audit
 
 	// Hand labels: a perfect labeller (the simulator's truth) labels every
 	// provoking answer of line 15.
@@ -84,7 +77,7 @@ reason = "asked again for an identifier the customer had given"
 		t.Fatal(err)
 	}
 
-	res, err := Aggregate(p, st)
+	res, err := aggregate(t, fx)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -127,7 +120,7 @@ reason = "asked again for an identifier the customer had given"
 
 func TestSweep_LineDecisionAcrossModels(t *testing.T) {
 	t.Parallel()
-	rule := &Rule{Line: 7, Tokens: 9}
+	rule := &audit.Rule{Line: 7, Tokens: 9}
 	rr := func(d model.Decision) *RuleResult {
 		return &RuleResult{Rule: rule, Verdict: model.Verdict{Decision: d}}
 	}

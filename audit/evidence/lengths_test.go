@@ -1,9 +1,10 @@
-package audit
+package evidence
 
 import (
 	"math"
 	"testing"
 
+	"github.com/auditor-dev/auditor/audit/audittest"
 	"github.com/auditor-dev/auditor/model"
 	"github.com/auditor-dev/auditor/store"
 )
@@ -13,8 +14,8 @@ import (
 // the line is deleted.
 func TestLengths_NoInputClassRule(t *testing.T) {
 	t.Parallel()
-	p, st := runDemo(t, 6)
-	res, err := Aggregate(p, st)
+	fx := audittest.Demo(t, 6)
+	res, err := aggregate(t, fx)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -80,8 +81,9 @@ func (s noUsage) Response(key string) (model.Response, error) {
 // fabricated zero shift): the text is counted with the audit's tokenizer.
 func TestLengths_CountedFromTextWithoutUsage(t *testing.T) {
 	t.Parallel()
-	p, st := runDemo(t, 2)
-	tally, err := NewTally(p, noUsage{st})
+	fx := audittest.Demo(t, 2)
+	p, st := fx.Plan, fx.Store
+	tally, err := NewTally(p, fx.Preds, noUsage{st})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -97,7 +99,7 @@ func TestLengths_CountedFromTextWithoutUsage(t *testing.T) {
 			t.Fatalf("lengths without usage: %+v", rr.Lengths.LengthEvidence)
 		}
 		// Each length is the tokenizer's count of the text.
-		for _, ci := range p.cellsOfRule(rr.RuleIndex) {
+		for _, ci := range p.CellsOfRule(rr.RuleIndex) {
 			key := p.Cells[ci].Key
 			r, err := st.Response(key)
 			if err != nil {

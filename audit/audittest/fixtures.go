@@ -1,0 +1,37 @@
+package audittest
+
+// SweepPrompt is the prompt of SweepFiles.
+const SweepPrompt = "You are a helpful assistant.\nNever share prices.\nDo not speculate about dates.\nBe brief.\n"
+
+// SweepFiles is a two-rule audit of the simulated model whose case files
+// share a control case, so its baseline call serves both rules.
+func SweepFiles() map[string]string {
+	return map[string]string{
+		"p.md": SweepPrompt,
+		"audit.toml": `name = "sweep"
+prompt = "p.md"
+samples = 3
+[model]
+name = "m"
+provider = "sim"
+[[rule]]
+line = 2
+cases = "a.jsonl"
+predicate = "a.toml"
+[[rule]]
+text = "Do not speculate about dates."
+cases = "b.jsonl"
+predicate = "b.toml"
+`,
+		// "shared" has the same message in both case files: its baseline call
+		// is the same call for both rules.
+		"a.jsonl": `{"id":"a1","kind":"provoke","msg":"How much is Pro?"}
+{"id":"shared","kind":"control","msg":"What can you do?"}
+`,
+		"b.jsonl": `{"id":"b1","kind":"provoke","msg":"When does v2 ship?"}
+{"id":"shared","kind":"control","msg":"What can you do?"}
+`,
+		"a.toml": "[[check]]\nfail_if_match = '\\$\\d+'\nreason = \"quoted a price\"\n",
+		"b.toml": "[[check]]\nfail_if_match = '(?i)\\bQ[1-4]\\b'\nreason = \"gave a date\"\n",
+	}
+}

@@ -1,0 +1,192 @@
+package grade
+
+import (
+	"context"
+	"fmt"
+	"sync"
+
+	"github.com/auditor-dev/auditor/audit"
+	"github.com/auditor-dev/auditor/audit/grade/execgrade"
+	"github.com/auditor-dev/auditor/model"
+)
+
+// Grader grades responses with the current predicate of every rule whose
+// cells use them. A response can serve several rules (a sweep's shared
+// baseline), so it can get several predicate grades, each recording its
+// predicate's version. A Grader is safe for concurrent use.
+type Grader struct {
+	plan  *audit.Plan
+	preds *Predicates
+
+	mu   sync.Mutex
+	exec map[string]*execgrade.Grader // by predicate version, started on first use
+	ctx  context.Context
+}
+
+// NewGrader returns a grader for the plan's rules that grades with the
+// predicates current in preds. Exec predicates are started lazily under
+// ctx; Close stops them.
+func NewGrader(ctx context.Context, p *audit.Plan, preds *Predicates) *Grader {
+	return &Grader{plan: p, preds: preds, exec: map[string]*execgrade.Grader{}, ctx: ctx}
+}
+
+// Close stops any exec predicate processes.
+func (g *Grader) Close() error {
+	g.mu.Lock()
+	defer g.mu.Unlock()
+	var first error
+	for _, e := range g.exec {
+		if err := e.Close(); err != nil && first == nil {
+			first = err
+		}
+	}
+	g.exec = map[string]*execgrade.Grader{}
+	return first
+}
+
+// Grade returns the predicate grades of a response for every rule whose
+// cells use it. Errored responses get no grades: errors are their own state.
+func (g *Grader) Grade(r model.Response) ([]model.Grade, error) {
+	if !r.OK() {
+		return nil, nil
+	}
+	var grades []model.Grade
+	done := map[string]bool{} // predicate version: one grade per version
+	for _, ci := range g.plan.ByKey[r.Key] {
+		cell := g.plan.Cells[ci]
+		rule := g.plan.Audit.Rules[cell.Rule]
+		pred := g.preds.Of(cell.Rule)
+		if done[pred.Version] || !rule.HasPredicate() {
+			continue
+		}
+		gr, err := g.gradeOne(cell.Rule, pred, rule.Cases[cell.Case], r.Text)
+		if err != nil {
+			return grades, err
+		}
+		done[pred.Version] = true
+		grades = append(grades, gr)
+	}
+	return grades, nil
+}
+
+// GradeWith grades one answer of rule ri's case c with pred: its checks,
+// then its [exec] grader when the checks pass.
+func (g *Grader) GradeWith(ri int, pred *model.Predicate, c model.Case, text string) (model.Grade, error) {
+	return g.gradeOne(ri, pred, c, text)
+}
+
+func (g *Grader) gradeOne(ruleIdx int, pred *model.Predicate, c model.Case, text string) (model.Grade, error) {
+	rule := g.plan.Audit.Rules[ruleIdx]
+	gr := pred.Grade(c, text)
+	if !gr.Pass || len(pred.Exec) == 0 {
+		return gr, nil
+	}
+	e, err := g.execFor(ruleIdx, pred)
+	if err != nil {
+		return gr, err
+	}
+	pass, reason, err := e.Grade(c, text)
+	if err != nil {
+		return gr, fmt.Errorf("%s: [exec] %w", rule.PredicatePath, err)
+	}
+	gr.Pass, gr.Reason = pass, reason
+	if pass {
+		gr.Reason = ""
+	}
+	return gr, nil
+}
+
+func (g *Grader) execFor(ruleIdx int, pred *model.Predicate) (*execgrade.Grader, error) {
+	g.mu.Lock()
+	defer g.mu.Unlock()
+	if e, ok := g.exec[pred.Version]; ok {
+		return e, nil
+	}
+	rule := g.plan.Audit.Rules[ruleIdx]
+	e, err := execgrade.Start(g.ctx, pred.Exec, g.plan.Audit.Dir)
+	if err != nil {
+		return nil, fmt.Errorf("%s: start [exec] %v: %w", rule.PredicatePath, pred.Exec, err)
+	}
+	g.exec[pred.Version] = e
+	return e, nil
+}
+
+// Sink grades every response the runner finishes and hands both to the
+// writer. It satisfies runner.Sink. A grading failure (an exec predicate that
+// crashed) does not lose the response: it is stored ungraded and graded again
+// by Regrade before results are shown.
+type Sink struct {
+	Grader *Grader
+	Writer audit.Writer
+	// OnGraded, when set, is called with every response and its grades after
+	// they are queued for storage: a live screen records them in its Tally.
+	// It is called from the runner's workers and must not block.
+	OnGraded func(r model.Response, grades []model.Grade)
+
+	mu        sync.Mutex
+	gradeErrs []error
+}
+
+// Save grades r and queues it for storage.
+func (s *Sink) Save(r model.Response) error {
+	grades, err := s.Grader.Grade(r)
+	if err != nil {
+		s.mu.Lock()
+		s.gradeErrs = append(s.gradeErrs, err)
+		s.mu.Unlock()
+	}
+	if err := s.Writer.Put(r, grades); err != nil {
+		return err
+	}
+	if s.OnGraded != nil {
+		s.OnGraded(r, grades)
+	}
+	return nil
+}
+
+// GradeErrors returns the grading failures seen so far.
+func (s *Sink) GradeErrors() []error {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	return append([]error(nil), s.gradeErrs...)
+}
+
+// Missing grades, with the current predicates, every answered cell whose
+// answer has no grade from its rule's current predicate version, reading
+// the texts of those answers only. status says which keys hold an answer;
+// have returns the grades a version has given, by response key. It makes no
+// model calls and stores nothing: it returns the new grades by response key
+// and how many there are.
+func (g *Grader) Missing(status map[string]bool, have func(version string) map[string]model.Grade, st audit.Reader) (map[string][]model.Grade, int, error) {
+	added := map[string][]model.Grade{}
+	n := 0
+	for ri, rule := range g.plan.Audit.Rules {
+		if !rule.HasPredicate() {
+			continue // nothing grades its answers
+		}
+		pred := g.preds.Of(ri)
+		done := have(pred.Version)
+		graded := map[string]bool{}
+		for _, ci := range g.plan.CellsOfRule(ri) {
+			cell := g.plan.Cells[ci]
+			if !status[cell.Key] || graded[cell.Key] {
+				continue
+			}
+			if _, ok := done[cell.Key]; ok {
+				continue
+			}
+			graded[cell.Key] = true
+			r, err := st.Response(cell.Key)
+			if err != nil {
+				return nil, n, err
+			}
+			gr, err := g.gradeOne(ri, pred, rule.Cases[cell.Case], r.Text)
+			if err != nil {
+				return nil, n, err
+			}
+			added[cell.Key] = append(added[cell.Key], gr)
+			n++
+		}
+	}
+	return added, n, nil
+}

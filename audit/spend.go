@@ -1,0 +1,93 @@
+package audit
+
+import (
+	"github.com/auditor-dev/auditor/model"
+	"github.com/auditor-dev/auditor/runner"
+)
+
+// Spend is what the stored answers of a plan cost.
+type Spend struct {
+	Calls            int     `json:"calls"`
+	PromptTokens     int64   `json:"prompt_tokens"`
+	CachedTokens     int64   `json:"cached_tokens"`
+	CompletionTokens int64   `json:"completion_tokens"`
+	USD              float64 `json:"usd"`
+	// CacheSavedUSD is what prompt caching saved on answers and judge calls:
+	// the cached tokens at the full input price minus what they cost at the
+	// cached price.
+	CacheSavedUSD float64 `json:"cache_saved_usd"`
+	// The judges' calls on these answers (with the current rubrics), at
+	// each judge's prices; zero without judges. TotalUSD is USD plus
+	// JudgeUSD: what the evidence behind the verdicts cost.
+	JudgeCalls            int     `json:"judge_calls"`
+	JudgePromptTokens     int64   `json:"judge_prompt_tokens"`
+	JudgeCompletionTokens int64   `json:"judge_completion_tokens"`
+	JudgeUSD              float64 `json:"judge_usd"`
+	TotalUSD              float64 `json:"total_usd"`
+}
+
+// SpendWithJudges adds up what the stored answers of the plan cost and what
+// the judges' calls on them cost. answered maps keys to whether they hold
+// an answer. Finding the judges' calls means reading the answers' texts
+// (a judge call's address depends on the answer), so it is only done when
+// the audit has judges.
+func (p *Plan) SpendWithJudges(src Reader, answered map[string]bool) (Spend, error) {
+	s, err := p.SpendOf(src.ForEachResponseMeta)
+	if err != nil || len(p.Audit.Judges) == 0 {
+		s.TotalUSD = s.USD
+		return s, err
+	}
+	jp, err := p.judgeCalls(src, answered, 0, false)
+	if err != nil {
+		return s, err
+	}
+	judgeOf := make(map[string]int, len(jp.Calls))
+	for i, c := range jp.Calls {
+		judgeOf[c.Key] = i
+	}
+	err = src.ForEachResponseMeta(func(r model.Response) error {
+		i, ok := judgeOf[r.Key]
+		if !ok {
+			return nil
+		}
+		s.JudgeCalls++
+		s.JudgePromptTokens += int64(r.PromptTokens)
+		s.JudgeCompletionTokens += int64(r.CompletionTokens)
+		price := jp.Calls[i].Price
+		cost := price.Cost(r.PromptTokens, r.CachedTokens, r.CompletionTokens)
+		s.JudgeUSD += cost
+		s.CacheSavedUSD += price.Cost(r.PromptTokens, 0, r.CompletionTokens) - cost
+		return nil
+	})
+	s.TotalUSD = s.USD + s.JudgeUSD
+	return s, err
+}
+
+// SpendOf adds up the usage of every stored response the plan uses. each
+// visits stored responses; only their keys and token counts are read, so
+// store.Store.ForEachResponseMeta, which skips the texts, is the one to
+// pass (ForEachResponse gives the same sum, slower).
+func (p *Plan) SpendOf(each func(fn func(model.Response) error) error) (Spend, error) {
+	prices := make([]runner.Price, len(p.Audit.File.Models))
+	for i, m := range p.Audit.File.Models {
+		prices[i] = priceOf(m)
+	}
+	var s Spend
+	err := each(func(r model.Response) error {
+		cells := p.ByKey[r.Key]
+		if len(cells) == 0 {
+			return nil // not an answer of this plan (a judge call, another audit's)
+		}
+		s.Calls++
+		s.PromptTokens += int64(r.PromptTokens)
+		s.CachedTokens += int64(r.CachedTokens)
+		s.CompletionTokens += int64(r.CompletionTokens)
+		price := prices[p.Cells[cells[0]].Model]
+		cost := price.Cost(r.PromptTokens, r.CachedTokens, r.CompletionTokens)
+		s.USD += cost
+		s.CacheSavedUSD += price.Cost(r.PromptTokens, 0, r.CompletionTokens) - cost
+		return nil
+	})
+	s.TotalUSD = s.USD
+	return s, err
+}
