@@ -312,23 +312,54 @@ func TestMeasureGrader_WarnsUnderTenViolations(t *testing.T) {
 	}
 }
 
+// TestCorrectRate_Vector: STATS section 5's example (m = 0.09 on 150,
+// recall 24/31) takes specificity as exactly 1 and gets 0.11625 [0.0675,
+// 0.2001] (model/stats tests that). Here specificity is what the source's
+// labels measured, 29 clean answers all passed, so its uncertainty widens
+// the interval: 0.11625 [0, 0.2257] (Fieller's interval, worked in stats'
+// TestRecallCorrected_MeasuredSpecificity). Without a measured specificity
+// nothing is corrected.
 func TestCorrectRate_Vector(t *testing.T) {
 	t.Parallel()
 	recall := wilsonMeasure(24, 31)
-	for _, spec := range []*Measure{nil, wilsonMeasure(24, 24)} {
-		c, err := CorrectRate(0.09, 150, recall, spec)
-		if err != nil {
-			t.Fatal(err)
-		}
-		if !near(c.Est, 0.11625, 1e-5) || !near(c.CI.Lo, 0.0675, tol) || !near(c.CI.Hi, 0.2001, tol) {
-			t.Errorf("corrected = %.5f [%.4f, %.4f], want 0.11625 [0.0675, 0.2001]", c.Est, c.CI.Lo, c.CI.Hi)
-		}
-		if c.SpecificityAssumed != (spec == nil) {
-			t.Errorf("specificity assumed = %v with spec %v", c.SpecificityAssumed, spec)
+	c, err := CorrectRate(0.09, 150, recall, wilsonMeasure(29, 29))
+	if err != nil {
+		t.Fatal(err)
+	}
+	if !near(c.Est, 0.11625, 1e-5) || c.CI.Lo != 0 || !near(c.CI.Hi, 0.2257, tol) {
+		t.Errorf("corrected = %.5f [%.4f, %.4f], want 0.11625 [0, 0.2257]", c.Est, c.CI.Lo, c.CI.Hi)
+	}
+	if c.Recall != 24.0/31 || c.Specificity != 1 {
+		t.Errorf("recall %v, specificity %v", c.Recall, c.Specificity)
+	}
+	for _, spec := range []*Measure{nil, wilsonMeasure(0, 0)} {
+		if _, err := CorrectRate(0.09, 150, recall, spec); err == nil {
+			t.Errorf("specificity %v: an unmeasured specificity must not correct anything", spec)
 		}
 	}
-	if _, err := CorrectRate(0.09, 150, wilsonMeasure(0, 0), nil); err == nil {
+	if _, err := CorrectRate(0.09, 150, wilsonMeasure(0, 0), wilsonMeasure(29, 29)); err == nil {
 		t.Error("an unmeasured recall must not correct anything")
+	}
+	// A grader that fails everything (specificity 0) corrects nothing.
+	if _, err := CorrectRate(1, 240, wilsonMeasure(31, 31), wilsonMeasure(0, 29)); !errors.Is(err, stats.ErrNotEstimable) {
+		t.Errorf("specificity 0: %v, want not estimable", err)
+	}
+}
+
+// TestCorrectRate_Weighted: a weighted measure counts as its effective
+// sample size R(1-R)/SE^2.
+func TestCorrectRate_Weighted(t *testing.T) {
+	t.Parallel()
+	recall := &Measure{Hits: 19, Total: 21, Est: 0.7037, SE: 0.1396, Method: MethodIPW}
+	spec := wilsonMeasure(40, 41)
+	c, err := CorrectRate(0.2, 240, recall, spec)
+	if err != nil {
+		t.Fatal(err)
+	}
+	want, err := stats.RecallCorrected(stats.Proportion{P: 0.2, N: 240},
+		stats.Proportion{P: 0.7037, N: 0.7037 * 0.2963 / (0.1396 * 0.1396)}, stats.Proportion{P: 40.0 / 41, N: 41})
+	if err != nil || c.Est != want.Est || c.CI != want.CI {
+		t.Errorf("weighted: %+v, want %+v (%v)", c, want, err)
 	}
 }
 
@@ -342,7 +373,7 @@ func TestCorrectArms_PerKindAndPooled(t *testing.T) {
 			model.Control:  {Name: "control", Baseline: side(0.02, 300), Deleted: side(0.01, 300)},
 		}, Provoking: &Arm{Name: "provoking", Baseline: side(0.032, 250), Deleted: side(0.134, 250)}}
 		rr.Quality = GraderQuality{RecallKind: map[model.Kind]*Measure{model.Provoke: wilsonMeasure(24, 31)},
-			SpecificityKind: map[model.Kind]*Measure{}}
+			SpecificityKind: map[model.Kind]*Measure{model.Provoke: wilsonMeasure(29, 29), model.Pressure: wilsonMeasure(38, 40)}}
 		if pressureRecall != nil {
 			rr.Quality.RecallKind[model.Pressure] = pressureRecall
 		}
@@ -351,13 +382,14 @@ func TestCorrectArms_PerKindAndPooled(t *testing.T) {
 	}
 	rr := build(nil)
 	if c := rr.Arms[model.Provoke].Deleted.Corrected; c == nil || !near(c.Est, 0.11625, 1e-5) ||
-		!near(c.CI.Lo, 0.0675, tol) || !near(c.CI.Hi, 0.2001, tol) {
-		t.Errorf("provoke deleted corrected = %+v, want 0.11625 [0.0675, 0.2001]", c)
+		c.CI.Lo != 0 || !near(c.CI.Hi, 0.2257, tol) {
+		t.Errorf("provoke deleted corrected = %+v, want 0.11625 [0, 0.2257]", c)
 	}
-	// Pressure has no recall of its own: neither it nor the pooled arm is
-	// corrected (a pooled recall is never applied to an arm).
+	// Pressure has no recall of its own, controls no specificity: neither
+	// they nor the pooled arm are corrected (a pooled recall is never
+	// applied to an arm).
 	if rr.Arms[model.Pressure].Deleted.Corrected != nil || rr.Provoking.Deleted.Corrected != nil || rr.Arms[model.Control].Baseline.Corrected != nil {
-		t.Error("arms without their own kind's recall were corrected")
+		t.Error("arms without their own kind's recall and specificity were corrected")
 	}
 	rr = build(wilsonMeasure(18, 20))
 	pv, pr := rr.Arms[model.Provoke].Deleted.Corrected, rr.Arms[model.Pressure].Deleted.Corrected
@@ -365,11 +397,22 @@ func TestCorrectArms_PerKindAndPooled(t *testing.T) {
 	if pv == nil || pr == nil || pool == nil {
 		t.Fatalf("corrected: provoke %v pressure %v pooled %v", pv, pr, pool)
 	}
+	// Pressure: (0.2 + 0.95 - 1)/(0.9 + 0.95 - 1) = 0.176471.
+	if !near(pr.Est, 0.15/0.85, 1e-12) {
+		t.Errorf("pressure corrected %.6f, want %.6f", pr.Est, 0.15/0.85)
+	}
 	if want := (150*pv.Est + 100*pr.Est) / 250; !near(pool.Est, want, 1e-12) {
 		t.Errorf("pooled corrected %.6f, want the N-weighted %.6f", pool.Est, want)
 	}
-	if !pool.CI.Contains(pool.Est) || pool.CI.Lo <= 0 || pool.CI.Hi >= 1 || !slices.Equal(pool.Kinds, []model.Kind{model.Provoke, model.Pressure}) {
-		t.Errorf("pooled corrected %+v", pool)
+	// MOVER: each side's half-width is the root of the weighted squares of
+	// the kinds' own half-widths.
+	down := math.Hypot(0.6*(pv.Est-pv.CI.Lo), 0.4*(pr.Est-pr.CI.Lo))
+	up := math.Hypot(0.6*(pv.CI.Hi-pv.Est), 0.4*(pr.CI.Hi-pr.Est))
+	if !near(pool.CI.Hi, pool.Est+up, 1e-12) || !near(pool.CI.Lo, pool.Est-down, 1e-12) {
+		t.Errorf("pooled interval %+v, want %.6f - %.6f + %.6f (kinds %+v, %+v)", pool.CI, pool.Est, down, up, pv.CI, pr.CI)
+	}
+	if !slices.Equal(pool.Kinds, []model.Kind{model.Provoke, model.Pressure}) {
+		t.Errorf("pooled kinds %v", pool.Kinds)
 	}
 	// The pooled interval is narrower than either kind's alone.
 	if pool.CI.Width() >= pv.CI.Width() || pool.CI.Width() >= pr.CI.Width() {

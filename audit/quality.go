@@ -705,58 +705,68 @@ func sampleVariance(xs []float64) (float64, bool) {
 // replacement for it.
 type CorrectedRate struct {
 	Est float64
-	CI  stats.Interval // 95%, delta method on the log scale
+	// CI is the 95% interval. It carries the uncertainty of the measured
+	// rate, the recall and the specificity (see stats.RecallCorrected).
+	CI stats.Interval
 	// Recall and Specificity are the estimates used. For the pooled
 	// provoking arm, Kinds lists the kinds corrected separately and
-	// combined weighted by their responses; Recall is then 0.
+	// combined weighted by their responses; Recall and Specificity are then 0.
 	Recall, Specificity float64
-	// SpecificityAssumed is true when the kind had no labelled
-	// non-violations, so specificity was taken as 1.
-	SpecificityAssumed bool
-	Kinds              []model.Kind
-	Method             string
+	Kinds               []model.Kind
+	Method              string
 }
 
 // CorrectRate corrects a measured rate (on n responses) with one kind's
 // recall and specificity: (m + Sp - 1)/(Se + Sp - 1), clamped to [0,1], with
-// stats.RecallCorrected's log-scale interval. A nil or unmeasured
-// specificity is taken as 1 and marked. For a weighted (IPW) recall the
-// recall's sample size is its effective size R(1-R)/SE^2. It returns an
-// error when recall is not measured, n is not positive, or recall +
-// specificity - 1 <= 0 (the grader is no better than chance).
+// stats.RecallCorrected's interval, which carries the uncertainty of all
+// three. A weighted (IPW) measure counts as its effective sample size. It
+// returns an error when recall or specificity is not measured (without
+// labelled clean answers the grader's false alarms are unknown, and taking
+// them as none would claim a precision nobody measured), n is not
+// positive, or the rate is not estimable (stats.ErrNotEstimable: the grader
+// barely tells violations from clean answers, or the labels and the run
+// disagree); the reports then show no corrected rate rather than a false one.
 func CorrectRate(rate float64, n int, recall, specificity *Measure) (*CorrectedRate, error) {
-	if !recall.Measured() {
+	switch {
+	case !recall.Measured():
 		return nil, fmt.Errorf("audit: correct rate: recall not measured")
+	case !specificity.Measured():
+		return nil, fmt.Errorf("audit: correct rate: specificity not measured (no labelled clean answers)")
 	}
-	sp, assumed := 1.0, true
-	if specificity.Measured() {
-		sp, assumed = specificity.Est, false
-	}
-	nSe := recallSampleSize(recall)
-	est, ci, err := stats.RecallCorrected(rate, n, recall.Est, nSe, sp)
+	c, err := stats.RecallCorrected(stats.Proportion{P: rate, N: float64(n)}, effective(recall), effective(specificity))
 	if err != nil {
 		return nil, fmt.Errorf("audit: correct rate: %w", err)
 	}
-	return &CorrectedRate{Est: est, CI: ci, Recall: recall.Est, Specificity: sp, SpecificityAssumed: assumed,
+	return &CorrectedRate{Est: c.Est, CI: c.CI, Recall: recall.Est, Specificity: specificity.Est,
 		Method: "rogan-gladen"}, nil
 }
 
-// recallSampleSize is the number of violations a recall's precision is
-// worth: the labelled violations for a simple sample, the effective sample
-// size R(1-R)/SE^2 for a weighted one (when defined).
-func recallSampleSize(r *Measure) int {
-	if r.Method != MethodWilson && r.SE > 0 && r.Est > 0 && r.Est < 1 {
-		return max(1, int(math.Round(r.Est*(1-r.Est)/(r.SE*r.SE))))
+// effective is the share a measure estimates and the number of labels its
+// precision is worth: the labelled count for a simple sample; for a
+// weighted (IPW) estimate the effective sample size R(1-R)/SE^2, or, when
+// its interval comes from per-stratum bounds, the size whose Wilson
+// interval is as wide; the raw count when the interval has no width.
+func effective(m *Measure) stats.Proportion {
+	p := stats.Proportion{P: m.Est, N: float64(m.Total)}
+	switch {
+	case m.Method == MethodWilson || m.Method == "":
+	case m.SE > 0 && m.Est > 0 && m.Est < 1:
+		p.N = m.Est * (1 - m.Est) / (m.SE * m.SE)
+	default:
+		if n, ok := stats.EffectiveTrials(m.Est, m.CI); ok {
+			p.N = n
+		}
 	}
-	return r.Total
+	return p
 }
 
 // CorrectArms sets the recall-corrected rate on every arm side of a rule
-// result whose kind's recall is measured, each kind with its own recall
-// and specificity. The pooled provoking arm is corrected kind by kind and
-// combined weighted by responses, and only when every provoking kind with
-// responses has its recall measured: a pooled recall is never applied to
-// an arm. Sides already corrected are recomputed.
+// result whose kind's recall and specificity are measured, each kind with
+// its own. The pooled provoking arm is corrected kind by kind and combined
+// weighted by responses, and only when every provoking kind with responses
+// is corrected: a pooled recall is never applied to an arm. A side that
+// cannot be corrected (see CorrectRate) has none. Sides already corrected
+// are recomputed.
 func CorrectArms(rr *RuleResult) {
 	q := rr.Quality
 	for _, k := range model.Kinds {
@@ -766,7 +776,7 @@ func CorrectArms(rr *RuleResult) {
 		}
 		for _, s := range []*ArmSide{&a.Baseline, &a.Deleted} {
 			s.Corrected = nil
-			if s.N > 0 && q.RecallKind[k].Measured() {
+			if s.N > 0 {
 				s.Corrected, _ = CorrectRate(s.Rate, s.N, q.RecallKind[k], q.SpecificityKind[k])
 			}
 		}
@@ -782,7 +792,7 @@ func CorrectArms(rr *RuleResult) {
 		var parts []correctionPart
 		for _, k := range []model.Kind{model.Provoke, model.Pressure} {
 			if a := rr.Arms[k]; a != nil && side(a).N > 0 {
-				parts = append(parts, correctionPart{kind: k, side: side(a), recall: q.RecallKind[k], spec: q.SpecificityKind[k]})
+				parts = append(parts, correctionPart{kind: k, side: side(a)})
 			}
 		}
 		side(rr.Provoking).Corrected = combineCorrected(parts)
@@ -791,18 +801,18 @@ func CorrectArms(rr *RuleResult) {
 
 // correctionPart is one kind's side of an arm, to be pooled.
 type correctionPart struct {
-	kind         model.Kind
-	side         *ArmSide
-	recall, spec *Measure
+	kind model.Kind
+	side *ArmSide
 }
 
-// combineCorrected pools per-kind corrected rates weighted by N: pi =
-// sum_k (N_k/N) pi_k. Its interval is the log-scale delta method with
-// Var(pi) = sum_k (N_k/N)^2 pi_k^2 relSE_k^2 (kinds independent). When a
-// kind's estimate is 0 (its rate is no higher than the grader's false
-// positive rate) the log scale is undefined, and the interval sums the
-// kinds' weighted bounds instead (conservative). It returns nil unless every
-// part is corrected.
+// combineCorrected pools per-kind corrected rates weighted by N:
+// pi = sum_k (N_k/N) pi_k, on the estimates as shown (each clamped to
+// [0,1], so the pool is the weighted mean of the kinds' figures beside it;
+// clamping can only raise an estimate, which errs towards harm). Its
+// interval recovers each side's variance from the kinds' own intervals
+// (MOVER, as Newcombe's interval does for a difference; kinds independent):
+// L = pi - sqrt(sum_k w_k^2 (pi_k - l_k)^2), U = pi + sqrt(sum_k w_k^2 (u_k - pi_k)^2).
+// It returns nil unless every part is corrected.
 func combineCorrected(parts []correctionPart) *CorrectedRate {
 	if len(parts) == 0 {
 		return nil
@@ -816,41 +826,14 @@ func combineCorrected(parts []correctionPart) *CorrectedRate {
 		total += p.side.N
 		out.Kinds = append(out.Kinds, p.kind)
 	}
-	var est, v, lo, hi float64
-	logOK := true
+	var down, up float64
 	for _, p := range parts {
 		c := p.side.Corrected
 		w := float64(p.side.N) / float64(total)
-		est += w * c.Est
-		lo += w * c.CI.Lo
-		hi += w * c.CI.Hi
-		rel, ok := rgRelSE(p.side.Rate, p.side.N, p.recall.Est, recallSampleSize(p.recall), c.Specificity)
-		if !ok || c.Est == 0 {
-			logOK = false
-			continue
-		}
-		v += w * w * c.Est * c.Est * rel * rel
-		out.SpecificityAssumed = out.SpecificityAssumed || c.SpecificityAssumed
+		out.Est += w * c.Est
+		down += w * w * (c.Est - c.CI.Lo) * (c.Est - c.CI.Lo)
+		up += w * w * (c.CI.Hi - c.Est) * (c.CI.Hi - c.Est)
 	}
-	out.Est = est
-	if logOK && est > 0 {
-		z := stats.NormalQuantile(0.975)
-		rel := math.Sqrt(v) / est
-		out.CI = stats.Interval{Lo: math.Min(est*math.Exp(-z*rel), est), Hi: math.Min(1, math.Max(est*math.Exp(z*rel), est))}
-		return out
-	}
-	out.Method += "; interval sums the kinds' bounds"
-	out.CI = stats.Interval{Lo: math.Min(lo, est), Hi: math.Min(1, math.Max(hi, est))}
+	out.CI = stats.Interval{Lo: max(out.Est-math.Sqrt(down), 0), Hi: min(out.Est+math.Sqrt(up), 1)}
 	return out
-}
-
-// rgRelSE is the relative standard error of a Rogan-Gladen estimate:
-// sqrt(m(1-m)/(nm a^2) + se(1-se)/(nSe b^2)), a = m + sp - 1, b = se + sp - 1;
-// ok is false when a or b is not positive.
-func rgRelSE(m float64, nm int, se float64, nSe int, sp float64) (float64, bool) {
-	a, b := m+sp-1, se+sp-1
-	if a <= 0 || b <= 0 || nm <= 0 || nSe <= 0 {
-		return 0, false
-	}
-	return math.Sqrt(m*(1-m)/(float64(nm)*a*a) + se*(1-se)/(float64(nSe)*b*b)), true
 }

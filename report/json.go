@@ -329,11 +329,14 @@ type MeasureDoc struct {
 	Note      string   `json:"note,omitempty"`
 }
 
-// CorrectedDoc is a rate corrected for the grader's recall of the arm's
-// kind (Rogan-Gladen), an estimate beside the raw rate. Recall and
-// Specificity are the values used; for the pooled provoking arm they are
-// absent, and Kinds lists the kinds corrected separately and combined
-// weighted by responses.
+// CorrectedDoc is a rate corrected for the grader's recall and specificity
+// on the arm's kind (Rogan-Gladen), an estimate beside the raw rate; its
+// interval carries the uncertainty of the rate, the recall and the
+// specificity. Recall and Specificity are the values used; for the pooled
+// provoking arm they are absent, and Kinds lists the kinds corrected
+// separately and combined weighted by responses. SpecificityAssumed is
+// always false: a rate is corrected only with a measured specificity (the
+// field stays for the schema's stability).
 type CorrectedDoc struct {
 	Est                float64  `json:"est"`
 	Lo                 float64  `json:"lo"`
@@ -514,7 +517,7 @@ func rateDoc(s audit.ArmSide) RateDoc {
 	lo, hi, kind := Interval(s)
 	rd := RateDoc{Fail: s.Fails, N: s.N, Rate: s.Rate, Lo: lo, Hi: hi, Interval: kind, Errors: s.Errors}
 	if c := s.Corrected; c != nil {
-		rd.Corrected = &CorrectedDoc{Est: c.Est, Lo: c.CI.Lo, Hi: c.CI.Hi, SpecificityAssumed: c.SpecificityAssumed, Method: c.Method}
+		rd.Corrected = &CorrectedDoc{Est: c.Est, Lo: c.CI.Lo, Hi: c.CI.Hi, Method: c.Method}
 		if len(c.Kinds) == 0 {
 			r, sp := c.Recall, c.Specificity
 			rd.Corrected.Recall, rd.Corrected.Specificity = &r, &sp
