@@ -311,3 +311,99 @@ func Kappa(a, b, c, d int) (k, po, pe, se float64, err error) {
 	se = math.Sqrt(po * (1 - po) / (fn * (1 - pe) * (1 - pe)))
 	return k, po, pe, se, nil
 }
+
+// ShareStratum is one stratum of a stratified labelling sample as a share
+// A/(A+B) sees it (a grader's recall: A the violations it caught, B those it
+// missed; its specificity: A the clean answers it passed, B those it
+// failed): N answers in the stratum, Labelled of them labelled, A and B of
+// those counted on each side (the rest are labelled answers outside the
+// share, which enter as zeros). NoA (NoB) says the stratum cannot hold any
+// A (B) at all: the grader that defined the strata put every such answer
+// elsewhere. Counts may be fractional, for projections.
+type ShareStratum struct {
+	N, Labelled, A, B float64
+	NoA, NoB          bool
+}
+
+// StratifiedShare estimates a share A/(A+B) from a stratified labelling
+// sample (STATS section 6): the ratio of Horvitz-Thompson totals
+// A = sum_h (N_h/n_h) a_h, with the linearised variance
+// sum_h N_h^2 (1 - n_h/N_h) s_h^2/n_h / (A+B)^2, s_h^2 the sample variance
+// of z_i = a_i - R (a_i + b_i) in stratum h. The interval is the normal one
+// unless it would claim a certainty it does not have (a zero SE, or a
+// partly labelled stratum with fewer than 2 labels, while some stratum is
+// only partly labelled); then it bounds A and B stratum by stratum with
+// Wilson intervals and takes the extreme ratios, and bounds is true. This
+// is the estimator audit.MeasureGrader uses for a stratified label set.
+//
+// It returns an error wrapping ErrInvalid when a stratum's counts are
+// inconsistent, a stratum with answers has no labels, or no labelled
+// answer is on either side of the share.
+func StratifiedShare(strata []ShareStratum) (est, se float64, ci Interval, bounds bool, err error) {
+	const fn = "stratified share"
+	var A, B float64
+	for i, s := range strata {
+		switch {
+		case !(s.N >= 0 && s.Labelled >= 0 && s.A >= 0 && s.B >= 0) || s.A+s.B > s.Labelled+1e-9 || s.Labelled > s.N+1e-9:
+			return 0, 0, Interval{}, false, invalid(fn, "stratum %d has inconsistent counts %+v", i, s)
+		case s.N > 0 && s.Labelled == 0:
+			return 0, 0, Interval{}, false, invalid(fn, "stratum %d has %v answers and no labels", i, s.N)
+		case s.N == 0:
+			continue
+		}
+		w := s.N / s.Labelled
+		A += w * s.A
+		B += w * s.B
+	}
+	if A+B <= 0 {
+		return 0, 0, Interval{}, false, invalid(fn, "no labelled answer on either side of the share")
+	}
+	r := A / (A + B)
+	var v float64
+	varOK, partial := true, false
+	for _, s := range strata {
+		if s.N == 0 || s.Labelled >= s.N {
+			continue
+		}
+		partial = true
+		if s.Labelled < 2 {
+			varOK = false
+			continue
+		}
+		// z is 1-r on A, -r on B, 0 elsewhere.
+		sum := s.A*(1-r) - s.B*r
+		sumsq := s.A*(1-r)*(1-r) + s.B*r*r
+		s2 := math.Max(0, (sumsq-sum*sum/s.Labelled)/(s.Labelled-1))
+		v += s.N * s.N * (1 - s.Labelled/s.N) * s2 / s.Labelled
+	}
+	se = math.Sqrt(v) / (A + B)
+	if varOK && (se > 0 || !partial) {
+		return r, se, NormalInterval(r, se), false, nil
+	}
+	var aLo, aHi, bLo, bHi float64
+	for _, s := range strata {
+		if s.N == 0 {
+			continue
+		}
+		if s.Labelled >= s.N {
+			aLo, aHi, bLo, bHi = aLo+s.A, aHi+s.A, bLo+s.B, bHi+s.B
+			continue
+		}
+		if !s.NoA {
+			wa := wilsonP(s.A/s.Labelled, s.Labelled)
+			aLo, aHi = aLo+s.N*wa.Lo, aHi+s.N*wa.Hi
+		}
+		if !s.NoB {
+			wb := wilsonP(s.B/s.Labelled, s.Labelled)
+			bLo, bHi = bLo+s.N*wb.Lo, bHi+s.N*wb.Hi
+		}
+	}
+	lo, hi := 0.0, 1.0
+	if aLo+bHi > 0 {
+		lo = aLo / (aLo + bHi)
+	}
+	if aHi+bLo > 0 {
+		hi = aHi / (aHi + bLo)
+	}
+	return r, se, Interval{Lo: math.Min(lo, r), Hi: math.Max(hi, r)}, true, nil
+}

@@ -2,6 +2,7 @@ package stats
 
 import (
 	"errors"
+	"fmt"
 	"math"
 	"math/rand/v2"
 	"testing"
@@ -283,5 +284,51 @@ func TestKappa(t *testing.T) {
 	for _, tc := range [][4]int{{0, 0, 0, 0}, {5, 0, 0, 0}, {0, 0, 0, 5}, {-1, 1, 1, 1}} {
 		_, _, _, _, err := Kappa(tc[0], tc[1], tc[2], tc[3])
 		wantInvalid(t, "Kappa", err)
+	}
+}
+
+// TestStratifiedShare: the share estimator reproduces STATS section 6's
+// IPW recall (it is IPWRecall's estimator), its per-stratum bounds when no
+// miss was found, and accepts fractional counts for projections.
+func TestStratifiedShare(t *testing.T) {
+	t.Parallel()
+	flagged := ShareStratum{N: 60, Labelled: 20, A: 19, NoB: true}
+	passed := ShareStratum{N: 480, Labelled: 40, B: 2, NoA: true}
+	est, se, ci, bounds, err := StratifiedShare([]ShareStratum{flagged, passed})
+	if err != nil || bounds {
+		t.Fatalf("StratifiedShare: %v, bounds %v", err, bounds)
+	}
+	near(t, "recall", est, 0.7037, tol)
+	near(t, "se", se, 0.1396, tol)
+	nearIv(t, "interval", ci, 0.4300, 0.9774)
+
+	// No miss among 40 passed answers: SE 0, so the interval bounds FN by
+	// 480 * Wilson(0/40).Hi and TP by 60 * Wilson(19/20).Lo.
+	passed.B = 0
+	est, _, ci, bounds, err = StratifiedShare([]ShareStratum{flagged, passed})
+	wp, _ := Wilson(0, 40)
+	wf, _ := Wilson(19, 20)
+	if err != nil || !bounds || est != 1 || ci.Hi != 1 {
+		t.Fatalf("no misses: %v %+v bounds %v err %v", est, ci, bounds, err)
+	}
+	near(t, "bounds lo", ci.Lo, 60*wf.Lo/(60*wf.Lo+480*wp.Hi), 1e-12)
+
+	// Doubling a stratum's labels at the same rates narrows the interval.
+	passed.B = 2
+	more := passed
+	more.Labelled, more.B = 80, 4
+	_, se2, _, _, err := StratifiedShare([]ShareStratum{flagged, more})
+	if err != nil || !(se2 < se) {
+		t.Errorf("80 passed labels: SE %v (was %v), %v", se2, se, err)
+	}
+
+	for _, bad := range [][]ShareStratum{
+		{{N: 10, Labelled: 0}},
+		{{N: 10, Labelled: 5, A: 4, B: 2}},
+		{{N: 10, Labelled: 12, A: 1}},
+		{{N: 10, Labelled: 5}},
+	} {
+		_, _, _, _, err := StratifiedShare(bad)
+		wantInvalid(t, fmt.Sprintf("%+v", bad), err)
 	}
 }
