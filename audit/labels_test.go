@@ -112,8 +112,11 @@ func TestMeasureGrader_StatsVectors(t *testing.T) {
 			t.Errorf("miss %d = %s, want %s", i, k, want)
 		}
 	}
-	if vc := q.Recall.VerdictCount(); vc == nil || *vc != (model.RecallCount{Hits: 24, Positives: 31}) {
+	if vc := q.Recall.VerdictCount(); vc == nil || vc.Hits != 24 || vc.Positives != 31 || vc.Lo != nil || vc.Strata != nil {
 		t.Errorf("verdict count %+v", vc)
+	}
+	if vs := q.Specificity.VerdictSpecificity(); vs == nil || vs.Passed != 29 || vs.Negatives != 29 || vs.Lo != nil {
+		t.Errorf("verdict specificity %+v", vs)
 	}
 	// Amended regex: 29/31 (STATS section 4).
 	g2, labels2 := labelAll(confusionOutcomes(29, 2, 0, 29), "v2")
@@ -249,6 +252,29 @@ func TestMeasureGrader_IPWVector(t *testing.T) {
 	if !near(q.Specificity.Est, 456.0/459, 1e-12) {
 		t.Errorf("specificity %.6f, want %.6f", q.Specificity.Est, 456.0/459)
 	}
+	// The verdict projects more labels on the strata a weighted measure
+	// carries: stats.StratifiedShare on them must give the measure back.
+	for name, ms := range map[string]*Measure{"recall": r, "ratio recall": q2.Recall, "specificity": q.Specificity} {
+		checkStrataReproduce(t, name, ms)
+	}
+	vs := q.Specificity.VerdictSpecificity()
+	if vs == nil || vs.Lo == nil || len(vs.Strata) != 2 || vs.Strata[1].Name != "L23 passed" || vs.Strata[1].Failed || vs.Strata[1].A != 38 {
+		t.Errorf("verdict specificity %+v", vs)
+	}
+}
+
+// checkStrataReproduce checks that a weighted measure's strata give its
+// estimate and interval through stats.StratifiedShare.
+func checkStrataReproduce(t *testing.T, name string, ms *Measure) {
+	t.Helper()
+	ss := make([]stats.ShareStratum, len(ms.Strata))
+	for i, st := range ms.Strata {
+		ss[i] = st.ShareStratum
+	}
+	est, _, ci, _, err := stats.StratifiedShare(ss)
+	if err != nil || !near(est, ms.Est, 1e-12) || !near(ci.Lo, ms.CI.Lo, 1e-12) || !near(ci.Hi, ms.CI.Hi, 1e-12) {
+		t.Errorf("%s: strata give %.6f [%.6f, %.6f] (%v), measure %.6f [%.6f, %.6f]", name, est, ci.Lo, ci.Hi, err, ms.Est, ms.CI.Lo, ms.CI.Hi)
+	}
 }
 
 func TestMeasureGrader_IPWEdgeCases(t *testing.T) {
@@ -286,6 +312,8 @@ func TestMeasureGrader_IPWEdgeCases(t *testing.T) {
 		if !near(r.CI.Lo, lo, 1e-9) {
 			t.Errorf("lower bound %.4f, want %.4f", r.CI.Lo, lo)
 		}
+		checkStrataReproduce(t, "recall from bounds", r)
+		checkStrataReproduce(t, "specificity", q.Specificity)
 	})
 }
 

@@ -30,6 +30,9 @@ type Measure struct {
 	// Unmeasured says why there is no estimate although Total > 0 (a stratum
 	// of the label set has no labels yet); empty when measured.
 	Unmeasured string
+	// Strata are the label set's strata as a weighted estimate sees them
+	// (what the verdict projects more labels on); nil for a simple sample.
+	Strata []model.WeightedStratum
 }
 
 // Methods of a Measure.
@@ -62,17 +65,36 @@ func (m *Measure) String() string {
 // VerdictCount returns the recall the verdict's DELETE rule uses, or nil
 // when the measure has no estimate. For a simple sample it is Hits/Total
 // with its Wilson bound; for a weighted (IPW) estimate it carries the
-// estimate's own lower bound, which Decide uses instead of Wilson's.
+// estimate's own lower bound, which Decide uses instead of Wilson's, and
+// the strata behind it.
 func (m *Measure) VerdictCount() *model.RecallCount {
 	if !m.Measured() {
 		return nil
 	}
 	rc := &model.RecallCount{Hits: m.Hits, Positives: m.Total}
-	if m.Method != MethodWilson && m.Method != "" {
-		lo := min(max(m.CI.Lo, 0), 1)
-		rc.Lo = &lo
-	}
+	rc.Lo, rc.Strata = m.verdictBound()
 	return rc
+}
+
+// VerdictSpecificity is VerdictCount for a specificity: of Total labelled
+// clean answers the grader passed Hits.
+func (m *Measure) VerdictSpecificity() *model.SpecificityCount {
+	if !m.Measured() {
+		return nil
+	}
+	sc := &model.SpecificityCount{Passed: m.Hits, Negatives: m.Total}
+	sc.Lo, sc.Strata = m.verdictBound()
+	return sc
+}
+
+// verdictBound is a weighted estimate's own lower bound and strata; nil
+// for a simple sample, whose Wilson bound Decide computes itself.
+func (m *Measure) verdictBound() (*float64, []model.WeightedStratum) {
+	if m.Method == MethodWilson || m.Method == "" {
+		return nil, nil
+	}
+	lo := min(max(m.CI.Lo, 0), 1)
+	return &lo, m.Strata
 }
 
 // MoreNeeded returns how many more labelled violations (beyond Total) would
@@ -579,7 +601,20 @@ func (m measurer) share(a, b part) *Measure {
 	ms.Est = r
 	ms.SE = math.Sqrt(v) / (A + B)
 	m.finishInterval(ms, cs, varOK)
+	ms.Strata = m.weightedStrata(cs)
 	return ms
+}
+
+// weightedStrata describes the strata behind a weighted share for the
+// verdict's projections of more labels (stats.StratifiedShare on them
+// gives the same estimate and interval).
+func (m measurer) weightedStrata(cs []stratumCounts) []model.WeightedStratum {
+	out := make([]model.WeightedStratum, len(cs))
+	for i, c := range cs {
+		out[i] = model.WeightedStratum{Name: c.name, Failed: m.strata[i].fail, ShareStratum: stats.ShareStratum{
+			N: float64(c.N), Labelled: float64(c.n), A: float64(c.a), B: float64(c.b), NoA: c.noA, NoB: c.noB}}
+	}
+	return out
 }
 
 // alignedRecall is the recall of the grader that defined the strata:
@@ -617,6 +652,7 @@ func (m measurer) alignedRecall(a, b part) *Measure {
 	ms.Est, ms.SE = est, se
 	varOK := !(f.n == 1 && f.N > 1) && !(p.n == 1 && p.N > 1)
 	m.finishInterval(ms, cs, varOK)
+	ms.Strata = m.weightedStrata(cs)
 	return ms
 }
 
