@@ -405,22 +405,26 @@ func (v *Verdict) keepOrDelete(ci stats.Interval, upper, jLo float64) (Decision,
 // which, with every rate exactly as observed, the pooled Newcombe interval
 // would give KEEP (lower bound > 0) or DELETE (upper bound / jLo < delta),
 // and which; 0 when none does within maxExtraSamples. The projection keeps
-// the rates, not rounded counts: rounding would favour one verdict.
+// the rates, not rounded counts: rounding would favour one verdict. More
+// samples only narrow the interval, so the first m is found by bisection.
 func (v *Verdict) extraSamples(in VerdictInput, jLo float64) (int, Decision) {
 	_, _, _, _, cases := in.Provoking.matched()
 	perCase := float64(v.BaselineN+v.DeletedN) / float64(2*cases)
 	pd, pb := float64(v.DeletedFails)/float64(v.DeletedN), float64(v.BaselineFails)/float64(v.BaselineN)
-	for m := 1; m <= maxExtraSamples; m++ {
+	at := func(m int) (Decision, bool) {
 		k := (perCase + float64(m)) / perCase
 		_, ci, err := stats.NewcombeRates(pd, float64(v.DeletedN)*k, pb, float64(v.BaselineN)*k)
 		if err != nil {
-			return 0, ""
+			return "", false
 		}
-		if d, ok := v.keepOrDelete(ci, ci.Hi, jLo); ok {
-			return m, d
-		}
+		return v.keepOrDelete(ci, ci.Hi, jLo)
 	}
-	return 0, ""
+	m := minExtra(maxExtraSamples, func(m int) bool { _, ok := at(m); return ok })
+	if m == 0 {
+		return 0, ""
+	}
+	d, _ := at(m)
+	return m, d
 }
 
 // extraCases returns the fewest extra provoking cases after which, with
@@ -436,22 +440,25 @@ func (v *Verdict) extraCases(in VerdictInput, jLo float64) (int, Decision) {
 	c0 := float64(v.Paired.Cases)
 	sd := v.Paired.SEPair * math.Sqrt(c0)
 	pd, pb := float64(v.DeletedFails)/float64(v.DeletedN), float64(v.BaselineFails)/float64(v.BaselineN)
-	for m := 1; m <= maxExtraCases; m++ {
+	at := func(m int) (Decision, bool) {
 		c := c0 + float64(m)
 		k := c / c0
 		_, nc, err := stats.NewcombeRates(pd, float64(v.DeletedN)*k, pb, float64(v.BaselineN)*k)
 		if err != nil {
-			return 0, ""
+			return "", false
 		}
 		t, err := stats.StudentTQuantile(0.975, c-1)
 		if err != nil {
-			return 0, ""
+			return "", false
 		}
-		if d, ok := v.keepOrDelete(nc, math.Max(nc.Hi, v.Paired.D+t*sd/math.Sqrt(c)), jLo); ok {
-			return m, d
-		}
+		return v.keepOrDelete(nc, math.Max(nc.Hi, v.Paired.D+t*sd/math.Sqrt(c)), jLo)
 	}
-	return 0, ""
+	m := minExtra(maxExtraCases, func(m int) bool { _, ok := at(m); return ok })
+	if m == 0 {
+		return 0, ""
+	}
+	d, _ := at(m)
+	return m, d
 }
 
 // count writes n with the singular or plural noun.
