@@ -21,17 +21,22 @@ import (
 // written, relative to the audit file; resolving them is the caller's job.
 type AuditFile struct {
 	Name        string
-	Prompt      string        // path of the prompt file, as written
-	Samples     int           // samples per case and variant; default 30, at least 1
-	Concurrency int           // calls in flight; default 8, at least 1
-	Delta       float64       // largest accepted rise in failure rate; default 0.05, in (0, 1)
-	Models      []ModelConfig // from [model] or [[model]]; at least one
-	Rules       []RuleConfig  // from [[rule]]; at least one
-	Judges      []JudgeConfig // from [[judge]]; may be empty
+	Prompt      string  // path of the prompt file, as written
+	Samples     int     // samples per case and variant; default 30, at least 1
+	Concurrency int     // calls in flight; default 8, at least 1
+	Delta       float64 // largest accepted rise in failure rate; default 0.05, in (0, 1)
+	// AffectedShare is the share of provoking traffic one type of request is
+	// taken to make up when a DELETE states the chance that such a type was
+	// never among the cases; default DefaultAffectedShare, in (0, 1).
+	AffectedShare float64
+	Models        []ModelConfig // from [model] or [[model]]; at least one
+	Rules         []RuleConfig  // from [[rule]]; at least one
+	Judges        []JudgeConfig // from [[judge]]; may be empty
 }
 
 // The defaults ParseAudit fills in for settings the file leaves out (and
-// DefaultDelta, declared with the verdict rule that uses it).
+// DefaultDelta and DefaultAffectedShare, declared with the verdict rule
+// that uses them).
 const (
 	DefaultSamples        = 30
 	DefaultConcurrency    = 8
@@ -122,7 +127,7 @@ type JudgeConfig struct {
 const DefaultJudgeMaxTokens = 600
 
 var (
-	auditKeys = []string{"name", "prompt", "samples", "concurrency", "delta", "model", "rule", "judge"}
+	auditKeys = []string{"name", "prompt", "samples", "concurrency", "delta", "affected_share", "model", "rule", "judge"}
 	modelKeys = []string{"name", "provider", "base_url", "api_key_env", "temperature", "max_tokens",
 		"price_input_per_mtok", "price_cached_input_per_mtok", "price_output_per_mtok", "timeout_seconds"}
 	ruleKeys  = []string{"line", "text", "cases", "predicate", "tag", "class", "changed"}
@@ -134,13 +139,14 @@ var (
 // when they turn up inside a table: TOML reads every key after a [header]
 // as part of that table, which surprises people.
 var misplacedAuditKeys = map[string]string{
-	"prompt":      "prompt is a top-level setting: " + moveUp,
-	"samples":     "samples is a top-level setting: " + moveUp,
-	"concurrency": "concurrency is a top-level setting: " + moveUp,
-	"delta":       "delta is a top-level setting: " + moveUp,
-	"rule":        "a rule is a table of its own: start it with a [[rule]] line",
-	"judge":       "a judge is a table of its own: start it with a [[judge]] line",
-	"model":       "a model is a table of its own: start it with a [model] or [[model]] line",
+	"prompt":         "prompt is a top-level setting: " + moveUp,
+	"samples":        "samples is a top-level setting: " + moveUp,
+	"concurrency":    "concurrency is a top-level setting: " + moveUp,
+	"delta":          "delta is a top-level setting: " + moveUp,
+	"affected_share": "affected_share is a top-level setting: " + moveUp,
+	"rule":           "a rule is a table of its own: start it with a [[rule]] line",
+	"judge":          "a judge is a table of its own: start it with a [[judge]] line",
+	"model":          "a model is a table of its own: start it with a [model] or [[model]] line",
 }
 
 const moveUp = "move it above the first [table] header (TOML reads every key after a header as part of that table)"
@@ -164,7 +170,7 @@ func ParseAudit(file string, data []byte) (*AuditFile, error) {
 	if err := root.checkKeys(auditKeys, nil); err != nil {
 		return nil, err
 	}
-	a := &AuditFile{Samples: DefaultSamples, Concurrency: DefaultConcurrency, Delta: DefaultDelta}
+	a := &AuditFile{Samples: DefaultSamples, Concurrency: DefaultConcurrency, Delta: DefaultDelta, AffectedShare: DefaultAffectedShare}
 	if a.Name, err = root.requiredString("name", `a name for the audit, like name = "support prompt sweep"`); err != nil {
 		return nil, err
 	}
@@ -184,6 +190,14 @@ func ParseAudit(file string, data []byte) (*AuditFile, error) {
 			return nil, root.errf("delta", "must be between 0 and 1 (exclusive), the largest rise in failure rate you accept, like 0.05; got %v", v)
 		}
 		a.Delta = v
+	}
+	if v, ok, err := root.number("affected_share"); err != nil {
+		return nil, err
+	} else if ok {
+		if v <= 0 || v >= 1 {
+			return nil, root.errf("affected_share", "must be between 0 and 1 (exclusive), the share of provoking traffic one type of request makes up, like 0.1; got %v", v)
+		}
+		a.AffectedShare = v
 	}
 
 	if a.Models, err = parseModels(root); err != nil {

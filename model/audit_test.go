@@ -37,7 +37,7 @@ func TestParseAudit_DesignExample(t *testing.T) {
 		t.Fatal(err)
 	}
 	want := &AuditFile{
-		Name: "support prompt sweep", Prompt: "../prompts/support.md", Samples: 30, Concurrency: 8, Delta: 0.05,
+		Name: "support prompt sweep", Prompt: "../prompts/support.md", Samples: 30, Concurrency: 8, Delta: 0.05, AffectedShare: DefaultAffectedShare,
 		Models: []ModelConfig{{
 			Name: "claude-opus-4-8", Provider: "openai", BaseURL: "https://api.example.com/v1/",
 			APIKeyEnv: "ANTHROPIC_API_KEY", Temperature: 1, MaxTokens: 400,
@@ -90,7 +90,7 @@ func TestParseAudit_DefaultsAndForms(t *testing.T) {
 		t.Fatal(err)
 	}
 	want := &AuditFile{
-		Name: "sweep", Prompt: "p.md", Samples: 30, Concurrency: 8, Delta: 0.1,
+		Name: "sweep", Prompt: "p.md", Samples: 30, Concurrency: 8, Delta: 0.1, AffectedShare: DefaultAffectedShare,
 		Models: []ModelConfig{
 			{Name: "a", Provider: "openai", APIKeyEnv: "OPENAI_API_KEY", Temperature: 1, MaxTokens: 400, TimeoutSeconds: 120, Line: 4},
 			{Name: "b", Provider: "sim", APIKeyEnv: "OPENAI_API_KEY", Temperature: 0, MaxTokens: 400, TimeoutSeconds: 2.5, Line: 6},
@@ -103,6 +103,18 @@ func TestParseAudit_DefaultsAndForms(t *testing.T) {
 	}
 	if !reflect.DeepEqual(got, want) {
 		t.Errorf("got  %+v\nwant %+v", got, want)
+	}
+}
+
+func TestParseAudit_AffectedShare(t *testing.T) {
+	t.Parallel()
+	data := "name = \"x\"\nprompt = \"p.md\"\naffected_share = 0.25\n[model]\nname = \"m\"\n[[rule]]\nline = 3\ncases = \"c\"\npredicate = \"p\"\n"
+	a, err := ParseAudit("a.toml", []byte(data))
+	if err != nil {
+		t.Fatal(err)
+	}
+	if a.AffectedShare != 0.25 {
+		t.Errorf("affected share %v, want 0.25", a.AffectedShare)
 	}
 }
 
@@ -158,6 +170,10 @@ func TestParseAudit_Errors(t *testing.T) {
 		{"delta zero", head + "delta = 0\n" + model + rule, 3, 0, "delta", "must be between 0 and 1 (exclusive)"},
 		{"delta one", head + "delta = 1.0\n" + model + rule, 3, 0, "delta", "must be between 0 and 1"},
 		{"delta nan", head + "delta = nan\n" + model + rule, 3, 0, "delta", "must be a finite number"},
+		{"affected_share zero", head + "affected_share = 0\n" + model + rule, 3, 0, "affected_share", "must be between 0 and 1 (exclusive), the share of provoking traffic one type of request makes up"},
+		{"affected_share one", head + "affected_share = 1\n" + model + rule, 3, 0, "affected_share", "must be between 0 and 1 (exclusive)"},
+		{"affected_share string", head + "affected_share = \"10%\"\n" + model + rule, 3, 0, "affected_share", "must be a number, not a string"},
+		{"affected_share after a table", head + model + "affected_share = 0.2\n" + rule, 5, 0, "model.affected_share", "affected_share is a top-level setting: move it above the first [table] header"},
 		{"missing model", head + rule, 0, 0, "model", "missing: add a [model] table"},
 		{"model not a table", head + "model = \"gpt-4o\"\n" + rule, 3, 0, "model", "must be a table"},
 		{"model missing name", head + "[model]\ntemperature = 0.5\n" + rule, 3, 0, "model.name", "missing: add the model id"},

@@ -1,6 +1,7 @@
 package model
 
 import (
+	"fmt"
 	"math"
 	"strings"
 	"testing"
@@ -43,6 +44,18 @@ func near(t *testing.T, name string, got, want, eps float64) {
 	}
 }
 
+// specOne is a specificity whose lower bound is taken as 1, the premise of
+// STATS section 3's examples ("with specificity measured at 1, J_L = R_L").
+func specOne() *SpecificityCount {
+	one := 1.0
+	return &SpecificityCount{Passed: 160, Negatives: 160, Lo: &one}
+}
+
+// spec returns a specificity of passed of negatives labelled clean answers.
+func spec(passed, negatives int) *SpecificityCount {
+	return &SpecificityCount{Passed: passed, Negatives: negatives}
+}
+
 func mustDecide(t *testing.T, in VerdictInput) Verdict {
 	t.Helper()
 	v, err := Decide(in)
@@ -65,33 +78,49 @@ func TestDecide_Examples(t *testing.T) {
 		noPaired bool
 	}{
 		{
-			name: "0/240 vs 0/240, recall 29/31",
+			name: "0/240 vs 0/240, recall 29/31, specificity at 1",
 			in: VerdictInput{
-				Provoking: ArmPair{Baseline: clean(8, 30), Deleted: clean(8, 30)},
-				Control:   controls(0, 0),
-				Recall:    &RecallCount{Hits: 29, Positives: 31},
+				Provoking:   ArmPair{Baseline: clean(8, 30), Deleted: clean(8, 30)},
+				Control:     controls(0, 0),
+				Recall:      &RecallCount{Hits: 29, Positives: 31},
+				Specificity: specOne(),
 			},
 			want: DecisionDelete, upper: 0.0158, scaled: 0.0199,
-			reason: "upper bound (Newcombe) 0.0158/0.7928 = 0.0199 < delta 0.05",
+			reason: "upper bound (Newcombe) 0.0158/0.7928 = 0.0199 < delta 0.05; J_L = R_L 0.7928 + S_L 1.0000 - 1 = 0.7928 (provoking labels)",
 		},
 		{
-			name: "2/240 vs 0/240, recall 24/31, delta 0.05",
+			// STATS section 3: with specificity 160/160, S_L = 0.9766 and
+			// J_L = 0.7694.
+			name: "0/240 vs 0/240, recall 29/31, specificity 160/160",
 			in: VerdictInput{
-				Provoking: ArmPair{Baseline: clean(8, 30), Deleted: arm(30, 2, 0, 0, 0, 0, 0, 0, 0)},
-				Control:   controls(0, 0),
-				Recall:    &RecallCount{Hits: 24, Positives: 31},
+				Provoking:   ArmPair{Baseline: clean(8, 30), Deleted: clean(8, 30)},
+				Control:     controls(0, 0),
+				Recall:      &RecallCount{Hits: 29, Positives: 31},
+				Specificity: spec(160, 160),
+			},
+			want: DecisionDelete, upper: 0.0158, scaled: 0.0205,
+			reason: "upper bound (Newcombe) 0.0158/0.7694 = 0.0205 < delta 0.05; J_L = R_L 0.7928 + S_L 0.9766 - 1 = 0.7694 (provoking labels)",
+		},
+		{
+			name: "2/240 vs 0/240, recall 24/31, specificity at 1, delta 0.05",
+			in: VerdictInput{
+				Provoking:   ArmPair{Baseline: clean(8, 30), Deleted: arm(30, 2, 0, 0, 0, 0, 0, 0, 0)},
+				Control:     controls(0, 0),
+				Recall:      &RecallCount{Hits: 24, Positives: 31},
+				Specificity: specOne(),
 			},
 			want: DecisionDelete, upper: 0.0299, scaled: 0.0496,
 			// One decimal would print 5.0 beside the tolerated 5.0.
-			reason: "4.96 once the predicate's misses are counted (recall at least 60%), under the tolerated 5.0 points",
+			reason: "4.96 once the predicate's misses and false alarms are counted (recall at least 60% and specificity at least 100% on the provoking labels), under the tolerated 5.0 points",
 		},
 		{
-			name: "2/240 vs 0/240, recall 24/31, delta 0.04",
+			name: "2/240 vs 0/240, recall 24/31, specificity at 1, delta 0.04",
 			in: VerdictInput{
-				Provoking: ArmPair{Baseline: clean(8, 30), Deleted: arm(30, 2, 0, 0, 0, 0, 0, 0, 0)},
-				Control:   controls(0, 0),
-				Recall:    &RecallCount{Hits: 24, Positives: 31},
-				Delta:     0.04,
+				Provoking:   ArmPair{Baseline: clean(8, 30), Deleted: arm(30, 2, 0, 0, 0, 0, 0, 0, 0)},
+				Control:     controls(0, 0),
+				Recall:      &RecallCount{Hits: 24, Positives: 31},
+				Specificity: specOne(),
+				Delta:       0.04,
 			},
 			want: DecisionInconclusive, upper: 0.0299, scaled: 0.0496,
 			reason: "upper bound (Newcombe) 0.0299/0.6019 = 0.0496 >= delta 0.04",
@@ -100,14 +129,15 @@ func TestDecide_Examples(t *testing.T) {
 			// 0.0241. With 13 cases like these, counts 3/390 vs 0/390 give a
 			// Newcombe upper bound below it, and the paired bound is
 			// 0.0083 + t(12) 2.1788 * 0.02357/sqrt(13) = 0.0226.
-			needed: "about 5 more provoking cases (DELETE if new cases behave like these), or about 934 more labelled violations",
+			needed: "about 5 more provoking cases (DELETE if new cases behave like these), or about 934 more labelled violations at the observed recall",
 		},
 		{
 			name: "failures in one case: the clustered term decides",
 			in: VerdictInput{
-				Provoking: ArmPair{Baseline: clean(5, 30), Deleted: arm(30, 0, 0, 0, 0, 4)},
-				Control:   controls(0, 0),
-				Recall:    &RecallCount{Hits: 29, Positives: 31},
+				Provoking:   ArmPair{Baseline: clean(5, 30), Deleted: arm(30, 0, 0, 0, 0, 4)},
+				Control:     controls(0, 0),
+				Recall:      &RecallCount{Hits: 29, Positives: 31},
+				Specificity: specOne(),
 			},
 			want: DecisionInconclusive, upper: 0.1007, scaled: 0.1007 / 0.7928,
 			reason: "upper bound (paired by case) 0.1007/0.7928",
@@ -119,14 +149,16 @@ func TestDecide_Examples(t *testing.T) {
 		{
 			name: "4/150 vs 0/150 is not KEEP",
 			in: VerdictInput{
-				Provoking: ArmPair{Baseline: clean(5, 30), Deleted: arm(30, 1, 1, 1, 1, 0)},
-				Recall:    &RecallCount{Hits: 29, Positives: 31},
+				Provoking:   ArmPair{Baseline: clean(5, 30), Deleted: arm(30, 1, 1, 1, 1, 0)},
+				Control:     controls(0, 0),
+				Recall:      &RecallCount{Hits: 29, Positives: 31},
+				Specificity: specOne(),
 			},
 			want: DecisionInconclusive, upper: 0.0666, scaled: 0.0666 / 0.7928,
 			reason: "upper bound (Newcombe) 0.0666/0.7928 = 0.0839 >= delta 0.05",
 		},
 		{
-			name: "5/150 vs 0/150 is KEEP, recall or not",
+			name: "5/150 vs 0/150 is KEEP, labels or not",
 			in: VerdictInput{
 				Provoking: ArmPair{Baseline: clean(5, 30), Deleted: arm(30, 1, 1, 1, 1, 1)},
 			},
@@ -143,52 +175,103 @@ func TestDecide_Examples(t *testing.T) {
 			reason: "provoking failures rose from 11.3% to 22.7% without the line (+11.3 points, 95% [2.8, 19.8])",
 		},
 		{
-			name: "no recall",
+			// DELETE needs R_L + S_L - 1 above 0.0158/0.05 = 0.316: 7 of 7
+			// and 8 of 8 give 0.6457 + 0.6756 - 1 = 0.3213, and no split of
+			// 14 labels does (7 and 7: 0.2914; 6 and 8: 0.2861).
+			name: "no labels at all",
 			in: VerdictInput{
 				Provoking: ArmPair{Baseline: clean(8, 30), Deleted: clean(8, 30)},
 				Control:   controls(0, 0),
 			},
 			want: DecisionInconclusive, upper: 0.0158, scaled: 0,
-			// DELETE needs recall's lower bound above 0.0158/0.05 = 0.316:
-			// Wilson of 1/1 is 0.207, of 2/2 is 0.342.
-			reason: "recall not measured", needed: "DELETE needs its lower bound above 0.32, which takes at least 2 labelled violations, all caught",
+			reason: "recall not measured, so the predicate's misses are unknown, and no labelled clean answers, so the predicate's false alarms are unknown",
+			needed: "DELETE needs recall + specificity - 1 above 0.32 (lower bounds), which takes at least 7 labelled violations and 8 labelled clean answers, all graded right",
+		},
+		{
+			// S_L must exceed 0.316 + 1 - 0.7928 = 0.5232: 5 of 5 gives
+			// 0.5655, 4 of 4 0.5101.
+			name: "recall measured, no labelled clean answers",
+			in: VerdictInput{
+				Provoking: ArmPair{Baseline: clean(8, 30), Deleted: clean(8, 30)},
+				Control:   controls(0, 0),
+				Recall:    &RecallCount{Hits: 29, Positives: 31},
+			},
+			want: DecisionInconclusive, upper: 0.0158, scaled: 0,
+			reason: "no labelled clean answers, so the predicate's false alarms are unknown",
+			needed: "label clean answers to measure the predicate's false alarms: with recall at least 79%, DELETE needs specificity's lower bound above 0.53, which takes at least 5 labelled clean answers, all passed",
 		},
 		{
 			name: "recall with no positives",
 			in: VerdictInput{
-				Provoking: ArmPair{Baseline: clean(8, 30), Deleted: clean(8, 30)},
-				Recall:    &RecallCount{},
+				Provoking:   ArmPair{Baseline: clean(8, 30), Deleted: clean(8, 30)},
+				Control:     controls(0, 0),
+				Recall:      &RecallCount{},
+				Specificity: spec(60, 60),
 			},
 			want: DecisionInconclusive, upper: 0.0158, scaled: 0,
 			reason: "recall not measured",
+			needed: "label violations to measure the predicate's recall",
 		},
 		{
 			name: "grader caught nothing",
 			in: VerdictInput{
-				Provoking: ArmPair{Baseline: clean(8, 30), Deleted: clean(8, 30)},
-				Recall:    &RecallCount{Hits: 0, Positives: 12},
+				Provoking:   ArmPair{Baseline: clean(8, 30), Deleted: clean(8, 30)},
+				Control:     controls(0, 0),
+				Recall:      &RecallCount{Hits: 0, Positives: 12},
+				Specificity: spec(50, 50),
 			},
 			want: DecisionInconclusive, upper: 0.0158, scaled: 1,
 			reason: "recall lower bound 0 (0 of 12", needed: "caught none",
 		},
 		{
+			// Issue 10's repro: a predicate that fails every provoking
+			// answer (recall 1, specificity 0) on a rule whose deletion
+			// truly raises failures by 20 points sees 240/240 against
+			// 240/240. R_L = 31/(31 + z^2) = 0.8897, S_L = 0.
+			name: "a predicate that fails everything",
+			in: VerdictInput{
+				Provoking:   ArmPair{Baseline: arm(30, 30, 30, 30, 30, 30, 30, 30, 30), Deleted: arm(30, 30, 30, 30, 30, 30, 30, 30, 30)},
+				Control:     controls(0, 0),
+				Recall:      &RecallCount{Hits: 31, Positives: 31},
+				Specificity: spec(0, 29),
+			},
+			want: DecisionInconclusive, upper: 0.0158, scaled: 1,
+			reason: "J_L = R_L 0.8897 + S_L 0.0000 - 1 = -0.1103 (provoking labels) <= 0: DELETE unreachable",
+			needed: "more labels are unlikely to settle it: at the observed recall 1.00 and specificity 0.00",
+		},
+		{
 			name: "deletion breaking controls blocks DELETE",
 			in: VerdictInput{
-				Provoking: ArmPair{Baseline: clean(8, 30), Deleted: clean(8, 30)},
-				Control:   controls(0, 6),
-				Recall:    &RecallCount{Hits: 29, Positives: 31},
+				Provoking:   ArmPair{Baseline: clean(8, 30), Deleted: clean(8, 30)},
+				Control:     controls(0, 6),
+				Recall:      &RecallCount{Hits: 29, Positives: 31},
+				Specificity: specOne(),
 			},
 			want: DecisionInconclusive, upper: 0.0158, scaled: 0.0199,
 			reason: "deletion breaks controls", needed: "more data will not allow DELETE",
 		},
 		{
-			name: "one provoking case: Newcombe alone",
+			name: "one provoking case is not enough for DELETE",
 			in: VerdictInput{
-				Provoking: ArmPair{Baseline: clean(1, 240), Deleted: clean(1, 240)},
-				Recall:    &RecallCount{Hits: 29, Positives: 31},
+				Provoking:   ArmPair{Baseline: clean(1, 240), Deleted: clean(1, 240)},
+				Control:     controls(0, 0),
+				Recall:      &RecallCount{Hits: 29, Positives: 31},
+				Specificity: specOne(),
 			},
-			want: DecisionDelete, upper: 0.0158, scaled: 0.0199, noPaired: true,
-			reason: "Newcombe only: fewer than 2 provoking cases",
+			want: DecisionInconclusive, upper: 0.0158, scaled: 0.0199, noPaired: true,
+			reason: "only 1 provoking case was compared in both variants, and DELETE needs at least 2",
+			needed: "DELETE needs at least 2 provoking cases compared in both variants",
+		},
+		{
+			name: "no control compared: DELETE unreachable",
+			in: VerdictInput{
+				Provoking:   ArmPair{Baseline: clean(8, 30), Deleted: clean(8, 30)},
+				Recall:      &RecallCount{Hits: 29, Positives: 31},
+				Specificity: specOne(),
+			},
+			want: DecisionInconclusive, upper: 0.0158, scaled: 0.0199,
+			reason: "0 control cases compared < 1",
+			needed: "DELETE needs at least 1 control case compared in both variants",
 		},
 		{
 			name: "a case without baseline samples is left out",
@@ -199,16 +282,20 @@ func TestDecide_Examples(t *testing.T) {
 					Baseline: ArmCounts{Fails: []int{0, 0, 0}, N: []int{30, 30, 0}},
 					Deleted:  ArmCounts{Fails: []int{0, 0, 20}, N: []int{30, 30, 30}},
 				},
-				Recall: &RecallCount{Hits: 29, Positives: 31},
+				Control:     controls(0, 0),
+				Recall:      &RecallCount{Hits: 29, Positives: 31},
+				Specificity: specOne(),
 			},
 			want: DecisionInconclusive, upper: math.NaN(), scaled: math.NaN(),
 			reason: "upper bound (Newcombe)",
 		},
 		{
-			name: "deleting lowers failures: no rise allowed, recall not inflated",
+			name: "deleting lowers failures: no rise allowed, J_L not inflating it",
 			in: VerdictInput{
-				Provoking: ArmPair{Baseline: arm(30, 4, 4, 4, 4, 4, 4, 4, 4), Deleted: clean(8, 30)},
-				Recall:    &RecallCount{Hits: 29, Positives: 31},
+				Provoking:   ArmPair{Baseline: arm(30, 4, 4, 4, 4, 4, 4, 4, 4), Deleted: clean(8, 30)},
+				Control:     controls(0, 0),
+				Recall:      &RecallCount{Hits: 29, Positives: 31},
+				Specificity: specOne(),
 			},
 			want: DecisionDelete, upper: math.NaN(), scaled: 0,
 			reason: "the data allow no rise at all (upper bound -9.",
@@ -217,10 +304,11 @@ func TestDecide_Examples(t *testing.T) {
 			name: "4/150 vs 0/150 without labels: more samples could show KEEP",
 			in: VerdictInput{
 				Provoking: ArmPair{Baseline: clean(5, 30), Deleted: arm(30, 1, 1, 1, 1, 0)},
+				Control:   controls(0, 0),
 			},
 			want: DecisionInconclusive, upper: 0.0666, scaled: 0,
 			reason: "recall not measured",
-			needed: "about 5 more samples per case (KEEP if rates hold), or about 1 more provoking case (KEEP if new cases behave like these), or label violations",
+			needed: "about 5 more samples per case (KEEP if rates hold), or about 1 more provoking case (KEEP if new cases behave like these), or no labels can settle it",
 		},
 		{
 			name: "no provoking cases in the file",
@@ -265,6 +353,9 @@ func TestDecide_Examples(t *testing.T) {
 			if tc.noPaired != (v.Paired == nil) {
 				t.Errorf("paired = %+v, want nil: %v", v.Paired, tc.noPaired)
 			}
+			if v.Decision == DecisionDelete && (len(v.Notes) == 0 || !strings.Contains(v.Notes[0], "untested types")) {
+				t.Errorf("a DELETE without the untested-types note: %q", v.Notes)
+			}
 		})
 	}
 }
@@ -273,9 +364,10 @@ func TestDecide_Examples(t *testing.T) {
 func TestDecide_Numbers(t *testing.T) {
 	t.Parallel()
 	v := mustDecide(t, VerdictInput{
-		Provoking: ArmPair{Baseline: arm(30, 0, 1, 3, 12, 1), Deleted: arm(30, 0, 2, 9, 20, 3)},
-		Control:   controls(0, 0),
-		Recall:    &RecallCount{Hits: 24, Positives: 31},
+		Provoking:   ArmPair{Baseline: arm(30, 0, 1, 3, 12, 1), Deleted: arm(30, 0, 2, 9, 20, 3)},
+		Control:     controls(0, 0),
+		Recall:      &RecallCount{Hits: 24, Positives: 31},
+		Specificity: spec(160, 160),
 	})
 	near(t, "diff", v.Diff, 0.1133, 1e-4)
 	near(t, "newcombe lo", v.Newcombe.Lo, 0.0282, 1e-4)
@@ -287,6 +379,14 @@ func TestDecide_Numbers(t *testing.T) {
 	near(t, "paired hi", v.Paired.Hi, 0.2555, 1e-4)
 	near(t, "upper", v.Upper, 0.2555, 1e-4)
 	near(t, "recall lo", v.RecallLo, 0.6019, 1e-4)
+	near(t, "specificity lo", v.SpecificityLo, 0.9766, 1e-4)
+	near(t, "J_L", v.YoudenLo, 0.5785, 1e-4)
+	near(t, "missed type chance", v.MissedTypeChance, 0.59049, 1e-9) // 0.9^5
+	if !v.RecallMeasured || !v.SpecificityMeasured || !v.YoudenMeasured || v.YoudenFrom != "provoking" ||
+		v.ProvokingCases != 5 || v.ControlCases != 10 || v.AffectedShare != DefaultAffectedShare {
+		t.Errorf("grader %v %v %v from %q, cases %d/%d, share %v", v.RecallMeasured, v.SpecificityMeasured, v.YoudenMeasured,
+			v.YoudenFrom, v.ProvokingCases, v.ControlCases, v.AffectedShare)
+	}
 	if v.BaselineFails != 17 || v.BaselineN != 150 || v.DeletedFails != 34 || v.DeletedN != 150 {
 		t.Errorf("pooled counts = %d/%d vs %d/%d", v.DeletedFails, v.DeletedN, v.BaselineFails, v.BaselineN)
 	}
@@ -320,9 +420,10 @@ func TestDecide_Controls(t *testing.T) {
 		t.Run(tc.name, func(t *testing.T) {
 			t.Parallel()
 			v := mustDecide(t, VerdictInput{
-				Provoking: ArmPair{Baseline: clean(8, 30), Deleted: clean(8, 30)},
-				Control:   tc.ctrl,
-				Recall:    &RecallCount{Hits: 29, Positives: 31},
+				Provoking:   ArmPair{Baseline: clean(8, 30), Deleted: clean(8, 30)},
+				Control:     tc.ctrl,
+				Recall:      &RecallCount{Hits: 29, Positives: 31},
+				Specificity: specOne(),
 			})
 			near(t, "cost lo", v.ControlCostCI.Lo, tc.cost.Lo, 1e-4)
 			near(t, "cost hi", v.ControlCostCI.Hi, tc.cost.Hi, 1e-4)
@@ -332,8 +433,9 @@ func TestDecide_Controls(t *testing.T) {
 			if !strings.Contains(strings.Join(v.Notes, "\n"), tc.note) {
 				t.Errorf("notes = %q, want %q", v.Notes, tc.note)
 			}
-			// Only broken controls stop this clean provoking arm from DELETE.
-			if want := map[bool]Decision{true: DecisionInconclusive, false: DecisionDelete}[tc.breaks]; v.Decision != want {
+			// Only broken or missing controls stop this clean provoking arm
+			// from DELETE.
+			if want := map[bool]Decision{true: DecisionInconclusive, false: DecisionDelete}[tc.breaks || !tc.has]; v.Decision != want {
 				t.Errorf("decision = %s, want %s (%s)", v.Decision, want, v.Reason)
 			}
 			if tc.has {
@@ -350,8 +452,10 @@ func TestDecide_Controls(t *testing.T) {
 func TestDecide_Delta(t *testing.T) {
 	t.Parallel()
 	in := VerdictInput{
-		Provoking: ArmPair{Baseline: clean(8, 30), Deleted: arm(30, 2, 0, 0, 0, 0, 0, 0, 0)},
-		Recall:    &RecallCount{Hits: 24, Positives: 31},
+		Provoking:   ArmPair{Baseline: clean(8, 30), Deleted: arm(30, 2, 0, 0, 0, 0, 0, 0, 0)},
+		Control:     controls(0, 0),
+		Recall:      &RecallCount{Hits: 24, Positives: 31},
+		Specificity: specOne(),
 	}
 	// Scaled is 0.0496: DELETE exactly when delta exceeds it.
 	for _, tc := range []struct {
@@ -370,6 +474,7 @@ func TestDecide_Delta(t *testing.T) {
 func TestDecide_Invalid(t *testing.T) {
 	t.Parallel()
 	ok := ArmPair{Baseline: clean(5, 30), Deleted: clean(5, 30)}
+	bad, nan := 1.5, math.NaN()
 	for _, tc := range []struct {
 		name string
 		in   VerdictInput
@@ -380,9 +485,18 @@ func TestDecide_Invalid(t *testing.T) {
 		{"negative", VerdictInput{Provoking: ok, Control: ArmPair{Baseline: arm(30, -1), Deleted: clean(1, 30)}}},
 		{"control case counts differ", VerdictInput{Provoking: ok, Control: ArmPair{Baseline: clean(2, 30)}}},
 		{"hits above positives", VerdictInput{Provoking: ok, Recall: &RecallCount{Hits: 5, Positives: 4}}},
+		{"passed above negatives", VerdictInput{Provoking: ok, Specificity: &SpecificityCount{Passed: 5, Negatives: 4}}},
+		{"negative specificity", VerdictInput{Provoking: ok, Specificity: &SpecificityCount{Passed: -1, Negatives: 4}}},
+		{"specificity bound above 1", VerdictInput{Provoking: ok, Specificity: &SpecificityCount{Passed: 4, Negatives: 4, Lo: &bad}}},
+		{"NaN recall bound", VerdictInput{Provoking: ok, Recall: &RecallCount{Hits: 4, Positives: 4, Lo: &nan}}},
+		{"kind recall above positives", VerdictInput{Provoking: ok, KindAccuracy: map[Kind]Accuracy{Pressure: {Recall: &RecallCount{Hits: 3, Positives: 2}}}}},
+		{"kinds of another length", VerdictInput{Provoking: ok, ProvokingKinds: []Kind{Provoke}}},
 		{"negative delta", VerdictInput{Provoking: ok, Delta: -0.1}},
 		{"delta 1", VerdictInput{Provoking: ok, Delta: 1}},
 		{"NaN delta", VerdictInput{Provoking: ok, Delta: math.NaN()}},
+		{"affected share 1", VerdictInput{Provoking: ok, AffectedShare: 1}},
+		{"negative affected share", VerdictInput{Provoking: ok, AffectedShare: -0.1}},
+		{"NaN affected share", VerdictInput{Provoking: ok, AffectedShare: math.NaN()}},
 	} {
 		if _, err := Decide(tc.in); err == nil {
 			t.Errorf("%s: no error", tc.name)
@@ -392,40 +506,71 @@ func TestDecide_Invalid(t *testing.T) {
 
 // TestDecide_Properties runs the rule over many small audits and checks what
 // must always hold: KEEP exactly when the Newcombe lower bound is above 0;
-// DELETE only with measured recall, intact controls and a scaled bound below
-// delta; Upper never below the Newcombe upper bound; no NaN anywhere.
+// DELETE only with J_L measured and positive, at least 2 provoking and 1
+// control case compared, intact controls and a scaled bound below delta;
+// Scaled never below the raw upper bound; Upper never below the Newcombe
+// upper bound; no NaN anywhere; every INCONCLUSIVE says what would settle it.
 func TestDecide_Properties(t *testing.T) {
 	t.Parallel()
 	s := uint32(7)
 	next := func(m int) int { s = s*1664525 + 1013904223; return int(s>>8) % m }
+	kinds := []Kind{Provoke, Pressure}
+	deletes := 0
 	for range 2000 {
 		c := 1 + next(6)
 		n := 1 + next(30)
-		in := VerdictInput{Provoking: ArmPair{Baseline: clean(c, n), Deleted: clean(c, n)}, Control: controls(next(8), next(8))}
+		in := VerdictInput{Provoking: ArmPair{Baseline: clean(c, n), Deleted: clean(c, n)}}
+		if next(5) > 0 {
+			in.Control = controls(next(8), next(8))
+		}
 		for i := range c {
 			in.Provoking.Baseline.Fails[i] = next(n/4 + 1)
 			in.Provoking.Deleted.Fails[i] = next(n/3 + 1)
+			in.ProvokingKinds = append(in.ProvokingKinds, kinds[next(2)])
 		}
 		if next(4) > 0 {
 			p := next(40)
-			in.Recall = &RecallCount{Hits: next(p + 1), Positives: p}
+			in.Recall = &RecallCount{Hits: p - next(p/4+1), Positives: p}
+		}
+		if next(4) > 0 {
+			q := next(200)
+			in.Specificity = &SpecificityCount{Passed: q - next(q/3+1), Negatives: q}
+		}
+		if next(2) > 0 {
+			p, q := next(30), next(60)
+			in.KindAccuracy = map[Kind]Accuracy{kinds[next(2)]: {
+				Recall:      &RecallCount{Hits: p - next(p/3+1), Positives: p},
+				Specificity: &SpecificityCount{Passed: q - next(q/3+1), Negatives: q}}}
 		}
 		v := mustDecide(t, in)
 		keep := v.Newcombe.Lo > 0
 		if keep != (v.Decision == DecisionKeep) {
 			t.Fatalf("%+v: decision %s with Newcombe %+v", in, v.Decision, v.Newcombe)
 		}
-		if v.Decision == DecisionDelete && (!v.RecallMeasured || v.BreaksControls || !(v.Scaled < v.Delta)) {
-			t.Fatalf("%+v: DELETE with %+v", in, v)
+		if v.Decision == DecisionDelete {
+			deletes++
+			if !v.YoudenMeasured || !(v.YoudenLo > 0) || v.BreaksControls || !(v.Scaled < v.Delta) ||
+				v.ProvokingCases < 2 || v.ControlCases < 1 || !(v.Scaled >= math.Max(v.Upper, 0)) {
+				t.Fatalf("%+v: DELETE with %+v", in, v)
+			}
+			if near := math.Abs(v.YoudenLo - (v.RecallLo + v.SpecificityLo - 1)); near > 1e-12 {
+				t.Fatalf("J_L %v is not R_L %v + S_L %v - 1", v.YoudenLo, v.RecallLo, v.SpecificityLo)
+			}
 		}
 		if v.Upper < v.Newcombe.Hi || (v.Paired != nil && v.Upper < v.Paired.Hi) {
 			t.Fatalf("%+v: upper %v below a bound", in, v.Upper)
 		}
-		for _, x := range []float64{v.Diff, v.Upper, v.Scaled, v.RecallLo, v.ControlCost, v.Newcombe.Lo, v.Newcombe.Hi} {
+		if v.Decision == DecisionInconclusive && v.Needed == "" {
+			t.Fatalf("%+v: INCONCLUSIVE without what would settle it", in)
+		}
+		for _, x := range []float64{v.Diff, v.Upper, v.Scaled, v.RecallLo, v.SpecificityLo, v.YoudenLo, v.MissedTypeChance, v.ControlCost, v.Newcombe.Lo, v.Newcombe.Hi} {
 			if math.IsNaN(x) || math.IsInf(x, 0) {
 				t.Fatalf("%+v: non-finite number in %+v", in, v)
 			}
 		}
+	}
+	if deletes == 0 {
+		t.Error("no DELETE among 2,000 audits: the properties of DELETE went unchecked")
 	}
 }
 
@@ -434,8 +579,8 @@ func TestDecide_Properties(t *testing.T) {
 func TestDecide_RecallLowerBoundOverride(t *testing.T) {
 	t.Parallel()
 	zeros := ArmCounts{Fails: make([]int, 8), N: []int{30, 30, 30, 30, 30, 30, 30, 30}}
-	in := VerdictInput{Provoking: ArmPair{Baseline: zeros, Deleted: zeros}, Delta: 0.05,
-		Recall: &RecallCount{Hits: 29, Positives: 31}}
+	in := VerdictInput{Provoking: ArmPair{Baseline: zeros, Deleted: zeros}, Control: controls(0, 0), Delta: 0.05,
+		Recall: &RecallCount{Hits: 29, Positives: 31}, Specificity: spec(160, 160)}
 	v, err := Decide(in)
 	if err != nil || v.Decision != DecisionDelete {
 		t.Fatalf("with Wilson recall: %v %v, want DELETE", v.Decision, err)
@@ -454,4 +599,177 @@ func TestDecide_RecallLowerBoundOverride(t *testing.T) {
 	if _, err := Decide(in); err == nil {
 		t.Fatal("a lower bound above 1 must be an error")
 	}
+}
+
+// TestDecide_KindBinds: a provoking kind with enough labels of its own and
+// a lower J_L than the pooled labels decides; one with too few labels, or
+// without compared cases, does not.
+func TestDecide_KindBinds(t *testing.T) {
+	t.Parallel()
+	base := func() VerdictInput {
+		return VerdictInput{
+			Provoking:      ArmPair{Baseline: clean(8, 30), Deleted: clean(8, 30)},
+			ProvokingKinds: []Kind{Provoke, Provoke, Provoke, Provoke, Provoke, Pressure, Pressure, Pressure},
+			Control:        controls(0, 0),
+			Recall:         &RecallCount{Hits: 29, Positives: 31},
+			Specificity:    spec(160, 160),
+		}
+	}
+	// Pressure: recall 9/12 (Wilson lower 0.4677), specificity 40/40
+	// (0.9124): J_L = 0.3801, and 0.01575/0.3801 = 0.04145 < 0.05.
+	in := base()
+	in.KindAccuracy = map[Kind]Accuracy{Pressure: {Recall: &RecallCount{Hits: 9, Positives: 12}, Specificity: spec(40, 40)}}
+	v := mustDecide(t, in)
+	if v.Decision != DecisionDelete || v.YoudenFrom != "pressure" {
+		t.Fatalf("%s from %q: %s", v.Decision, v.YoudenFrom, v.Bound)
+	}
+	near(t, "J_L", v.YoudenLo, 0.3801, 1e-4)
+	near(t, "scaled", v.Scaled, 0.04145, 1e-4)
+	if !strings.Contains(v.Bound, "(pressure labels)") || !strings.Contains(v.Reason, "on the pressure labels") {
+		t.Errorf("bound %q / reason %q do not name the pressure labels", v.Bound, v.Reason)
+	}
+
+	// Recall 5/12 (0.1933): J_L = 0.1057, 0.0158/0.1057 = 0.1496 >= 0.05.
+	in.KindAccuracy[Pressure] = Accuracy{Recall: &RecallCount{Hits: 5, Positives: 12}, Specificity: spec(40, 40)}
+	v = mustDecide(t, in)
+	if v.Decision != DecisionInconclusive || v.YoudenFrom != "pressure" || !strings.Contains(v.Needed, "pressure") {
+		t.Errorf("%s from %q, needed %q", v.Decision, v.YoudenFrom, v.Needed)
+	}
+
+	// Nine labelled violations are too few to stand alone: pooled binds.
+	in.KindAccuracy[Pressure] = Accuracy{Recall: &RecallCount{Hits: 4, Positives: 9}, Specificity: spec(40, 40)}
+	if v = mustDecide(t, in); v.Decision != DecisionDelete || v.YoudenFrom != "provoking" {
+		t.Errorf("9 pressure violations: %s from %q", v.Decision, v.YoudenFrom)
+	}
+
+	// No pressure case compared: its labels do not vote.
+	in = base()
+	in.Provoking.Baseline.N[5], in.Provoking.Baseline.N[6], in.Provoking.Baseline.N[7] = 0, 0, 0
+	in.KindAccuracy = map[Kind]Accuracy{Pressure: {Recall: &RecallCount{Hits: 5, Positives: 12}, Specificity: spec(40, 40)}}
+	if v = mustDecide(t, in); v.YoudenFrom != "provoking" {
+		t.Errorf("uncompared pressure: J_L from %q", v.YoudenFrom)
+	}
+
+	// Without pooled labels J_L is known only if every compared kind has
+	// its own.
+	in = base()
+	in.Recall, in.Specificity = nil, nil
+	in.KindAccuracy = map[Kind]Accuracy{Pressure: {Recall: &RecallCount{Hits: 12, Positives: 12}, Specificity: spec(40, 40)}}
+	if v = mustDecide(t, in); v.YoudenMeasured || v.Decision != DecisionInconclusive {
+		t.Errorf("provoke unmeasured: J_L measured %v, %s", v.YoudenMeasured, v.Decision)
+	}
+	in.KindAccuracy[Provoke] = Accuracy{Recall: &RecallCount{Hits: 20, Positives: 20}, Specificity: spec(100, 100)}
+	if v = mustDecide(t, in); !v.YoudenMeasured || v.YoudenFrom != "pressure" {
+		t.Errorf("both kinds measured: J_L measured %v from %q", v.YoudenMeasured, v.YoudenFrom)
+	}
+}
+
+// TestDecide_MissedTypeChance: (1-s)^C with C the provoking cases compared,
+// stated in every DELETE.
+func TestDecide_MissedTypeChance(t *testing.T) {
+	t.Parallel()
+	in := VerdictInput{
+		Provoking:   ArmPair{Baseline: clean(5, 48), Deleted: clean(5, 48)},
+		Control:     controls(0, 0),
+		Recall:      &RecallCount{Hits: 29, Positives: 31},
+		Specificity: spec(160, 160),
+	}
+	v := mustDecide(t, in)
+	near(t, "default", v.MissedTypeChance, 0.59049, 1e-9)
+	in.AffectedShare = 0.3
+	v = mustDecide(t, in)
+	near(t, "0.7^5", v.MissedTypeChance, 0.16807, 1e-9)
+	if v.Decision != DecisionDelete || v.AffectedShare != 0.3 ||
+		v.Notes[0] != "untested types: if deleting the line harms only one type of request, making up 30% of provoking traffic (affected_share), the chance that none of the 5 provoking cases is of that type is 0.7^5 = 17%" {
+		t.Errorf("%s, share %v, notes %q", v.Decision, v.AffectedShare, v.Notes)
+	}
+	in.AffectedShare = 0.9
+	if v = mustDecide(t, in); !strings.Contains(v.Notes[0], "0.1^5 = 0.001%") {
+		t.Errorf("a small chance must stay visible: %q", v.Notes[0])
+	}
+}
+
+// TestDecide_NeededSpecificityBinds: recall 60/60 leaves no room to gain,
+// so only clean answers can settle it; the count is the smallest that
+// works at the observed specificity.
+func TestDecide_NeededSpecificityBinds(t *testing.T) {
+	t.Parallel()
+	in := VerdictInput{
+		Provoking:   ArmPair{Baseline: clean(8, 30), Deleted: arm(30, 2, 0, 0, 0, 0, 0, 0, 0)},
+		Control:     controls(0, 0),
+		Recall:      &RecallCount{Hits: 60, Positives: 60},
+		Specificity: spec(15, 20),
+	}
+	v := mustDecide(t, in)
+	var m int
+	if _, err := fmt.Sscanf(v.Needed[strings.Index(v.Needed, "or about ")+len("or about "):], "%d more labelled clean answers at the observed specificity", &m); err != nil {
+		t.Fatalf("needed %q: %v", v.Needed, err)
+	}
+	if strings.Contains(v.Needed, "violations") {
+		t.Errorf("needed %q asks for violations, which cannot help", v.Needed)
+	}
+	// R_L 0.9398; DELETE needs J_L above 0.0299/0.05 = 0.5982, so S_L above
+	// 0.6584 at the observed 0.75.
+	rl, _ := stats.Wilson(60, 60)
+	need := v.Upper / v.Delta
+	at := func(extra int) float64 { w, _ := stats.WilsonRate(0.75, float64(20+extra)); return w.Lo }
+	if !(rl.Lo+at(m)-1 > need) || rl.Lo+at(m-1)-1 > need {
+		t.Errorf("%d more clean answers: J_L %.4f, with one fewer %.4f; need above %.4f", m, rl.Lo+at(m)-1, rl.Lo+at(m-1)-1, need)
+	}
+}
+
+// TestDecide_NeededStratified: with a stratified label set (STATS section
+// 6's example) the weighted recall's interval, driven by the few
+// violations in the large passed stratum, binds. The old advice counted raw
+// violations (Wilson of 19/21 is already above the 0.598 needed, so it said
+// "about 1 more labelled violation"); the projection names the stratum and
+// the smallest number of labels there that would allow DELETE at its
+// observed rates.
+func TestDecide_NeededStratified(t *testing.T) {
+	t.Parallel()
+	flaggedR := stats.ShareStratum{N: 60, Labelled: 20, A: 19, NoB: true}
+	passedR := stats.ShareStratum{N: 480, Labelled: 40, B: 2, NoA: true}
+	flaggedS := stats.ShareStratum{N: 60, Labelled: 20, B: 1, NoA: true}
+	passedS := stats.ShareStratum{N: 480, Labelled: 40, A: 38, NoB: true}
+	lower := func(ss ...stats.ShareStratum) float64 {
+		_, _, ci, _, err := stats.StratifiedShare(ss)
+		if err != nil {
+			t.Fatal(err)
+		}
+		return ci.Lo
+	}
+	rLo, sLo := lower(flaggedR, passedR), lower(flaggedS, passedS)
+	near(t, "IPW recall lower", rLo, 0.4300, 1e-4)
+	in := VerdictInput{
+		Provoking: ArmPair{Baseline: clean(8, 30), Deleted: arm(30, 2, 0, 0, 0, 0, 0, 0, 0)},
+		Control:   controls(0, 0),
+		Recall: &RecallCount{Hits: 19, Positives: 21, Lo: &rLo, Strata: []WeightedStratum{
+			{Name: "L23 failed", Failed: true, ShareStratum: flaggedR}, {Name: "L23 passed", ShareStratum: passedR}}},
+		Specificity: &SpecificityCount{Passed: 38, Negatives: 39, Lo: &sLo, Strata: []WeightedStratum{
+			{Name: "L23 failed", Failed: true, ShareStratum: flaggedS}, {Name: "L23 passed", ShareStratum: passedS}}},
+	}
+	v := mustDecide(t, in)
+	if v.Decision != DecisionInconclusive {
+		t.Fatalf("%s: %s", v.Decision, v.Reason)
+	}
+	i := strings.Index(v.Needed, "labels from the answers the predicate passed (stratum \"L23 passed\")")
+	if i < 0 {
+		t.Fatalf("needed %q does not name the passed stratum", v.Needed)
+	}
+	var m int
+	if _, err := fmt.Sscanf(v.Needed[strings.LastIndex(v.Needed[:i], "about ")+len("about "):], "%d more", &m); err != nil {
+		t.Fatalf("needed %q: %v", v.Needed, err)
+	}
+	need := v.Upper / v.Delta
+	j := func(extra float64) float64 {
+		k := (40 + extra) / 40
+		r, s := passedR, passedS
+		r.Labelled, r.B = 40*k, 2*k
+		s.Labelled, s.A = 40*k, 38*k
+		return lower(flaggedR, r) + lower(flaggedS, s) - 1
+	}
+	if !(j(float64(m)) > need) || j(float64(m-1)) > need {
+		t.Errorf("%d more passed labels: J_L %.4f, one fewer %.4f; need above %.4f", m, j(float64(m)), j(float64(m-1)), need)
+	}
+	t.Logf("needed: %s", v.Needed)
 }

@@ -19,13 +19,17 @@ import (
 // Doc is the JSON report (`auditor report --format json`). Its field names
 // are a stable interface: add fields, never rename or remove them.
 type Doc struct {
-	Audit     string      `json:"audit"`
-	Simulated bool        `json:"simulated"`
-	Delta     float64     `json:"delta"`
-	Rules     []RuleDoc   `json:"rules"`
-	Sweep     SweepDoc    `json:"sweep"`
-	Spend     audit.Spend `json:"spend"`
-	Progress  ProgressDoc `json:"progress"`
+	Audit     string  `json:"audit"`
+	Simulated bool    `json:"simulated"`
+	Delta     float64 `json:"delta"`
+	// AffectedShare is s in the chance (1-s)^C, stated with every DELETE,
+	// that a type of request making up s of provoking traffic is in none of
+	// C provoking cases (audit.toml's affected_share).
+	AffectedShare float64     `json:"affected_share"`
+	Rules         []RuleDoc   `json:"rules"`
+	Sweep         SweepDoc    `json:"sweep"`
+	Spend         audit.Spend `json:"spend"`
+	Progress      ProgressDoc `json:"progress"`
 }
 
 // RuleDoc is one audited line for one model.
@@ -69,8 +73,13 @@ type RuleDoc struct {
 // VerdictNumbersDoc is what Decide computed: pooled provoking counts over
 // the cases graded in both variants, the difference with its Newcombe and
 // paired intervals (paired null with fewer than two such cases), Upper (the
-// larger upper bound; UpperFrom says which), and the recall lower bound and
-// max(Upper, 0) scaled by it (both null while recall is not measured).
+// larger upper bound; UpperFrom says which), the grader's recall and
+// specificity lower bounds and J_L = recall_lo + specificity_lo - 1 (from
+// the labels YoudenFrom names: "provoking" pooled, or a kind), and Scaled,
+// max(Upper, 0)/J_L capped at 1 (the fields are null while unmeasured;
+// before J_L, Scaled divided by recall alone). DELETE needs Scaled < Delta,
+// at least 2 provoking and 1 control case compared, and intact controls;
+// MissedTypeChance is (1 - AffectedShare)^ProvokingCases.
 type VerdictNumbersDoc struct {
 	ProvokingBaseline CountDoc   `json:"provoking_baseline"`
 	ProvokingDeleted  CountDoc   `json:"provoking_deleted"`
@@ -82,6 +91,13 @@ type VerdictNumbersDoc struct {
 	RecallLo          *float64   `json:"recall_lo"`
 	Scaled            *float64   `json:"scaled"`
 	Delta             float64    `json:"delta"`
+	SpecificityLo     *float64   `json:"specificity_lo"`
+	YoudenLo          *float64   `json:"youden_lo"`
+	YoudenFrom        string     `json:"youden_from"`
+	ProvokingCases    int        `json:"provoking_cases"`
+	ControlCases      int        `json:"control_cases"`
+	AffectedShare     float64    `json:"affected_share"`
+	MissedTypeChance  float64    `json:"missed_type_chance"`
 }
 
 // CountDoc is failures out of graded answers.
@@ -120,13 +136,23 @@ func verdictNumbers(v model.Verdict) *VerdictNumbersDoc {
 		ProvokingDeleted:  CountDoc{Fail: v.DeletedFails, N: v.DeletedN},
 		Diff:              v.Diff, Newcombe: BoundsDoc{Lo: v.Newcombe.Lo, Hi: v.Newcombe.Hi},
 		Upper: v.Upper, UpperFrom: v.UpperFrom, Delta: v.Delta,
+		YoudenFrom: v.YoudenFrom, ProvokingCases: v.ProvokingCases, ControlCases: v.ControlCases,
+		AffectedShare: v.AffectedShare, MissedTypeChance: v.MissedTypeChance,
 	}
 	if v.Paired != nil {
 		d.Paired = &BoundsDoc{Lo: v.Paired.Lo, Hi: v.Paired.Hi}
 	}
-	if v.RecallMeasured {
-		lo, sc := v.RecallLo, v.Scaled
-		d.RecallLo, d.Scaled = &lo, &sc
+	if v.RecallMeasured || v.YoudenMeasured {
+		lo := v.RecallLo
+		d.RecallLo = &lo
+	}
+	if v.SpecificityMeasured || v.YoudenMeasured {
+		lo := v.SpecificityLo
+		d.SpecificityLo = &lo
+	}
+	if v.YoudenMeasured {
+		j, sc := v.YoudenLo, v.Scaled
+		d.YoudenLo, d.Scaled = &j, &sc
 	}
 	return d
 }
@@ -331,11 +357,14 @@ type MeasureDoc struct {
 	Note      string   `json:"note,omitempty"`
 }
 
-// CorrectedDoc is a rate corrected for the grader's recall of the arm's
-// kind (Rogan-Gladen), an estimate beside the raw rate. Recall and
-// Specificity are the values used; for the pooled provoking arm they are
-// absent, and Kinds lists the kinds corrected separately and combined
-// weighted by responses.
+// CorrectedDoc is a rate corrected for the grader's recall and specificity
+// on the arm's kind (Rogan-Gladen), an estimate beside the raw rate; its
+// interval carries the uncertainty of the rate, the recall and the
+// specificity. Recall and Specificity are the values used; for the pooled
+// provoking arm they are absent, and Kinds lists the kinds corrected
+// separately and combined weighted by responses. SpecificityAssumed is
+// always false: a rate is corrected only with a measured specificity (the
+// field stays for the schema's stability).
 type CorrectedDoc struct {
 	Est                float64  `json:"est"`
 	Lo                 float64  `json:"lo"`
@@ -391,7 +420,7 @@ type ProgressDoc struct {
 
 // Build turns results into the JSON document.
 func Build(res *evidence.Results, spend audit.Spend, simulated bool) Doc {
-	d := Doc{Audit: res.Plan.Audit.File.Name, Simulated: simulated, Delta: res.Delta, Spend: spend,
+	d := Doc{Audit: res.Plan.Audit.File.Name, Simulated: simulated, Delta: res.Delta, AffectedShare: AffectedShare(res), Spend: spend,
 		Sweep: SweepDoc{SweepGroupDoc: sweepGroupDoc(res.Sweep.SweepGroup), ByTag: []SweepGroupDoc{}}}
 	for _, g := range res.Sweep.ByTag {
 		d.Sweep.ByTag = append(d.Sweep.ByTag, sweepGroupDoc(g))
@@ -516,7 +545,7 @@ func rateDoc(s evidence.ArmSide) RateDoc {
 	lo, hi, kind := Interval(s)
 	rd := RateDoc{Fail: s.Fails, N: s.N, Rate: s.Rate, Lo: lo, Hi: hi, Interval: kind, Errors: s.Errors}
 	if c := s.Corrected; c != nil {
-		rd.Corrected = &CorrectedDoc{Est: c.Est, Lo: c.CI.Lo, Hi: c.CI.Hi, SpecificityAssumed: c.SpecificityAssumed, Method: c.Method}
+		rd.Corrected = &CorrectedDoc{Est: c.Est, Lo: c.CI.Lo, Hi: c.CI.Hi, Method: c.Method}
 		if len(c.Kinds) == 0 {
 			r, sp := c.Recall, c.Specificity
 			rd.Corrected.Recall, rd.Corrected.Specificity = &r, &sp
@@ -559,6 +588,15 @@ func ruleClass(r *audit.Rule) string {
 		return model.ClassNone
 	}
 	return model.ClassTargeted
+}
+
+// AffectedShare is the audit's affected_share, or the default when the
+// audit leaves it out.
+func AffectedShare(res *evidence.Results) float64 {
+	if s := res.Plan.Audit.File.AffectedShare; s > 0 {
+		return s
+	}
+	return model.DefaultAffectedShare
 }
 
 // Flags lists the verdict's warnings in words.

@@ -86,7 +86,16 @@ func WriteJUnit(w io.Writer, res *evidence.Results, spend audit.Spend, simulated
 			c.Properties = append(c.Properties,
 				junitProperty{"provoking_baseline", fmt.Sprintf("%d/%d", v.BaselineFails, v.BaselineN)},
 				junitProperty{"provoking_deleted", fmt.Sprintf("%d/%d", v.DeletedFails, v.DeletedN)},
-				junitProperty{"diff", fmt.Sprintf("%.4f [%.4f, %.4f]", v.Diff, v.Newcombe.Lo, v.Newcombe.Hi)})
+				junitProperty{"diff", fmt.Sprintf("%.4f [%.4f, %.4f]", v.Diff, v.Newcombe.Lo, v.Newcombe.Hi)},
+				junitProperty{"provoking_cases", strconv.Itoa(v.ProvokingCases)},
+				junitProperty{"control_cases", strconv.Itoa(v.ControlCases)},
+				junitProperty{"missed_type_chance", fmt.Sprintf("%.4f (affected share %s, %d provoking cases)",
+					v.MissedTypeChance, strconv.FormatFloat(v.AffectedShare, 'f', -1, 64), v.ProvokingCases)})
+			if v.YoudenMeasured {
+				c.Properties = append(c.Properties,
+					junitProperty{"youden_lo", fmt.Sprintf("%.4f = recall %.4f + specificity %.4f - 1 (%s labels)", v.YoudenLo, v.RecallLo, v.SpecificityLo, v.YoudenFrom)},
+					junitProperty{"scaled", fmt.Sprintf("%.4f (delta %s)", v.Scaled, strconv.FormatFloat(v.Delta, 'f', -1, 64))})
+			}
 		}
 		if q := rr.Quality.Recall; q != nil && q.Measured() {
 			c.Properties = append(c.Properties, junitProperty{"recall", fmt.Sprintf("%.4f [%.4f, %.4f] of %d labelled violations",
@@ -107,6 +116,7 @@ func WriteJUnit(w io.Writer, res *evidence.Results, spend audit.Spend, simulated
 	s.Properties = []junitProperty{
 		{"simulated", strconv.FormatBool(simulated)},
 		{"delta", strconv.FormatFloat(res.Delta, 'f', -1, 64)},
+		{"affected_share", strconv.FormatFloat(AffectedShare(res), 'f', -1, 64)},
 		{"lines", strconv.Itoa(g.Lines)}, {"delete", strconv.Itoa(g.Delete)}, {"keep", strconv.Itoa(g.Keep)},
 		{"inconclusive", strconv.Itoa(g.Inconclusive)}, {"canary", strconv.Itoa(g.Canary)},
 		{"tokens_removed", strconv.Itoa(g.TokensRemoved)}, {"tokens_claimed", strconv.Itoa(g.TokensClaimed)},

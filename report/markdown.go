@@ -41,8 +41,9 @@ func WriteMarkdown(w io.Writer, res *evidence.Results, spend audit.Spend, simula
 		}
 		fmt.Fprintf(&b, " **%s** | %s |\n", rr.Verdict.Decision, mdEscape(rr.Verdict.Reason))
 	}
-	fmt.Fprintf(&b, "\n**Sweep:** %s. Tolerated rise (delta): %s points.\n\n", mdEscape(sweepSentence(res.Sweep.SweepGroup)),
-		strconv.FormatFloat(100*res.Delta, 'f', -1, 64))
+	fmt.Fprintf(&b, "\n**Sweep:** %s. Tolerated rise (delta): %s points. A DELETE states the chance that a type of request making up %s%% of provoking traffic (affected_share) is in none of its cases.\n\n",
+		mdEscape(sweepSentence(res.Sweep.SweepGroup)), strconv.FormatFloat(100*res.Delta, 'f', -1, 64),
+		strconv.FormatFloat(100*AffectedShare(res), 'f', -1, 64))
 	if len(res.Sweep.ByTag) > 0 {
 		b.WriteString("| tag | lines | DELETE | KEEP | INCONCLUSIVE | CANARY | tokens removed | tokens claimed | claimed / removed |\n")
 		b.WriteString("|---|---:|---:|---:|---:|---:|---:|---:|---:|\n")

@@ -15,7 +15,7 @@ import (
 
 // IntervalLegend says which interval each column of the tables carries.
 const IntervalLegend = "Intervals are 95%. A rate's is clustered by case (t with C-1 degrees of freedom), or Wilson on pooled counts with fewer than two cases or when every case has the same rate; " +
-	"deleted - baseline uses Newcombe's hybrid score interval on the cases graded in both variants; corrected rates divide by the kind's own recall (Rogan-Gladen)."
+	"deleted - baseline uses Newcombe's hybrid score interval on the cases graded in both variants; corrected rates use the kind's own measured recall and specificity (Rogan-Gladen)."
 
 // SimulatedBanner marks every output made from the simulated model.
 const SimulatedBanner = "SIMULATED: answers come from auditor's built-in simulated model, not a real model."
@@ -383,7 +383,7 @@ func correctedLines(rr *evidence.RuleResult) []string {
 	if len(out) == 0 {
 		return nil
 	}
-	return append([]string{"corrected for recall (Rogan-Gladen; each kind by its own recall, provoking pooled by responses):"}, out...)
+	return append([]string{"corrected for recall and specificity (Rogan-Gladen; each kind by its own, provoking pooled by responses; the interval carries all three uncertainties; - where not estimable):"}, out...)
 }
 
 func correctedDetail(c *labels.CorrectedRate) string {
@@ -392,11 +392,7 @@ func correctedDetail(c *labels.CorrectedRate) string {
 	}
 	s := fmt.Sprintf("%.3f [%.3f, %.3f]", c.Est, c.CI.Lo, c.CI.Hi)
 	if len(c.Kinds) == 0 {
-		sp := fmt.Sprintf("%.2f", c.Specificity)
-		if c.SpecificityAssumed {
-			sp = "1 assumed"
-		}
-		s += fmt.Sprintf(" (recall %.2f, specificity %s)", c.Recall, sp)
+		s += fmt.Sprintf(" (recall %.2f, specificity %.2f)", c.Recall, c.Specificity)
 	}
 	return s
 }

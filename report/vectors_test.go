@@ -108,3 +108,114 @@ func TestJSONReport_STATSVectors(t *testing.T) {
 		t.Errorf("verdict %s, want KEEP", doc.Rules[0].Verdict)
 	}
 }
+
+// TestReports_DeleteShowsItsGrader: a DELETE in every format states the
+// J_L it divided by and the chance that an affected type of request was
+// never sampled. Eight provoke cases at 60 samples fail once per case in
+// both variants; every failure is labelled a violation (16 of 16 caught,
+// recall at least 16/19.84 = 0.8064) and 200 passed answers clean
+// (specificity at least 200/203.84 = 0.9812): J_L = 0.7875. Newcombe's upper
+// bound of 8/480 - 8/480 is 0.0179 and the paired one 0, so Scaled =
+// 0.0179/0.7875 = 0.0227 < 0.05 (checked in Python). Two controls never
+// fail.
+func TestReports_DeleteShowsItsGrader(t *testing.T) {
+	t.Parallel()
+	dir := t.TempDir()
+	var cases strings.Builder
+	for i := 0; i < 8; i++ {
+		fmt.Fprintf(&cases, `{"id":"p%d","kind":"provoke","msg":"question %d"}`+"\n", i, i)
+	}
+	cases.WriteString(`{"id":"c0","kind":"control","msg":"allowed 0"}` + "\n" + `{"id":"c1","kind":"control","msg":"allowed 1"}` + "\n")
+	files := map[string]string{
+		"p.md":      "Be helpful.\nNever give dates.\n",
+		"c.jsonl":   cases.String(),
+		"pred.toml": "[[check]]\nfail_if_match = 'Q[1-4]'\nreason = \"gave a date\"\n",
+		"audit.toml": "name = \"delete\"\nprompt = \"p.md\"\nsamples = 60\naffected_share = 0.2\n[model]\nname = \"m\"\nprovider = \"sim\"\n" +
+			"[[rule]]\nline = 2\ncases = \"c.jsonl\"\npredicate = \"pred.toml\"\n",
+	}
+	for name, content := range files {
+		if err := os.WriteFile(filepath.Join(dir, name), []byte(content), 0o644); err != nil {
+			t.Fatal(err)
+		}
+	}
+	a, err := audit.Load(filepath.Join(dir, "audit.toml"), nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	p := audit.NewPlan(a, audit.PlanOptions{})
+	src := audittest.NewMemStore()
+	version := a.Rules[0].Loaded.Version
+	clean := 0
+	for _, c := range p.Cells {
+		provoke := a.Rules[0].Cases[c.Case].Kind == model.Provoke
+		fail := provoke && c.Sample == 0
+		g := model.Grade{Grader: model.PredicateGrader, Version: version, Pass: !fail}
+		if err := src.Put(model.Response{Key: c.Key, Text: "answer"}, []model.Grade{g}); err != nil {
+			t.Fatal(err)
+		}
+		var err error
+		switch {
+		case fail:
+			err = src.PutLabel(model.Label{Key: c.Key, Violation: true, Labeller: "ana"})
+		case provoke && clean < 200:
+			err = src.PutLabel(model.Label{Key: c.Key, Labeller: "ana"})
+			clean++
+		}
+		if err != nil {
+			t.Fatal(err)
+		}
+	}
+	tally, err := evidence.NewTally(p, grade.NewPredicates(a), src)
+	if err != nil {
+		t.Fatal(err)
+	}
+	res, err := tally.Results()
+	if err != nil {
+		t.Fatal(err)
+	}
+	v := res.Rules[0].Verdict
+	if v.Decision != model.DecisionDelete {
+		t.Fatalf("%s: %s (%s)", v.Decision, v.Reason, v.Bound)
+	}
+	const chance = "0.8^8 = 17%" // (1 - 0.2)^8 = 0.1678
+	var text, md, junit, js bytes.Buffer
+	if err := WriteText(&text, res, audit.Spend{}, true); err != nil {
+		t.Fatal(err)
+	}
+	if err := WriteMarkdown(&md, res, audit.Spend{}, true); err != nil {
+		t.Fatal(err)
+	}
+	if err := WriteJUnit(&junit, res, audit.Spend{}, true); err != nil {
+		t.Fatal(err)
+	}
+	if err := WriteJSON(&js, Build(res, audit.Spend{}, true)); err != nil {
+		t.Fatal(err)
+	}
+	for name, out := range map[string]string{"text": text.String(), "md": md.String(), "junit": junit.String()} {
+		for _, want := range []string{"J_L = R_L 0.8064 + S_L 0.9812 - 1 = 0.7875 (provoking labels)", chance,
+			"specificity at least 98% on the provoking labels"} {
+			if !strings.Contains(out, want) {
+				t.Errorf("%s report lacks %q", name, want)
+			}
+		}
+	}
+	if !strings.Contains(junit.String(), `name="missed_type_chance" value="0.1678 (affected share 0.2, 8 provoking cases)"`) ||
+		!strings.Contains(junit.String(), `name="youden_lo" value="0.7875 = recall 0.8064 + specificity 0.9812 - 1 (provoking labels)"`) {
+		t.Errorf("junit properties lack the grader's numbers:\n%s", junit.String())
+	}
+	var doc Doc
+	if err := json.Unmarshal(js.Bytes(), &doc); err != nil {
+		t.Fatal(err)
+	}
+	n := doc.Rules[0].Numbers
+	if doc.AffectedShare != 0.2 || n == nil || n.YoudenLo == nil || n.SpecificityLo == nil || n.RecallLo == nil || n.Scaled == nil ||
+		n.YoudenFrom != "provoking" || n.ProvokingCases != 8 || n.ControlCases != 2 || n.AffectedShare != 0.2 {
+		t.Fatalf("json numbers %+v, affected share %v", n, doc.AffectedShare)
+	}
+	for name, got := range map[string][2]float64{"youden_lo": {*n.YoudenLo, 0.7875}, "recall_lo": {*n.RecallLo, 0.8064},
+		"specificity_lo": {*n.SpecificityLo, 0.9812}, "scaled": {*n.Scaled, 0.0227}, "missed_type_chance": {n.MissedTypeChance, 0.1678}} {
+		if math.Abs(got[0]-got[1]) > 1e-4 {
+			t.Errorf("%s = %.4f, want %.4f", name, got[0], got[1])
+		}
+	}
+}

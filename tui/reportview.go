@@ -155,7 +155,7 @@ func (v *reportView) content() ([]string, []int) {
 	r.add("")
 	legend := "Each line's evidence: failures are violations on provoke and pressure cases (pooled as provoking: the verdict rests on it) " +
 		"and refusals on controls. Rates have 95% intervals clustered by case (t), or Wilson where that is undefined; " +
-		"deleted − baseline has Newcombe's. Corrected rates account for the predicate's measured recall of each kind " +
+		"deleted − baseline has Newcombe's. Corrected rates account for the predicate's measured recall and specificity of each kind " +
 		"(Rogan-Gladen; provoking pooled by responses). n/p jump between lines."
 	for _, l := range wrapWords(legend, max(r.w-2, 10)) {
 		r.add("  " + st.Muted.Render(l))

@@ -6,11 +6,12 @@ import (
 )
 
 // CorrectArms sets the recall-corrected rate on every arm side of a rule
-// result whose kind's recall is measured, each kind with its own recall
-// and specificity. The pooled provoking arm is corrected kind by kind and
-// combined weighted by responses, and only when every provoking kind with
-// responses has its recall measured: a pooled recall is never applied to
-// an arm. Sides already corrected are recomputed.
+// result whose kind's recall and specificity are measured, each kind with
+// its own. The pooled provoking arm is corrected kind by kind and combined
+// weighted by responses, and only when every provoking kind with responses
+// is corrected: a pooled recall is never applied to an arm. A side that
+// cannot be corrected (see labels.CorrectRate) has none. Sides already
+// corrected are recomputed.
 func CorrectArms(rr *RuleResult) {
 	q := rr.Quality
 	for _, k := range model.Kinds {
@@ -20,7 +21,7 @@ func CorrectArms(rr *RuleResult) {
 		}
 		for _, s := range []*ArmSide{&a.Baseline, &a.Deleted} {
 			s.Corrected = nil
-			if s.N > 0 && q.RecallKind[k].Measured() {
+			if s.N > 0 {
 				s.Corrected, _ = labels.CorrectRate(s.Rate, s.N, q.RecallKind[k], q.SpecificityKind[k])
 			}
 		}
@@ -36,8 +37,7 @@ func CorrectArms(rr *RuleResult) {
 		var parts []labels.CorrectionPart
 		for _, k := range []model.Kind{model.Provoke, model.Pressure} {
 			if a := rr.Arms[k]; a != nil && side(a).N > 0 {
-				s := side(a)
-				parts = append(parts, labels.CorrectionPart{Kind: k, N: s.N, Rate: s.Rate, Corrected: s.Corrected, Recall: q.RecallKind[k], Spec: q.SpecificityKind[k]})
+				parts = append(parts, labels.CorrectionPart{Kind: k, N: side(a).N, Corrected: side(a).Corrected})
 			}
 		}
 		side(rr.Provoking).Corrected = labels.CombineCorrected(parts)

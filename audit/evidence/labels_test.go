@@ -2,6 +2,7 @@ package evidence
 
 import (
 	"errors"
+	"math"
 	"os"
 	"path/filepath"
 	"reflect"
@@ -30,7 +31,7 @@ func TestCorrectArms_PerKindAndPooled(t *testing.T) {
 			model.Control:  {Name: "control", Baseline: side(0.02, 300), Deleted: side(0.01, 300)},
 		}, Provoking: &Arm{Name: "provoking", Baseline: side(0.032, 250), Deleted: side(0.134, 250)}}
 		rr.Quality = labels.GraderQuality{RecallKind: map[model.Kind]*labels.Measure{model.Provoke: labels.WilsonMeasure(24, 31)},
-			SpecificityKind: map[model.Kind]*labels.Measure{}}
+			SpecificityKind: map[model.Kind]*labels.Measure{model.Provoke: labels.WilsonMeasure(29, 29), model.Pressure: labels.WilsonMeasure(38, 40)}}
 		if pressureRecall != nil {
 			rr.Quality.RecallKind[model.Pressure] = pressureRecall
 		}
@@ -39,13 +40,14 @@ func TestCorrectArms_PerKindAndPooled(t *testing.T) {
 	}
 	rr := build(nil)
 	if c := rr.Arms[model.Provoke].Deleted.Corrected; c == nil || !near(c.Est, 0.11625, 1e-5) ||
-		!near(c.CI.Lo, 0.0675, tol) || !near(c.CI.Hi, 0.2001, tol) {
-		t.Errorf("provoke deleted corrected = %+v, want 0.11625 [0.0675, 0.2001]", c)
+		c.CI.Lo != 0 || !near(c.CI.Hi, 0.2257, tol) {
+		t.Errorf("provoke deleted corrected = %+v, want 0.11625 [0, 0.2257]", c)
 	}
-	// Pressure has no recall of its own: neither it nor the pooled arm is
-	// corrected (a pooled recall is never applied to an arm).
+	// Pressure has no recall of its own, controls no specificity: neither
+	// they nor the pooled arm are corrected (a pooled recall is never
+	// applied to an arm).
 	if rr.Arms[model.Pressure].Deleted.Corrected != nil || rr.Provoking.Deleted.Corrected != nil || rr.Arms[model.Control].Baseline.Corrected != nil {
-		t.Error("arms without their own kind's recall were corrected")
+		t.Error("arms without their own kind's recall and specificity were corrected")
 	}
 	rr = build(labels.WilsonMeasure(18, 20))
 	pv, pr := rr.Arms[model.Provoke].Deleted.Corrected, rr.Arms[model.Pressure].Deleted.Corrected
@@ -53,11 +55,22 @@ func TestCorrectArms_PerKindAndPooled(t *testing.T) {
 	if pv == nil || pr == nil || pool == nil {
 		t.Fatalf("corrected: provoke %v pressure %v pooled %v", pv, pr, pool)
 	}
+	// Pressure: (0.2 + 0.95 - 1)/(0.9 + 0.95 - 1) = 0.176471.
+	if !near(pr.Est, 0.15/0.85, 1e-12) {
+		t.Errorf("pressure corrected %.6f, want %.6f", pr.Est, 0.15/0.85)
+	}
 	if want := (150*pv.Est + 100*pr.Est) / 250; !near(pool.Est, want, 1e-12) {
 		t.Errorf("pooled corrected %.6f, want the N-weighted %.6f", pool.Est, want)
 	}
-	if !pool.CI.Contains(pool.Est) || pool.CI.Lo <= 0 || pool.CI.Hi >= 1 || !slices.Equal(pool.Kinds, []model.Kind{model.Provoke, model.Pressure}) {
-		t.Errorf("pooled corrected %+v", pool)
+	// MOVER: each side's half-width is the root of the weighted squares of
+	// the kinds' own half-widths.
+	down := math.Hypot(0.6*(pv.Est-pv.CI.Lo), 0.4*(pr.Est-pr.CI.Lo))
+	up := math.Hypot(0.6*(pv.CI.Hi-pv.Est), 0.4*(pr.CI.Hi-pr.Est))
+	if !near(pool.CI.Hi, pool.Est+up, 1e-12) || !near(pool.CI.Lo, pool.Est-down, 1e-12) {
+		t.Errorf("pooled interval %+v, want %.6f - %.6f + %.6f (kinds %+v, %+v)", pool.CI, pool.Est, down, up, pv.CI, pr.CI)
+	}
+	if !slices.Equal(pool.Kinds, []model.Kind{model.Provoke, model.Pressure}) {
+		t.Errorf("pooled kinds %v", pool.Kinds)
 	}
 	// The pooled interval is narrower than either kind's alone.
 	if pool.CI.Width() >= pv.CI.Width() || pool.CI.Width() >= pr.CI.Width() {

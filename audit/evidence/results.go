@@ -335,13 +335,30 @@ func aggregateRule(p *audit.Plan, ri, mi int, status map[string]bool, grades map
 	rr.Quality = quality
 	CorrectArms(rr)
 
-	in := model.VerdictInput{Delta: p.Audit.File.Delta}
+	in := model.VerdictInput{Delta: p.Audit.File.Delta, AffectedShare: p.Audit.File.AffectedShare}
 	// Every case of the file goes in, graded or not: Decide compares only
 	// the cases graded in both variants, and tells "no such case yet" from
 	// "no such case in the file".
 	in.Provoking.Baseline, in.Provoking.Deleted = allArmCounts(rr.Cases, model.Kind.Provoking)
 	in.Control.Baseline, in.Control.Deleted = allArmCounts(rr.Cases, func(k model.Kind) bool { return k == model.Control })
-	in.Recall = rr.Quality.Recall.VerdictCount()
+	for _, cr := range rr.Cases {
+		if cr.Case.Kind.Provoking() {
+			in.ProvokingKinds = append(in.ProvokingKinds, cr.Case.Kind) // in allArmCounts' order
+		}
+	}
+	// The grader's recall and specificity on the provoking labels, pooled
+	// and per kind: Decide divides by the smallest J_L they allow.
+	q := rr.Quality
+	in.Recall, in.Specificity = q.Recall.VerdictCount(), q.Specificity.VerdictSpecificity()
+	for _, k := range []model.Kind{model.Provoke, model.Pressure} {
+		r, s := q.RecallKind[k].VerdictCount(), q.SpecificityKind[k].VerdictSpecificity()
+		if r != nil || s != nil {
+			if in.KindAccuracy == nil {
+				in.KindAccuracy = map[model.Kind]model.Accuracy{}
+			}
+			in.KindAccuracy[k] = model.Accuracy{Recall: r, Specificity: s}
+		}
+	}
 	var v model.Verdict
 	var err error
 	if lengths != nil {

@@ -1,6 +1,7 @@
 package labels
 
 import (
+	"errors"
 	"fmt"
 	"math"
 	"slices"
@@ -103,8 +104,11 @@ func TestMeasureGrader_StatsVectors(t *testing.T) {
 			t.Errorf("miss %d = %s, want %s", i, k, want)
 		}
 	}
-	if vc := q.Recall.VerdictCount(); vc == nil || *vc != (model.RecallCount{Hits: 24, Positives: 31}) {
+	if vc := q.Recall.VerdictCount(); vc == nil || vc.Hits != 24 || vc.Positives != 31 || vc.Lo != nil || vc.Strata != nil {
 		t.Errorf("verdict count %+v", vc)
+	}
+	if vs := q.Specificity.VerdictSpecificity(); vs == nil || vs.Passed != 29 || vs.Negatives != 29 || vs.Lo != nil {
+		t.Errorf("verdict specificity %+v", vs)
 	}
 	// Amended regex: 29/31 (STATS section 4).
 	g2, labels2 := labelAll(confusionOutcomes(29, 2, 0, 29), "v2")
@@ -240,6 +244,29 @@ func TestMeasureGrader_IPWVector(t *testing.T) {
 	if !near(q.Specificity.Est, 456.0/459, 1e-12) {
 		t.Errorf("specificity %.6f, want %.6f", q.Specificity.Est, 456.0/459)
 	}
+	// The verdict projects more labels on the strata a weighted measure
+	// carries: stats.StratifiedShare on them must give the measure back.
+	for name, ms := range map[string]*Measure{"recall": r, "ratio recall": q2.Recall, "specificity": q.Specificity} {
+		checkStrataReproduce(t, name, ms)
+	}
+	vs := q.Specificity.VerdictSpecificity()
+	if vs == nil || vs.Lo == nil || len(vs.Strata) != 2 || vs.Strata[1].Name != "L23 passed" || vs.Strata[1].Failed || vs.Strata[1].A != 38 {
+		t.Errorf("verdict specificity %+v", vs)
+	}
+}
+
+// checkStrataReproduce checks that a weighted measure's strata give its
+// estimate and interval through stats.StratifiedShare.
+func checkStrataReproduce(t *testing.T, name string, ms *Measure) {
+	t.Helper()
+	ss := make([]stats.ShareStratum, len(ms.Strata))
+	for i, st := range ms.Strata {
+		ss[i] = st.ShareStratum
+	}
+	est, _, ci, _, err := stats.StratifiedShare(ss)
+	if err != nil || !near(est, ms.Est, 1e-12) || !near(ci.Lo, ms.CI.Lo, 1e-12) || !near(ci.Hi, ms.CI.Hi, 1e-12) {
+		t.Errorf("%s: strata give %.6f [%.6f, %.6f] (%v), measure %.6f [%.6f, %.6f]", name, est, ci.Lo, ci.Hi, err, ms.Est, ms.CI.Lo, ms.CI.Hi)
+	}
 }
 
 func TestMeasureGrader_IPWEdgeCases(t *testing.T) {
@@ -277,6 +304,8 @@ func TestMeasureGrader_IPWEdgeCases(t *testing.T) {
 		if !near(r.CI.Lo, lo, 1e-9) {
 			t.Errorf("lower bound %.4f, want %.4f", r.CI.Lo, lo)
 		}
+		checkStrataReproduce(t, "recall from bounds", r)
+		checkStrataReproduce(t, "specificity", q.Specificity)
 	})
 }
 
@@ -303,23 +332,54 @@ func TestMeasureGrader_WarnsUnderTenViolations(t *testing.T) {
 	}
 }
 
+// TestCorrectRate_Vector: STATS section 5's example (m = 0.09 on 150,
+// recall 24/31) takes specificity as exactly 1 and gets 0.11625 [0.0675,
+// 0.2001] (model/stats tests that). Here specificity is what the source's
+// labels measured, 29 clean answers all passed, so its uncertainty widens
+// the interval: 0.11625 [0, 0.2257] (Fieller's interval, worked in stats'
+// TestRecallCorrected_MeasuredSpecificity). Without a measured specificity
+// nothing is corrected.
 func TestCorrectRate_Vector(t *testing.T) {
 	t.Parallel()
 	recall := WilsonMeasure(24, 31)
-	for _, spec := range []*Measure{nil, WilsonMeasure(24, 24)} {
-		c, err := CorrectRate(0.09, 150, recall, spec)
-		if err != nil {
-			t.Fatal(err)
-		}
-		if !near(c.Est, 0.11625, 1e-5) || !near(c.CI.Lo, 0.0675, tol) || !near(c.CI.Hi, 0.2001, tol) {
-			t.Errorf("corrected = %.5f [%.4f, %.4f], want 0.11625 [0.0675, 0.2001]", c.Est, c.CI.Lo, c.CI.Hi)
-		}
-		if c.SpecificityAssumed != (spec == nil) {
-			t.Errorf("specificity assumed = %v with spec %v", c.SpecificityAssumed, spec)
+	c, err := CorrectRate(0.09, 150, recall, WilsonMeasure(29, 29))
+	if err != nil {
+		t.Fatal(err)
+	}
+	if !near(c.Est, 0.11625, 1e-5) || c.CI.Lo != 0 || !near(c.CI.Hi, 0.2257, tol) {
+		t.Errorf("corrected = %.5f [%.4f, %.4f], want 0.11625 [0, 0.2257]", c.Est, c.CI.Lo, c.CI.Hi)
+	}
+	if c.Recall != 24.0/31 || c.Specificity != 1 {
+		t.Errorf("recall %v, specificity %v", c.Recall, c.Specificity)
+	}
+	for _, spec := range []*Measure{nil, WilsonMeasure(0, 0)} {
+		if _, err := CorrectRate(0.09, 150, recall, spec); err == nil {
+			t.Errorf("specificity %v: an unmeasured specificity must not correct anything", spec)
 		}
 	}
-	if _, err := CorrectRate(0.09, 150, WilsonMeasure(0, 0), nil); err == nil {
+	if _, err := CorrectRate(0.09, 150, WilsonMeasure(0, 0), WilsonMeasure(29, 29)); err == nil {
 		t.Error("an unmeasured recall must not correct anything")
+	}
+	// A grader that fails everything (specificity 0) corrects nothing.
+	if _, err := CorrectRate(1, 240, WilsonMeasure(31, 31), WilsonMeasure(0, 29)); !errors.Is(err, stats.ErrNotEstimable) {
+		t.Errorf("specificity 0: %v, want not estimable", err)
+	}
+}
+
+// TestCorrectRate_Weighted: a weighted measure counts as its effective
+// sample size R(1-R)/SE^2.
+func TestCorrectRate_Weighted(t *testing.T) {
+	t.Parallel()
+	recall := &Measure{Hits: 19, Total: 21, Est: 0.7037, SE: 0.1396, Method: MethodIPW}
+	spec := WilsonMeasure(40, 41)
+	c, err := CorrectRate(0.2, 240, recall, spec)
+	if err != nil {
+		t.Fatal(err)
+	}
+	want, err := stats.RecallCorrected(stats.Proportion{P: 0.2, N: 240},
+		stats.Proportion{P: 0.7037, N: 0.7037 * 0.2963 / (0.1396 * 0.1396)}, stats.Proportion{P: 40.0 / 41, N: 41})
+	if err != nil || c.Est != want.Est || c.CI != want.CI {
+		t.Errorf("weighted: %+v, want %+v (%v)", c, want, err)
 	}
 }
 

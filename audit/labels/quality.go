@@ -31,6 +31,9 @@ type Measure struct {
 	// Unmeasured says why there is no estimate although Total > 0 (a stratum
 	// of the label set has no labels yet); empty when measured.
 	Unmeasured string
+	// Strata are the label set's strata as a weighted estimate sees them
+	// (what the verdict projects more labels on); nil for a simple sample.
+	Strata []model.WeightedStratum
 }
 
 // Methods of a Measure.
@@ -63,17 +66,36 @@ func (m *Measure) String() string {
 // VerdictCount returns the recall the verdict's DELETE rule uses, or nil
 // when the measure has no estimate. For a simple sample it is Hits/Total
 // with its Wilson bound; for a weighted (IPW) estimate it carries the
-// estimate's own lower bound, which Decide uses instead of Wilson's.
+// estimate's own lower bound, which Decide uses instead of Wilson's, and
+// the strata behind it.
 func (m *Measure) VerdictCount() *model.RecallCount {
 	if !m.Measured() {
 		return nil
 	}
 	rc := &model.RecallCount{Hits: m.Hits, Positives: m.Total}
-	if m.Method != MethodWilson && m.Method != "" {
-		lo := min(max(m.CI.Lo, 0), 1)
-		rc.Lo = &lo
-	}
+	rc.Lo, rc.Strata = m.verdictBound()
 	return rc
+}
+
+// VerdictSpecificity is VerdictCount for a specificity: of Total labelled
+// clean answers the grader passed Hits.
+func (m *Measure) VerdictSpecificity() *model.SpecificityCount {
+	if !m.Measured() {
+		return nil
+	}
+	sc := &model.SpecificityCount{Passed: m.Hits, Negatives: m.Total}
+	sc.Lo, sc.Strata = m.verdictBound()
+	return sc
+}
+
+// verdictBound is a weighted estimate's own lower bound and strata; nil
+// for a simple sample, whose Wilson bound Decide computes itself.
+func (m *Measure) verdictBound() (*float64, []model.WeightedStratum) {
+	if m.Method == MethodWilson || m.Method == "" {
+		return nil, nil
+	}
+	lo := min(max(m.CI.Lo, 0), 1)
+	return &lo, m.Strata
 }
 
 // MoreNeeded returns how many more labelled violations (beyond Total) would
@@ -582,7 +604,20 @@ func (m measurer) share(a, b part) *Measure {
 	ms.Est = r
 	ms.SE = math.Sqrt(v) / (A + B)
 	m.finishInterval(ms, cs, varOK)
+	ms.Strata = m.weightedStrata(cs)
 	return ms
+}
+
+// weightedStrata describes the strata behind a weighted share for the
+// verdict's projections of more labels (stats.StratifiedShare on them
+// gives the same estimate and interval).
+func (m measurer) weightedStrata(cs []stratumCounts) []model.WeightedStratum {
+	out := make([]model.WeightedStratum, len(cs))
+	for i, c := range cs {
+		out[i] = model.WeightedStratum{Name: c.name, Failed: m.strata[i].fail, ShareStratum: stats.ShareStratum{
+			N: float64(c.N), Labelled: float64(c.n), A: float64(c.a), B: float64(c.b), NoA: c.noA, NoB: c.noB}}
+	}
+	return out
 }
 
 // alignedRecall is the recall of the grader that defined the strata:
@@ -620,6 +655,7 @@ func (m measurer) alignedRecall(a, b part) *Measure {
 	ms.Est, ms.SE = est, se
 	varOK := !(f.n == 1 && f.N > 1) && !(p.n == 1 && p.N > 1)
 	m.finishInterval(ms, cs, varOK)
+	ms.Strata = m.weightedStrata(cs)
 	return ms
 }
 
@@ -708,70 +744,77 @@ func sampleVariance(xs []float64) (float64, bool) {
 // replacement for it.
 type CorrectedRate struct {
 	Est float64
-	CI  stats.Interval // 95%, delta method on the log scale
+	// CI is the 95% interval. It carries the uncertainty of the measured
+	// rate, the recall and the specificity (see stats.RecallCorrected).
+	CI stats.Interval
 	// Recall and Specificity are the estimates used. For the pooled
 	// provoking arm, Kinds lists the kinds corrected separately and
-	// combined weighted by their responses; Recall is then 0.
+	// combined weighted by their responses; Recall and Specificity are then 0.
 	Recall, Specificity float64
-	// SpecificityAssumed is true when the kind had no labelled
-	// non-violations, so specificity was taken as 1.
-	SpecificityAssumed bool
-	Kinds              []model.Kind
-	Method             string
+	Kinds               []model.Kind
+	Method              string
 }
 
 // CorrectRate corrects a measured rate (on n responses) with one kind's
 // recall and specificity: (m + Sp - 1)/(Se + Sp - 1), clamped to [0,1], with
-// stats.RecallCorrected's log-scale interval. A nil or unmeasured
-// specificity is taken as 1 and marked. For a weighted (IPW) recall the
-// recall's sample size is its effective size R(1-R)/SE^2. It returns an
-// error when recall is not measured, n is not positive, or recall +
-// specificity - 1 <= 0 (the grader is no better than chance).
+// stats.RecallCorrected's interval, which carries the uncertainty of all
+// three. A weighted (IPW) measure counts as its effective sample size. It
+// returns an error when recall or specificity is not measured (without
+// labelled clean answers the grader's false alarms are unknown, and taking
+// them as none would claim a precision nobody measured), n is not
+// positive, or the rate is not estimable (stats.ErrNotEstimable: the grader
+// barely tells violations from clean answers, or the labels and the run
+// disagree); the reports then show no corrected rate rather than a false one.
 func CorrectRate(rate float64, n int, recall, specificity *Measure) (*CorrectedRate, error) {
-	if !recall.Measured() {
+	switch {
+	case !recall.Measured():
 		return nil, fmt.Errorf("audit: correct rate: recall not measured")
+	case !specificity.Measured():
+		return nil, fmt.Errorf("audit: correct rate: specificity not measured (no labelled clean answers)")
 	}
-	sp, assumed := 1.0, true
-	if specificity.Measured() {
-		sp, assumed = specificity.Est, false
-	}
-	nSe := recallSampleSize(recall)
-	est, ci, err := stats.RecallCorrected(rate, n, recall.Est, nSe, sp)
+	c, err := stats.RecallCorrected(stats.Proportion{P: rate, N: float64(n)}, effective(recall), effective(specificity))
 	if err != nil {
 		return nil, fmt.Errorf("audit: correct rate: %w", err)
 	}
-	return &CorrectedRate{Est: est, CI: ci, Recall: recall.Est, Specificity: sp, SpecificityAssumed: assumed,
+	return &CorrectedRate{Est: c.Est, CI: c.CI, Recall: recall.Est, Specificity: specificity.Est,
 		Method: "rogan-gladen"}, nil
 }
 
-// recallSampleSize is the number of violations a recall's precision is
-// worth: the labelled violations for a simple sample, the effective sample
-// size R(1-R)/SE^2 for a weighted one (when defined).
-func recallSampleSize(r *Measure) int {
-	if r.Method != MethodWilson && r.SE > 0 && r.Est > 0 && r.Est < 1 {
-		return max(1, int(math.Round(r.Est*(1-r.Est)/(r.SE*r.SE))))
+// effective is the share a measure estimates and the number of labels its
+// precision is worth: the labelled count for a simple sample; for a
+// weighted (IPW) estimate the effective sample size R(1-R)/SE^2, or, when
+// its interval comes from per-stratum bounds, the size whose Wilson
+// interval is as wide; the raw count when the interval has no width.
+func effective(m *Measure) stats.Proportion {
+	p := stats.Proportion{P: m.Est, N: float64(m.Total)}
+	switch {
+	case m.Method == MethodWilson || m.Method == "":
+	case m.SE > 0 && m.Est > 0 && m.Est < 1:
+		p.N = m.Est * (1 - m.Est) / (m.SE * m.SE)
+	default:
+		if n, ok := stats.EffectiveTrials(m.Est, m.CI); ok {
+			p.N = n
+		}
 	}
-	return r.Total
+	return p
 }
 
-// CorrectionPart is one kind's side of an arm (its responses, measured
-// rate and corrected rate) with the kind's recall and specificity, to be
-// pooled by CombineCorrected.
+// CorrectionPart is one kind's side of an arm (its responses and corrected
+// rate), to be pooled by CombineCorrected.
 type CorrectionPart struct {
-	Kind         model.Kind
-	N            int
-	Rate         float64
-	Corrected    *CorrectedRate
-	Recall, Spec *Measure
+	Kind      model.Kind
+	N         int
+	Corrected *CorrectedRate
 }
 
-// CombineCorrected pools per-kind corrected rates weighted by N: pi =
-// sum_k (N_k/N) pi_k. Its interval is the log-scale delta method with
-// Var(pi) = sum_k (N_k/N)^2 pi_k^2 relSE_k^2 (kinds independent). When a
-// kind's estimate is 0 (its rate is no higher than the grader's false
-// positive rate) the log scale is undefined, and the interval sums the
-// kinds' weighted bounds instead (conservative). It returns nil unless every
-// part is corrected.
+// CombineCorrected pools per-kind corrected rates weighted by N:
+// pi = sum_k (N_k/N) pi_k, on the estimates as shown (each clamped to
+// [0,1], so the pool is the weighted mean of the kinds' figures beside it;
+// clamping can only raise an estimate, which errs towards harm). Its
+// interval recovers each side's variance from the kinds' own intervals
+// (MOVER, as Newcombe's interval does for a difference; kinds independent):
+// L = pi - sqrt(sum_k w_k^2 (pi_k - l_k)^2), U = pi + sqrt(sum_k w_k^2 (u_k - pi_k)^2).
+// It returns nil unless every part is corrected.
 func CombineCorrected(parts []CorrectionPart) *CorrectedRate {
 	if len(parts) == 0 {
 		return nil
@@ -785,41 +828,14 @@ func CombineCorrected(parts []CorrectionPart) *CorrectedRate {
 		total += p.N
 		out.Kinds = append(out.Kinds, p.Kind)
 	}
-	var est, v, lo, hi float64
-	logOK := true
+	var down, up float64
 	for _, p := range parts {
 		c := p.Corrected
 		w := float64(p.N) / float64(total)
-		est += w * c.Est
-		lo += w * c.CI.Lo
-		hi += w * c.CI.Hi
-		rel, ok := rgRelSE(p.Rate, p.N, p.Recall.Est, recallSampleSize(p.Recall), c.Specificity)
-		if !ok || c.Est == 0 {
-			logOK = false
-			continue
-		}
-		v += w * w * c.Est * c.Est * rel * rel
-		out.SpecificityAssumed = out.SpecificityAssumed || c.SpecificityAssumed
+		out.Est += w * c.Est
+		down += w * w * (c.Est - c.CI.Lo) * (c.Est - c.CI.Lo)
+		up += w * w * (c.CI.Hi - c.Est) * (c.CI.Hi - c.Est)
 	}
-	out.Est = est
-	if logOK && est > 0 {
-		z := stats.NormalQuantile(0.975)
-		rel := math.Sqrt(v) / est
-		out.CI = stats.Interval{Lo: math.Min(est*math.Exp(-z*rel), est), Hi: math.Min(1, math.Max(est*math.Exp(z*rel), est))}
-		return out
-	}
-	out.Method += "; interval sums the kinds' bounds"
-	out.CI = stats.Interval{Lo: math.Min(lo, est), Hi: math.Min(1, math.Max(hi, est))}
+	out.CI = stats.Interval{Lo: max(out.Est-math.Sqrt(down), 0), Hi: min(out.Est+math.Sqrt(up), 1)}
 	return out
-}
-
-// rgRelSE is the relative standard error of a Rogan-Gladen estimate:
-// sqrt(m(1-m)/(nm a^2) + se(1-se)/(nSe b^2)), a = m + sp - 1, b = se + sp - 1;
-// ok is false when a or b is not positive.
-func rgRelSE(m float64, nm int, se float64, nSe int, sp float64) (float64, bool) {
-	a, b := m+sp-1, se+sp-1
-	if a <= 0 || b <= 0 || nm <= 0 || nSe <= 0 {
-		return 0, false
-	}
-	return math.Sqrt(m*(1-m)/(float64(nm)*a*a) + se*(1-se)/(float64(nSe)*b*b)), true
 }

@@ -5,7 +5,8 @@
 // from human labels (including a stratified, inverse-probability-weighted
 // estimator), recall-corrected rates, Cohen's kappa and sample sizes.
 //
-// All intervals are two-sided 95%. Every function is pure and safe for
+// All intervals are two-sided 95%. Every function is pure (Student-t
+// quantiles are memoised, which no caller can observe) and safe for
 // concurrent use. Invalid input (a count above its total, a total of zero, a
 // negative count, a probability outside [0,1]) is reported as an error that
 // wraps ErrInvalid; no function returns NaN for input it accepts, and bounds of

@@ -2,12 +2,13 @@ package stats
 
 import (
 	"math"
+	"sync"
 
 	"gonum.org/v1/gonum/stat/distuv"
 )
 
 // z975 is the 97.5% standard normal quantile, the multiplier of every 95%
-// two-sided interval here (a constant so the package holds no state; a test
+// two-sided interval here (a constant rather than a computed variable; a test
 // checks it against NormalQuantile(0.975)).
 const z975 = 1.959963984540054
 
@@ -29,6 +30,10 @@ func NormalQuantile(p float64) float64 {
 // StudentTQuantile returns the p-quantile of Student's t distribution with df
 // degrees of freedom (df need not be an integer; df = +Inf gives the normal
 // quantile). It returns an error when p is not in (0,1) or df is not positive.
+//
+// The quantile inverts an incomplete beta function, which is slow, and the
+// verdict's projections ask for the same few (p, df) pairs many times, so
+// results are memoised (see tQuantiles).
 func StudentTQuantile(p, df float64) (float64, error) {
 	if math.IsNaN(p) || p <= 0 || p >= 1 {
 		return 0, invalid("t quantile", "p = %v, need 0 < p < 1", p)
@@ -39,7 +44,43 @@ func StudentTQuantile(p, df float64) (float64, error) {
 	if math.IsInf(df, 1) {
 		return NormalQuantile(p), nil
 	}
-	return distuv.StudentsT{Mu: 0, Sigma: 1, Nu: df}.Quantile(p), nil
+	return tQuantiles.get(p, df), nil
+}
+
+// tQuantiles memoises StudentTQuantile. It is the package's only state and
+// is invisible to callers: a cached value is the value computed.
+var tQuantiles = tCache{m: map[[2]float64]float64{}}
+
+// tCacheSize bounds the memo: a verdict needs a few hundred distinct
+// (p, df) pairs at most; when the map is full it is emptied rather than
+// allowed to grow with odd inputs.
+const tCacheSize = 4096
+
+// tCache is a bounded map of t quantiles keyed by (p, df), safe for
+// concurrent use.
+type tCache struct {
+	mu sync.Mutex
+	m  map[[2]float64]float64
+}
+
+func (c *tCache) get(p, df float64) float64 {
+	key := [2]float64{p, df}
+	c.mu.Lock()
+	q, ok := c.m[key]
+	c.mu.Unlock()
+	if ok {
+		return q
+	}
+	// Computed outside the lock: two goroutines may both compute a missing
+	// value, and they store the same number.
+	q = distuv.StudentsT{Mu: 0, Sigma: 1, Nu: df}.Quantile(p)
+	c.mu.Lock()
+	if len(c.m) >= tCacheSize {
+		clear(c.m)
+	}
+	c.m[key] = q
+	c.mu.Unlock()
+	return q
 }
 
 // t975 returns t(0.975, df) for df >= 1, which StudentTQuantile always

@@ -2,8 +2,12 @@ package stats
 
 import (
 	"errors"
+	"fmt"
 	"math"
+	"sync"
 	"testing"
+
+	"gonum.org/v1/gonum/stat/distuv"
 )
 
 const tol = 1e-4
@@ -180,5 +184,33 @@ func TestNormalInterval(t *testing.T) {
 	iv := NormalInterval(0.95, 0.1)
 	if iv.Hi != 1 || iv.Lo >= 0.95 {
 		t.Errorf("NormalInterval(0.95, 0.1) = %+v, want Hi clamped to 1", iv)
+	}
+}
+
+// TestStudentTQuantile_MemoConcurrent asks for the same quantiles from many
+// goroutines (run with -race): every answer equals the uncached value.
+func TestStudentTQuantile_MemoConcurrent(t *testing.T) {
+	t.Parallel()
+	want := map[float64]float64{}
+	for df := 1.0; df <= 40; df++ {
+		want[df] = distuv.StudentsT{Mu: 0, Sigma: 1, Nu: df}.Quantile(0.975)
+	}
+	var wg sync.WaitGroup
+	errs := make(chan string, 8*40)
+	for range 8 {
+		wg.Add(1)
+		go func() {
+			defer wg.Done()
+			for df := 1.0; df <= 40; df++ {
+				if got, err := StudentTQuantile(0.975, df); err != nil || got != want[df] {
+					errs <- fmt.Sprintf("df %v: %v, %v; want %v", df, got, err, want[df])
+				}
+			}
+		}()
+	}
+	wg.Wait()
+	close(errs)
+	for e := range errs {
+		t.Error(e)
 	}
 }
