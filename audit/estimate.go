@@ -90,7 +90,7 @@ func (p *Plan) Estimate(done map[string]bool, concurrency int, hist History, sim
 
 		system := c.Request.Messages[0].Content
 		cached := 0
-		if seenSystem[system] {
+		if seenSystem[system] && m.PromptCaching() { // caching priced only where the provider has it
 			st, ok := systemTokens[system]
 			if !ok {
 				st = p.systemTokens(system)
@@ -183,12 +183,11 @@ func (p *Plan) AddJudges(e *Estimate, graded map[string]map[string]model.Grade, 
 		}
 		rubric := p.countTokens(j.Rubric) + p.countTokens(model.JudgeSystemPrompt)
 		prompt := rubric + int(msgTokens+answerTokens) + 2*perMessageOverhead + 3
-		completion := j.Config.MaxTokens / 2
+		completion := j.Config.CompletionLimit() / 2
 		if v, ok := hist.CompletionTokens[j.Config.Name]; ok {
 			completion = int(v)
 		}
-		price := runner.Price{InputPerMTok: j.Config.PriceInputPerMTok, CachedInputPerMTok: j.Config.PriceCachedInputPerMTok,
-			OutputPerMTok: j.Config.PriceOutputPerMTok}
+		price := judgePrice(j.Config)
 		e.Calls += remaining
 		e.JudgeCalls += remaining
 		e.PromptTokens += int64(prompt * remaining)

@@ -46,17 +46,10 @@ const judgeSeed int64 = 20241119
 // how often a judge changes its mind.
 func JudgeRequest(j *Judge, rule string, c model.Case, answer string, sample int) model.Request {
 	seed := judgeSeed
-	return model.Request{
-		Model:       j.Config.Name,
-		Temperature: 0,
-		MaxTokens:   j.Config.MaxTokens,
-		Seed:        &seed,
-		Messages: []model.Message{
-			{Role: "system", Content: model.JudgeSystemPrompt},
-			{Role: "user", Content: model.RenderRubric(j.Rubric, c, rule, answer)},
-		},
-		Sample: sample,
-	}
+	return j.Config.NewRequest([]model.Message{
+		{Role: "system", Content: model.JudgeSystemPrompt},
+		{Role: "user", Content: model.RenderRubric(j.Rubric, c, rule, answer)},
+	}, &seed, sample)
 }
 
 // JudgePlan is the judge calls for a set of stored answers.
@@ -100,11 +93,10 @@ func (p *Plan) judgeCalls(src Reader, answered map[string]bool, sample int, esti
 				meta := c.Meta
 				meta.Judge = j.Config.Name
 				jp.Calls = append(jp.Calls, runner.Call{
-					Key: key, Request: req, Meta: meta,
+					Key: key, Request: req, Meta: meta, Provider: ji, // cmd's judge endpoints are in judge order
 					EstPromptTokens:     estimateIf(estimate, func() int { return judgePromptTokens(p, req) }),
-					EstCompletionTokens: j.Config.MaxTokens / 2,
-					Price: runner.Price{InputPerMTok: j.Config.PriceInputPerMTok,
-						CachedInputPerMTok: j.Config.PriceCachedInputPerMTok, OutputPerMTok: j.Config.PriceOutputPerMTok},
+					EstCompletionTokens: j.Config.CompletionLimit() / 2,
+					Price:               judgePrice(j.Config),
 				})
 				jp.CallJudge = append(jp.CallJudge, ji)
 			}
@@ -155,4 +147,10 @@ func (jp *JudgePlan) Pending(status map[string]bool) []int {
 		}
 	}
 	return out
+}
+
+// judgePrice returns what a judge's tokens cost.
+func judgePrice(c model.JudgeConfig) runner.Price {
+	return runner.Price{InputPerMTok: c.PriceInputPerMTok, CachedInputPerMTok: c.PriceCachedInputPerMTok,
+		CacheWriteInputPerMTok: c.PriceCacheWriteInputPerMTok, OutputPerMTok: c.PriceOutputPerMTok}
 }

@@ -78,16 +78,12 @@ func NewPlan(a *Audit, opts PlanOptions) *Plan {
 						system, variant = deleted[ri], r.Variant()
 					}
 					c := &r.Cases[ci]
-					req := model.Request{
-						Model:       m.Name,
-						Temperature: m.Temperature,
-						MaxTokens:   m.MaxTokens,
-						Messages:    Messages(system, *c),
-					}
+					req := m.NewRequest(Messages(system, *c))
 					tmpls = append(tmpls, callTemplate{
 						cell: Cell{Rule: ri, Model: mi, Case: ci, Deleted: del},
 						call: runner.Call{
-							Request: req,
+							Request:  req,
+							Provider: mi, // cmd's endpoints are in model order
 							Meta: runner.Meta{
 								CaseID:   c.ID,
 								Kind:     c.Kind,
@@ -95,7 +91,7 @@ func NewPlan(a *Audit, opts PlanOptions) *Plan {
 								Variant:  variant,
 							},
 							EstPromptTokens:     tok.prompt(system, *c),
-							EstCompletionTokens: m.MaxTokens / 2,
+							EstCompletionTokens: m.CompletionLimit() / 2,
 							Price:               priceOf(m),
 						},
 						keys: newSampleKeys(req),
@@ -146,9 +142,10 @@ func NewPlan(a *Audit, opts PlanOptions) *Plan {
 // priceOf returns what a model's tokens cost.
 func priceOf(m model.ModelConfig) runner.Price {
 	return runner.Price{
-		InputPerMTok:       m.PriceInputPerMTok,
-		CachedInputPerMTok: m.PriceCachedInputPerMTok,
-		OutputPerMTok:      m.PriceOutputPerMTok,
+		InputPerMTok:           m.PriceInputPerMTok,
+		CachedInputPerMTok:     m.PriceCachedInputPerMTok,
+		CacheWriteInputPerMTok: m.PriceCacheWriteInputPerMTok,
+		OutputPerMTok:          m.PriceOutputPerMTok,
 	}
 }
 

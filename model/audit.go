@@ -4,7 +4,6 @@ import (
 	"errors"
 	"fmt"
 	"math"
-	"net/url"
 	"regexp"
 	"sort"
 	"strconv"
@@ -45,26 +44,67 @@ const (
 	DefaultTemperature    = 1.0
 	DefaultMaxTokens      = 400
 	DefaultTimeoutSeconds = 120.0
+	// DefaultReasoningMaxTokens is the max_completion_tokens of OpenAI's
+	// reasoning models (ReasoningModel) when the file sets no limit: their
+	// limit counts reasoning tokens too, and 400 would leave most answers
+	// truncated or empty.
+	DefaultReasoningMaxTokens = 4000
+	// DefaultAnthropicAPIKeyEnv is the api_key_env of provider "anthropic".
+	DefaultAnthropicAPIKeyEnv = "ANTHROPIC_API_KEY"
+	// AnthropicCacheWriteFactor is what Anthropic bills for a prompt token
+	// written to its (5-minute) cache, as a multiple of the input price.
+	AnthropicCacheWriteFactor = 1.25
 )
 
 // Providers lists the model providers an audit file may name: "openai" is any
-// OpenAI-compatible endpoint, "sim" the built-in simulated model.
-var Providers = []string{"openai", "sim"}
+// OpenAI-compatible endpoint, "anthropic" Anthropic's native Messages API,
+// "sim" the built-in simulated model.
+var Providers = []string{"openai", "anthropic", "sim"}
+
+// DefaultAPIKeyEnvFor returns the api_key_env a provider uses when the file
+// names none.
+func DefaultAPIKeyEnvFor(provider string) string {
+	if provider == "anthropic" {
+		return DefaultAnthropicAPIKeyEnv
+	}
+	return DefaultAPIKeyEnv
+}
 
 // ModelConfig is one model under test.
 type ModelConfig struct {
-	Name        string  // model id sent to the API
-	Provider    string  // "openai" (default) or "sim"
-	BaseURL     string  // empty: the runner's default ($OPENAI_BASE_URL, else OpenAI)
-	APIKeyEnv   string  // environment variable holding the key; default OPENAI_API_KEY
-	Temperature float64 // default 1.0; 0..2
-	MaxTokens   int     // default 400
-	// Prices in dollars per million tokens; zero when not given.
-	PriceInputPerMTok       float64
-	PriceCachedInputPerMTok float64
-	PriceOutputPerMTok      float64
-	TimeoutSeconds          float64 // per-call timeout; default 120
-	Line                    int     // line of the [model] header in the audit file
+	Name     string // model id sent to the API
+	Provider string // "openai" (default), "anthropic" or "sim"
+	BaseURL  string // empty: the provider's default (for openai $OPENAI_BASE_URL, else OpenAI)
+	// APIKeyEnv is the environment variable holding the key; default
+	// OPENAI_API_KEY (ANTHROPIC_API_KEY for provider "anthropic"). Empty:
+	// no key is sent (a local server).
+	APIKeyEnv string
+	// AllowHTTP permits a plain http:// base URL on a host other than this
+	// machine, which sends the key in clear.
+	AllowHTTP bool
+	// Temperature is sent unless OmitTemperature: default 1.0, 0..2 (0..1
+	// for anthropic). OmitTemperature (temperature = "default", or no
+	// temperature for a reasoning model) sends none.
+	Temperature     float64
+	OmitTemperature bool
+	// MaxTokens (max_tokens, default 400) or MaxCompletionTokens
+	// (max_completion_tokens, the default for reasoning models) bounds the
+	// answer; exactly one is set.
+	MaxTokens           int
+	MaxCompletionTokens int
+	// ExtraBody is merged into each request's JSON body; ExtraHeaders are
+	// sent with it. Both are part of each call's content address.
+	ExtraBody    map[string]any
+	ExtraHeaders map[string]string
+	// Prices in dollars per million tokens; zero when not given, except the
+	// cache-write price of provider "anthropic", which defaults to 1.25x the
+	// input price as Anthropic bills it.
+	PriceInputPerMTok           float64
+	PriceCachedInputPerMTok     float64
+	PriceCacheWriteInputPerMTok float64
+	PriceOutputPerMTok          float64
+	TimeoutSeconds              float64 // per-call timeout; default 120
+	Line                        int     // line of the [model] header in the audit file
 }
 
 // RuleConfig is one prompt line to audit. The line is given by number
@@ -108,19 +148,30 @@ const (
 // NoInputClass reports whether the rule has no input class (class = "none").
 func (r RuleConfig) NoInputClass() bool { return r.Class == ClassNone }
 
-// JudgeConfig is one LLM judge. Provider, BaseURL and APIKeyEnv are inherited
-// from the first model when the file leaves them out.
+// JudgeConfig is one LLM judge. Provider, BaseURL, APIKeyEnv and AllowHTTP
+// are inherited from the first model when the file leaves them out and the
+// judge's provider is the first model's.
 type JudgeConfig struct {
 	Name      string // model id of the judge
 	Rubric    string // path of the rubric template, as written
 	Provider  string
 	BaseURL   string
 	APIKeyEnv string
+	AllowHTTP bool
+	// Temperature defaults to 0, so a judge is as repeatable as it can be,
+	// except for reasoning models, which take only their default
+	// (OmitTemperature).
+	Temperature     float64
+	OmitTemperature bool
 	// MaxTokens bounds the judge's answer (reasoning, then the VERDICT line);
-	// default 600. Prices default to the first model's.
-	MaxTokens                                                      int
-	PriceInputPerMTok, PriceCachedInputPerMTok, PriceOutputPerMTok float64
-	DefLine                                                        int // line of the [[judge]] header in the audit file
+	// default 600. Reasoning models get MaxCompletionTokens instead
+	// (default DefaultReasoningMaxTokens).
+	MaxTokens, MaxCompletionTokens int
+	ExtraBody                      map[string]any
+	ExtraHeaders                   map[string]string
+	// Prices default to the first model's.
+	PriceInputPerMTok, PriceCachedInputPerMTok, PriceCacheWriteInputPerMTok, PriceOutputPerMTok float64
+	DefLine                                                                                     int // line of the [[judge]] header in the audit file
 }
 
 // DefaultJudgeMaxTokens leaves room for a judge's reasoning before its verdict.
@@ -128,11 +179,13 @@ const DefaultJudgeMaxTokens = 600
 
 var (
 	auditKeys = []string{"name", "prompt", "samples", "concurrency", "delta", "affected_share", "model", "rule", "judge"}
-	modelKeys = []string{"name", "provider", "base_url", "api_key_env", "temperature", "max_tokens",
-		"price_input_per_mtok", "price_cached_input_per_mtok", "price_output_per_mtok", "timeout_seconds"}
+	modelKeys = []string{"name", "provider", "base_url", "api_key_env", "allow_http", "temperature", "max_tokens",
+		"max_completion_tokens", "extra_body", "extra_headers", "price_input_per_mtok", "price_cached_input_per_mtok",
+		"price_cache_write_input_per_mtok", "price_output_per_mtok", "timeout_seconds"}
 	ruleKeys  = []string{"line", "text", "cases", "predicate", "tag", "class", "changed"}
-	judgeKeys = []string{"name", "rubric", "provider", "base_url", "api_key_env", "max_tokens",
-		"price_input_per_mtok", "price_cached_input_per_mtok", "price_output_per_mtok"}
+	judgeKeys = []string{"name", "rubric", "provider", "base_url", "api_key_env", "allow_http", "temperature", "max_tokens",
+		"max_completion_tokens", "extra_body", "extra_headers", "price_input_per_mtok", "price_cached_input_per_mtok",
+		"price_cache_write_input_per_mtok", "price_output_per_mtok"}
 )
 
 // misplacedAuditKeys explains keys that belong at the top of the audit file
@@ -227,45 +280,26 @@ func parseModels(root tomlTable) ([]ModelConfig, error) {
 		}
 		m := ModelConfig{
 			Provider:       DefaultProvider,
-			APIKeyEnv:      DefaultAPIKeyEnv,
-			Temperature:    DefaultTemperature,
-			MaxTokens:      DefaultMaxTokens,
 			TimeoutSeconds: DefaultTimeoutSeconds,
 			Line:           t.line,
 		}
 		if m.Name, err = t.requiredString("name", `the model id to call, like name = "gpt-4o"`); err != nil {
 			return nil, err
 		}
-		if err := t.apiSettings(&m.Provider, &m.BaseURL, &m.APIKeyEnv); err != nil {
+		if err := t.apiSettings(&m.Provider, &m.BaseURL, &m.APIKeyEnv, &m.AllowHTTP, nil); err != nil {
 			return nil, err
 		}
-		if v, ok, err := t.number("temperature"); err != nil {
-			return nil, err
-		} else if ok {
-			if v < 0 || v > 2 {
-				return nil, t.errf("temperature", "must be between 0 and 2; got %v", v)
-			}
-			m.Temperature = v
-		}
-		if err := t.intIn("max_tokens", 1, 1_000_000, &m.MaxTokens); err != nil {
+		sh, err := t.requestShape(m.Name, m.Provider, DefaultTemperature, DefaultMaxTokens)
+		if err != nil {
 			return nil, err
 		}
-		for _, p := range []struct {
-			key string
-			dst *float64
-		}{
-			{"price_input_per_mtok", &m.PriceInputPerMTok},
-			{"price_cached_input_per_mtok", &m.PriceCachedInputPerMTok},
-			{"price_output_per_mtok", &m.PriceOutputPerMTok},
-		} {
-			if v, ok, err := t.number(p.key); err != nil {
-				return nil, err
-			} else if ok {
-				if v < 0 {
-					return nil, t.errf(p.key, "must not be negative (dollars per million tokens); got %v", v)
-				}
-				*p.dst = v
-			}
+		m.Temperature, m.OmitTemperature, m.MaxTokens, m.MaxCompletionTokens = sh.temperature, sh.omitTemperature, sh.maxTokens, sh.maxCompletionTokens
+		m.ExtraBody, m.ExtraHeaders = sh.extraBody, sh.extraHeaders
+		if err := t.prices(&m.PriceInputPerMTok, &m.PriceCachedInputPerMTok, &m.PriceCacheWriteInputPerMTok, &m.PriceOutputPerMTok); err != nil {
+			return nil, err
+		}
+		if m.Provider == "anthropic" && !t.has("price_cache_write_input_per_mtok") {
+			m.PriceCacheWriteInputPerMTok = AnthropicCacheWriteFactor * m.PriceInputPerMTok
 		}
 		if v, ok, err := t.number("timeout_seconds"); err != nil {
 			return nil, err
@@ -409,39 +443,31 @@ func parseJudges(root tomlTable, first ModelConfig) ([]JudgeConfig, error) {
 		if j.Rubric, err = t.requiredString("rubric", `the path of the rubric template, like rubric = "roadmap_judge.md"`); err != nil {
 			return nil, err
 		}
-		if err := t.apiSettings(&j.Provider, &j.BaseURL, &j.APIKeyEnv); err != nil {
+		// The first model's endpoint is inherited only by a judge of the same
+		// provider: another provider's URL and key would be wrong for it.
+		j.Provider = first.Provider
+		if p, ok, _ := t.str("provider"); ok {
+			j.Provider = p
+		}
+		if j.Provider == first.Provider {
+			j.BaseURL, j.APIKeyEnv, j.AllowHTTP = first.BaseURL, first.APIKeyEnv, first.AllowHTTP
+		}
+		if err := t.apiSettings(&j.Provider, &j.BaseURL, &j.APIKeyEnv, &j.AllowHTTP, &first); err != nil {
 			return nil, err
 		}
-		if !t.has("provider") {
-			j.Provider = first.Provider
-		}
-		if !t.has("base_url") {
-			j.BaseURL = first.BaseURL
-		}
-		if !t.has("api_key_env") {
-			j.APIKeyEnv = first.APIKeyEnv
-		}
-		j.MaxTokens = DefaultJudgeMaxTokens
-		if err := t.intIn("max_tokens", 1, 1_000_000, &j.MaxTokens); err != nil {
+		sh, err := t.requestShape(j.Name, j.Provider, 0, DefaultJudgeMaxTokens)
+		if err != nil {
 			return nil, err
 		}
-		j.PriceInputPerMTok, j.PriceCachedInputPerMTok, j.PriceOutputPerMTok = first.PriceInputPerMTok, first.PriceCachedInputPerMTok, first.PriceOutputPerMTok
-		for _, p := range []struct {
-			key string
-			dst *float64
-		}{
-			{"price_input_per_mtok", &j.PriceInputPerMTok},
-			{"price_cached_input_per_mtok", &j.PriceCachedInputPerMTok},
-			{"price_output_per_mtok", &j.PriceOutputPerMTok},
-		} {
-			if v, ok, err := t.number(p.key); err != nil {
-				return nil, err
-			} else if ok {
-				if v < 0 {
-					return nil, t.errf(p.key, "must not be negative (dollars per million tokens); got %v", v)
-				}
-				*p.dst = v
-			}
+		j.Temperature, j.OmitTemperature, j.MaxTokens, j.MaxCompletionTokens = sh.temperature, sh.omitTemperature, sh.maxTokens, sh.maxCompletionTokens
+		j.ExtraBody, j.ExtraHeaders = sh.extraBody, sh.extraHeaders
+		j.PriceInputPerMTok, j.PriceCachedInputPerMTok, j.PriceCacheWriteInputPerMTok, j.PriceOutputPerMTok =
+			first.PriceInputPerMTok, first.PriceCachedInputPerMTok, first.PriceCacheWriteInputPerMTok, first.PriceOutputPerMTok
+		if err := t.prices(&j.PriceInputPerMTok, &j.PriceCachedInputPerMTok, &j.PriceCacheWriteInputPerMTok, &j.PriceOutputPerMTok); err != nil {
+			return nil, err
+		}
+		if j.Provider == "anthropic" && !t.has("price_cache_write_input_per_mtok") && (first.Provider != "anthropic" || t.has("price_input_per_mtok")) {
+			j.PriceCacheWriteInputPerMTok = AnthropicCacheWriteFactor * j.PriceInputPerMTok
 		}
 		if prev, dup := seen[j.Name]; dup {
 			return nil, t.errf("name", "judge %q is already defined at line %d; its grades would be indistinguishable", j.Name, prev)
@@ -450,43 +476,6 @@ func parseJudges(root tomlTable, first ModelConfig) ([]JudgeConfig, error) {
 		judges = append(judges, j)
 	}
 	return judges, nil
-}
-
-// apiSettings reads provider, base_url and api_key_env, leaving the
-// destinations untouched when a key is absent.
-func (t tomlTable) apiSettings(provider, baseURL, keyEnv *string) error {
-	if s, ok, err := t.str("provider"); err != nil {
-		return err
-	} else if ok {
-		valid := false
-		for _, p := range Providers {
-			valid = valid || s == p
-		}
-		if !valid {
-			return t.errf("provider", "unknown provider %q: use %s%s", s, strings.Join(Providers, " or "), didYouMean(s, Providers))
-		}
-		*provider = s
-	}
-	if s, ok, err := t.str("base_url"); err != nil {
-		return err
-	} else if ok {
-		u, perr := url.Parse(s)
-		if perr != nil || (u.Scheme != "http" && u.Scheme != "https") || u.Host == "" {
-			return t.errf("base_url", "must be an http(s) URL, like \"https://api.openai.com/v1/\"; got %q", s)
-		}
-		*baseURL = s
-	}
-	if s, ok, err := t.str("api_key_env"); err != nil {
-		return err
-	} else if ok {
-		// The value is not quoted back: if someone pasted a key here, the
-		// error message must not spread it into logs.
-		if !envVarName.MatchString(s) {
-			return t.errf("api_key_env", "must be the name of an environment variable (letters, digits and _), like \"OPENAI_API_KEY\", not the key itself")
-		}
-		*keyEnv = s
-	}
-	return nil
 }
 
 // tomlDoc is a decoded TOML file together with the line of each table header

@@ -178,14 +178,34 @@ func TestParseAudit_Errors(t *testing.T) {
 		{"model not a table", head + "model = \"gpt-4o\"\n" + rule, 3, 0, "model", "must be a table"},
 		{"model missing name", head + "[model]\ntemperature = 0.5\n" + rule, 3, 0, "model.name", "missing: add the model id"},
 		{"second model missing name", head + "[[model]]\nname = \"a\"\n[[model]]\nmax_tokens = 10\n" + rule, 5, 0, "model[2].name", "missing"},
-		{"temperature too high", head + model + "temperature = 2.5\n" + rule, 5, 0, "model.temperature", "must be between 0 and 2; got 2.5"},
+		{"temperature too high", head + model + "temperature = 2.5\n" + rule, 5, 0, "model.temperature", "must be between 0 and 2 for provider openai; got 2.5"},
 		{"temperature negative", head + model + "temperature = -1\n" + rule, 5, 0, "model.temperature", "must be between 0 and 2"},
 		{"temperature inf", head + model + "temperature = inf\n" + rule, 5, 0, "model.temperature", "must be a finite number"},
-		{"temperature string", head + model + "temperature = \"1\"\n" + rule, 5, 0, "model.temperature", "must be a number, not a string"},
+		{"temperature string", head + model + "temperature = \"1\"\n" + rule, 5, 0, "model.temperature", `must be a number from 0 to 2, or "default" to send none`},
+		{"temperature array", head + model + "temperature = [1]\n" + rule, 5, 0, "model.temperature", "must be a number, not an array"},
+		{"anthropic temperature above 1", head + model + "provider = \"anthropic\"\ntemperature = 1.5\n" + rule, 6, 0, "model.temperature", "must be between 0 and 1 for provider anthropic"},
+		{"both token limits", head + model + "max_tokens = 10\nmax_completion_tokens = 20\n" + rule, 6, 0, "model.max_completion_tokens", "set either max_tokens or max_completion_tokens, not both"},
+		{"max_completion_tokens for anthropic", head + model + "provider = \"anthropic\"\nmax_completion_tokens = 20\n" + rule, 6, 0, "model.max_completion_tokens", "Anthropic's Messages API takes max_tokens"},
+		{"extra_body not a table", head + model + "extra_body = \"x\"\n" + rule, 5, 0, "model.extra_body", "must be a table"},
+		{"extra_body sets the model", head + model + "extra_body = { model = \"x\" }\n" + rule, 5, 0, "model.extra_body", `"model" is set by the key name`},
+		{"extra_body sets max_tokens", head + model + "extra_body = { max_tokens = 3 }\n" + rule, 5, 0, "model.extra_body", `"max_tokens" is set by the key max_tokens`},
+		{"extra_body streams", head + model + "extra_body = { stream = true }\n" + rule, 5, 0, "model.extra_body", `"stream" is part of every request`},
+		{"extra_body nan", head + model + "extra_body = { x = [1.0, nan] }\n" + rule, 5, 0, "model.extra_body", "x: NaN cannot be sent in JSON"},
+		{"extra_body date", head + model + "extra_body = { d = 2026-01-01 }\n" + rule, 5, 0, "model.extra_body", "a date cannot be sent in JSON"},
+		{"extra_headers authorization", head + model + "extra_headers = { Authorization = \"Bearer sk-x\" }\n" + rule, 5, 0, "model.extra_headers", "never write credentials into the audit file"},
+		{"extra_headers bad name", head + model + "extra_headers = { \"a b\" = \"x\" }\n" + rule, 5, 0, "model.extra_headers", "not a valid header name"},
+		{"extra_headers number", head + model + "extra_headers = { X-Title = 3 }\n" + rule, 5, 0, "model.extra_headers", "X-Title: must be a string, not an integer"},
+		{"extra_headers newline", head + model + "extra_headers = { X-Title = \"a\\nb\" }\n" + rule, 5, 0, "model.extra_headers", "control character"},
+		{"plain http to another host", head + model + "base_url = \"http://10.0.0.5:8000/v1\"\n" + rule, 5, 0, "model.base_url", "plain http to another machine"},
+		{"password redacted", head + model + "base_url = \"http://bob:hunter2@10.0.0.5/v1\"\n" + rule, 5, 0, "model.base_url", "http://bob:xxxxx@10.0.0.5/v1"},
+		{"password redacted in a bad URL", head + model + "base_url = \"ftp://bob:hunter2@host/v1\"\n" + rule, 5, 0, "model.base_url", "ftp://bob:xxxxx@host/v1"},
+		{"allow_http not a bool", head + model + "allow_http = \"yes\"\n" + rule, 5, 0, "model.allow_http", "must be true or false"},
+		{"judge inherits plain http", head + model + "base_url = \"http://gpu.lan/v1\"\nallow_http = true\n" + rule + "[[judge]]\nname = \"j\"\nrubric = \"r\"\nallow_http = false\n", 14, 0, "judge[1].allow_http", "inherited from the first model"},
+		{"judge temperature too high", head + model + rule + "[[judge]]\nname = \"j\"\nrubric = \"r\"\ntemperature = 3\n", 12, 0, "judge[1].temperature", "must be between 0 and 2"},
 		{"max_tokens zero", head + model + "max_tokens = 0\n" + rule, 5, 0, "model.max_tokens", "must be between 1 and"},
 		{"negative price", head + model + "price_output_per_mtok = -15\n" + rule, 5, 0, "model.price_output_per_mtok", "must not be negative"},
 		{"timeout zero", head + model + "timeout_seconds = 0\n" + rule, 5, 0, "model.timeout_seconds", "must be more than 0"},
-		{"unknown provider", head + model + "provider = \"anthropic\"\n" + rule, 5, 0, "model.provider", `unknown provider "anthropic": use openai or sim`},
+		{"unknown provider", head + model + "provider = \"antropic\"\n" + rule, 5, 0, "model.provider", `unknown provider "antropic": use openai, anthropic, sim (did you mean "anthropic"?)`},
 		{"bad base_url", head + model + "base_url = \"api.example.com/v1\"\n" + rule, 5, 0, "model.base_url", "must be an http(s) URL"},
 		{"api key in model", head + model + "api_key = \"sk-secret\"\n" + rule, 5, 0, "model.api_key", "never write an API key into the audit file: remove api_key and set api_key_env"},
 		{"api key at top", head + "api_key = \"sk-secret\"\n" + model + rule, 3, 0, "api_key", "set api_key_env"},
@@ -204,14 +224,14 @@ func TestParseAudit_Errors(t *testing.T) {
 		{"rule key inside a table", head + model + "rule = 22\n", 5, 0, "model.rule", "start it with a [[rule]] line"},
 		{"judge missing rubric", head + model + rule + "[[judge]]\nname = \"j\"\n", 9, 0, "judge[1].rubric", "missing"},
 		{"duplicate judge", head + model + rule + "[[judge]]\nname = \"j\"\nrubric = \"r\"\n[[judge]]\nname = \"j\"\nrubric = \"r2\"\n", 13, 0, "judge[2].name", `judge "j" is already defined at line 9`},
-		{"judge unknown key", head + model + rule + "[[judge]]\nname = \"j\"\nrubric = \"r\"\ntemperature = 0\n", 12, 0, "judge[1].temperature", "allowed in [judge]: name, rubric"},
+		{"judge unknown key", head + model + rule + "[[judge]]\nname = \"j\"\nrubric = \"r\"\ntimeout_seconds = 0\n", 12, 0, "judge[1].timeout_seconds", "allowed in [judge]: name, rubric"},
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
 			t.Parallel()
 			_, err := ParseAudit("audit.toml", []byte(tt.data))
 			wantInputError(t, err, "audit.toml", tt.line, tt.col, tt.field, tt.msg)
-			if err != nil && strings.Contains(err.Error(), "sk-") {
+			if err != nil && (strings.Contains(err.Error(), "sk-") || strings.Contains(err.Error(), "hunter2")) {
 				t.Errorf("the error repeats a secret: %v", err)
 			}
 		})

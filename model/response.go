@@ -3,8 +3,9 @@ package model
 import "time"
 
 // ErrorKind classifies why a call has no usable answer. Errors are their own
-// state: they are counted and shown apart, never as a pass or a failure, and
-// are retried on the next run.
+// state: they are counted and shown apart, never as a pass or a failure.
+// Most are retried on the next run; a truncated or empty answer is not (see
+// Settled).
 type ErrorKind string
 
 // The kinds of call error.
@@ -17,7 +18,41 @@ const (
 	ErrBadResponse   ErrorKind = "bad_response"   // the body could not be understood
 	ErrRequest       ErrorKind = "request"        // 4xx other than 401, 403 and 429: the request itself is wrong
 	ErrAuth          ErrorKind = "auth"           // 401 or 403: the key is wrong or lacks access; stops the run
+	// ErrTruncated is an answer cut off by the token limit (finish_reason
+	// "length", Anthropic's stop_reason "max_tokens"). Its text is kept but
+	// never graded: half an answer is neither a pass nor a failure.
+	ErrTruncated ErrorKind = "truncated"
+	// ErrEmpty is an answer with no text, typically a reasoning model that
+	// spent its whole token budget on reasoning.
+	ErrEmpty ErrorKind = "empty"
 )
+
+// Settled reports whether an error of this kind is the call's outcome at
+// its key, not a failure to get one: truncated and empty answers. They are
+// not retried on the next run. Asking again until an answer fits would
+// keep the short answers and drop the long ones, and long answers are not
+// like short ones (they violate more, or less): the failure rate would be
+// biased. Raising the limit changes the request, hence the key, and asks
+// everything afresh.
+func (k ErrorKind) Settled() bool { return k == ErrTruncated || k == ErrEmpty }
+
+// Advice says what to do about calls that ended with this kind of error,
+// for people; empty when there is nothing specific to say.
+func (k ErrorKind) Advice() string {
+	switch k {
+	case ErrTruncated:
+		return "answers hit the token limit: raise max_completion_tokens (reasoning models: gpt-5, o-series) or max_tokens in the audit file; that asks every call again"
+	case ErrEmpty:
+		return "answers came back empty: a reasoning model may have spent every token on reasoning; raise max_completion_tokens or lower reasoning_effort (extra_body)"
+	case ErrRateLimited:
+		return "the provider kept rate-limiting: lower concurrency or run again later"
+	case ErrRequest:
+		return "the endpoint rejected the request: check the model's name and settings (max_tokens or max_completion_tokens, temperature, extra_body)"
+	case ErrTransport:
+		return "the endpoint could not be reached or failed: check base_url and that the server is up, then run again"
+	}
+	return ""
+}
 
 // Response is the stored outcome of one call.
 type Response struct {
@@ -27,6 +62,7 @@ type Response struct {
 	FinishReason     string    `json:"finish_reason"`
 	PromptTokens     int       `json:"prompt_tokens"`
 	CachedTokens     int       `json:"cached_tokens"`
+	CacheWriteTokens int       `json:"cache_write_tokens,omitempty"` // prompt tokens written to the provider's cache
 	CompletionTokens int       `json:"completion_tokens"`
 	LatencyMS        int64     `json:"latency_ms"`
 	Attempts         int       `json:"attempts"`
@@ -37,6 +73,10 @@ type Response struct {
 
 // OK reports whether the call produced an answer that can be graded.
 func (r Response) OK() bool { return r.Error == "" }
+
+// Settled reports whether the call needs no new attempt on the next run:
+// it was answered, or its answer was truncated or empty (ErrorKind.Settled).
+func (r Response) Settled() bool { return r.OK() || r.ErrorKind.Settled() }
 
 // Span is a half-open byte range [Start, End) in a response's text. The zero
 // Span (0, 0) means no span.

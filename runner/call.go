@@ -22,10 +22,12 @@ type Meta struct {
 // Call is one request to make, with who answers it and what it may cost.
 // Calls of several models may go in one run.
 type Call struct {
-	Key      string // the content address; must equal Request.Key() (filled in when empty)
-	Request  model.Request
-	Meta     Meta
-	Provider Provider // who answers this call; a nil Provider makes the call fail for good
+	Key     string // the content address; must equal Request.Key() (filled in when empty)
+	Request model.Request
+	Meta    Meta
+	// Provider is the index in Options.Providers of the endpoint that
+	// answers this call. An index out of range makes the call fail for good.
+	Provider int
 
 	// EstPromptTokens and EstCompletionTokens estimate the call's usage so
 	// the budget can be checked before the call is made.
@@ -42,7 +44,17 @@ type Price struct {
 	// tokens are billed at InputPerMTok: a budget must not assume a saving
 	// nobody configured.
 	CachedInputPerMTok float64
-	OutputPerMTok      float64
+	// CacheWriteInputPerMTok is the rate for prompt tokens written to the
+	// provider's cache, which Anthropic bills above the input rate (1.25x
+	// for its 5-minute cache). Zero means InputPerMTok.
+	CacheWriteInputPerMTok float64
+	OutputPerMTok          float64
+}
+
+// Usage is the tokens one attempt used. Prompt counts every prompt token,
+// those read from and written to the cache included.
+type Usage struct {
+	Prompt, Cached, CacheWrite, Completion int
 }
 
 // Cost returns the dollars a call with this usage costs: cached prompt tokens
@@ -50,22 +62,53 @@ type Price struct {
 // tokens at the output rate. Cached is clamped to [0, prompt] and negative
 // counts count as zero, so malformed usage never yields a negative cost.
 func (p Price) Cost(prompt, cached, completion int) float64 {
-	prompt, completion = max(prompt, 0), max(completion, 0)
-	cached = min(max(cached, 0), prompt)
+	return p.CostOf(Usage{Prompt: prompt, Cached: cached, Completion: completion})
+}
+
+// CostOf is Cost with cache writes: tokens written to the cache are billed at
+// CacheWriteInputPerMTok. Cached and CacheWrite are clamped so that together
+// they never exceed the prompt.
+func (p Price) CostOf(u Usage) float64 {
+	prompt, completion := max(u.Prompt, 0), max(u.Completion, 0)
+	cached := min(max(u.Cached, 0), prompt)
+	written := min(max(u.CacheWrite, 0), prompt-cached)
 	cachedRate := p.CachedInputPerMTok
 	if cachedRate == 0 {
 		cachedRate = p.InputPerMTok
 	}
-	return (float64(prompt-cached)*p.InputPerMTok +
+	writeRate := p.CacheWriteInputPerMTok
+	if writeRate == 0 {
+		writeRate = p.InputPerMTok
+	}
+	return (float64(prompt-cached-written)*p.InputPerMTok +
 		float64(cached)*cachedRate +
+		float64(written)*writeRate +
 		float64(completion)*p.OutputPerMTok) / 1e6
+}
+
+// Scaled returns the price with every rate multiplied by f: a batch API's
+// discount is Scaled(0.5).
+func (p Price) Scaled(f float64) Price {
+	return Price{
+		InputPerMTok:           p.InputPerMTok * f,
+		CachedInputPerMTok:     p.CachedInputPerMTok * f,
+		CacheWriteInputPerMTok: p.CacheWriteInputPerMTok * f,
+		OutputPerMTok:          p.OutputPerMTok * f,
+	}
 }
 
 // Completion is a provider's answer to one attempt.
 type Completion struct {
-	Text                                         string
-	FinishReason                                 string // as the API gave it: "stop", "length", "content_filter", ...
-	PromptTokens, CachedTokens, CompletionTokens int
+	Text         string
+	FinishReason string // "stop", "length", "content_filter", ...: OpenAI's words, which providers map theirs to
+	// PromptTokens counts every prompt token; CachedTokens those read from
+	// the provider's cache and CacheWriteTokens those written to it.
+	PromptTokens, CachedTokens, CacheWriteTokens, CompletionTokens int
+}
+
+// usage returns the completion's token counts.
+func (c Completion) usage() Usage {
+	return Usage{Prompt: c.PromptTokens, Cached: c.CachedTokens, CacheWrite: c.CacheWriteTokens, Completion: c.CompletionTokens}
 }
 
 // Provider answers calls. Complete is called from many goroutines at once and
@@ -86,7 +129,11 @@ type CallError struct {
 	Status     int           // HTTP status; 0 when there was no HTTP response
 	RetryAfter time.Duration // the server's minimum wait before retrying; 0 when not given
 	Retryable  bool          // another attempt may succeed
-	Msg        string        // what went wrong, for people
+	// Unreachable marks a failure to reach the endpoint at all (connection
+	// refused, unknown host, a failed dial or TLS handshake): the endpoint's
+	// fault, not the call's, and the same for every call.
+	Unreachable bool
+	Msg         string // what went wrong, for people
 }
 
 // Error formats the error as "kind (HTTP status): message", leaving out the

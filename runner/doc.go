@@ -1,21 +1,36 @@
-// Package runner executes calls against models: a worker pool bounded by an
-// adaptive concurrency limit, retries with back-off that honour the server's
-// Retry-After, a dollar budget, and progress reported as events. It also holds
-// the OpenAI-compatible provider (openai-go v3); the simulated provider lives
-// in runner/sim.
+// Package runner executes calls against models: a worker pool per endpoint
+// bounded by an adaptive concurrency limit, retries with back-off that honour
+// the server's Retry-After, a dollar budget, and progress reported as
+// events. It also holds the OpenAI-compatible provider (openai-go v3), the
+// native Anthropic provider (anthropic-sdk-go) and the request log; the
+// simulated provider lives in runner/sim and the builder that picks a
+// provider from an audit's settings in runner/provider.
 //
 // # Scheduling
 //
-// [Run] keeps at most the current concurrency limit of attempts in flight. A
-// call waiting to retry holds no slot: it is parked on a timer until its wait
-// is over, and other calls proceed meanwhile. Calls whose wait is over go
-// before calls not yet started. Failed attempts are retried on 429, 5xx,
-// timeouts, broken connections and malformed bodies ([CallError.Retryable]),
-// never sooner than the server's Retry-After and otherwise after an
-// exponential back-off with full jitter. The limit starts at
-// [Options.Concurrency], is halved on a 429 (at most once a second, never
-// below 1) and grows by one after as many consecutive successes as the limit
-// (AIMD), up to [Options.Concurrency] again.
+// Each call names its endpoint by index into [Options.Providers], and each
+// endpoint has its own pool: a concurrency limit, its calls waiting to
+// retry, and a pause. [Run] keeps at most the current limit of an endpoint's
+// attempts in flight, the pools taking turns. A call waiting to retry holds
+// no slot: it is parked on a timer until its wait is over, and other calls
+// proceed meanwhile. Calls whose wait is over go before calls not yet
+// started. Failed attempts are retried on 429, 5xx, timeouts, broken
+// connections and malformed bodies ([CallError.Retryable]), never sooner
+// than the server's Retry-After and otherwise after an exponential back-off
+// with full jitter.
+//
+// A 429 speaks for the endpoint, not the call: its Retry-After pauses the
+// whole pool (no attempt of that endpoint starts before it has passed), the
+// limit is halved (at most once a second, never below 1) and grows by one
+// after as many consecutive successes as the limit (AIMD), up to the
+// endpoint's Concurrency again. Rate-limited attempts count towards
+// [Options.MaxRateLimited], not [Options.MaxAttempts], so a busy endpoint
+// does not fail calls for good. One endpoint's 429s never slow another.
+//
+// A completion is classified before it is saved ([Classify]): a content
+// filter stop, an answer cut off by its token limit and an empty answer are
+// stored with their error kind (model.ErrContentFilter, ErrTruncated,
+// ErrEmpty) and the text received, never as an answer to grade.
 //
 // # Delivery contract
 //
@@ -42,8 +57,10 @@
 //
 // A run stops dispatching when ctx is cancelled, when the next attempt would
 // take the projected spend over [Options.Budget], when a provider reports an
-// exhausted quota, when a server asks for a wait longer than
-// [Options.MaxWait], or when the sink fails. Attempts already in flight are
+// exhausted quota or rejects the key, when a server asks for a wait longer
+// than [Options.MaxWait], when the sink fails, or when an endpoint fails its
+// first calls all the same way with no success ([SystematicFailure]: it
+// cannot be reached, or answers the same 4xx other than 429). Attempts already in flight are
 // let finish (and are saved) except on cancellation, where they are cancelled
 // and not saved. The first reason to stop is the one reported.
 package runner

@@ -38,10 +38,11 @@ type Finished struct {
 	Cost     float64 // dollars this call's attempts cost, by their reported usage
 }
 
-// ConcurrencyChanged reports a new limit on calls in flight: cut after a
-// rate limit, raised after a run of successes.
+// ConcurrencyChanged reports a new limit on one endpoint's calls in flight:
+// cut after a rate limit, raised after a run of successes.
 type ConcurrencyChanged struct {
-	Limit int
+	Provider int // the endpoint's index in Options.Providers
+	Limit    int
 }
 
 // Stopped is the last event of every run.
@@ -73,6 +74,10 @@ const (
 	WaitTooLong                      // a server asked for a wait longer than Options.MaxWait
 	SaveFailed                       // the sink could not save a response
 	AuthFailed                       // the API rejected the key (401/403): every other call would fail too
+	// SystematicFailure: an endpoint failed its first calls all the same way
+	// and answered none (unreachable, or the same 4xx other than 429): every
+	// other call would fail too. Stopped.Detail names the endpoint and error.
+	SystematicFailure
 )
 
 // String returns the reason in lower case words, e.g. "budget reached".
@@ -92,6 +97,8 @@ func (s StopReason) String() string {
 		return "save failed"
 	case AuthFailed:
 		return "authentication failed"
+	case SystematicFailure:
+		return "systematic failure"
 	}
 	return "unknown"
 }

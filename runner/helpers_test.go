@@ -8,10 +8,10 @@ import (
 	"net"
 	"net/http"
 	"net/http/httptest"
-	"runtime"
 	"strconv"
 	"strings"
 	"sync"
+	"syscall"
 	"testing"
 	"time"
 
@@ -42,7 +42,8 @@ import (
 //	hang        block until the client goes away
 //	sleepN      sleep N ms, then as ok
 type fakeAPI struct {
-	srv *httptest.Server
+	srv    *httptest.Server
+	client *http.Client // reaches srv through an in-memory network
 
 	mu       sync.Mutex
 	attempts map[string]int
@@ -62,9 +63,68 @@ func newFakeAPI(t testing.TB) *fakeAPI {
 		replied:  map[string][]time.Time{},
 		floors:   map[string][]time.Time{},
 	}
-	f.srv = httptest.NewServer(http.HandlerFunc(f.serve))
-	t.Cleanup(f.srv.Close)
+	f.srv, f.client = newPipeServer(t, http.HandlerFunc(f.serve))
 	return f
+}
+
+// newPipeServer starts an httptest server for h on an in-memory network
+// (net.Pipe) and returns it with a client that reaches it. Unlike
+// loopback sockets, pipes block durably, so the server, the client and the
+// runner can all live in a synctest bubble and run on its fake clock: a
+// Retry-After of a minute passes at once, and no test waits on wall time.
+// The server is closed when the test ends.
+func newPipeServer(t testing.TB, h http.Handler) (*httptest.Server, *http.Client) {
+	t.Helper()
+	l := &pipeListener{conns: make(chan net.Conn), done: make(chan struct{})}
+	srv := &httptest.Server{Listener: l, Config: &http.Server{Handler: h}}
+	srv.Start()
+	tr := &http.Transport{
+		DialContext: func(ctx context.Context, _, _ string) (net.Conn, error) { return l.dial(ctx) },
+		// Many idle connections, as the providers' own transport keeps.
+		MaxIdleConnsPerHost: 128,
+	}
+	t.Cleanup(func() {
+		tr.CloseIdleConnections()
+		srv.Close()
+	})
+	return srv, &http.Client{Transport: tr}
+}
+
+// pipeListener is a net.Listener whose connections are net.Pipe pairs.
+type pipeListener struct {
+	conns chan net.Conn
+	done  chan struct{}
+	once  sync.Once
+}
+
+func (l *pipeListener) Accept() (net.Conn, error) {
+	select {
+	case c := <-l.conns:
+		return c, nil
+	case <-l.done:
+		return nil, net.ErrClosed
+	}
+}
+
+func (l *pipeListener) Close() error {
+	l.once.Do(func() { close(l.done) })
+	return nil
+}
+
+func (l *pipeListener) Addr() net.Addr { return &net.TCPAddr{IP: net.IPv4(127, 0, 0, 1), Port: 80} }
+
+// dial connects to the listener; once it is closed, the dial is refused as
+// a closed port would be.
+func (l *pipeListener) dial(ctx context.Context) (net.Conn, error) {
+	client, server := net.Pipe()
+	select {
+	case l.conns <- server:
+		return client, nil
+	case <-l.done:
+		return nil, &net.OpError{Op: "dial", Net: "tcp", Err: syscall.ECONNREFUSED}
+	case <-ctx.Done():
+		return nil, ctx.Err()
+	}
 }
 
 func (f *fakeAPI) url() string { return f.srv.URL + "/v1/" }
@@ -163,13 +223,11 @@ func (f *fakeAPI) act(w http.ResponseWriter, r *http.Request, msg, step string, 
 	case step == "402":
 		jsonErr(402, 402, "billing", "Insufficient credits")
 	case step == "reset":
+		// Hang up without answering; over a real socket this is a reset.
 		f.markReplied(msg)
 		conn, _, err := w.(http.Hijacker).Hijack()
 		if err != nil {
 			return
-		}
-		if tc, ok := conn.(*net.TCPConn); ok {
-			_ = tc.SetLinger(0) // close with RST
 		}
 		_ = conn.Close()
 	case step == "hang":
@@ -234,13 +292,13 @@ func request(msg string, sample int) model.Request {
 	}
 }
 
-// scriptCalls returns one call per script, tagged with its index so that
-// equal scripts are distinct calls.
-func scriptCalls(p Provider, scripts ...string) []Call {
+// scriptCalls returns one call per script for endpoint 0, tagged with its
+// index so that equal scripts are distinct calls.
+func scriptCalls(scripts ...string) []Call {
 	calls := make([]Call, len(scripts))
 	for i, s := range scripts {
 		req := request(fmt.Sprintf("%s|%d", s, i), i)
-		calls[i] = Call{Key: req.Key(), Request: req, Provider: p, Meta: Meta{CaseID: strconv.Itoa(i)}}
+		calls[i] = Call{Key: req.Key(), Request: req, Meta: Meta{CaseID: strconv.Itoa(i)}}
 	}
 	return calls
 }
@@ -283,9 +341,11 @@ func (s *memSink) keys() map[string]bool {
 	return out
 }
 
-// fastOpts are options with tiny back-offs and a seeded jitter source.
-func fastOpts(concurrency int) Options {
+// fastOpts are options with p as the only endpoint, tiny back-offs and a
+// seeded jitter source.
+func fastOpts(p Provider, concurrency int) Options {
 	return Options{
+		Providers:   []Endpoint{{Name: "test endpoint", Provider: p}},
 		Concurrency: concurrency,
 		BaseBackoff: time.Millisecond,
 		MaxBackoff:  5 * time.Millisecond,
@@ -293,23 +353,15 @@ func fastOpts(concurrency int) Options {
 	}
 }
 
-// collect drains ch until it is closed. The deadline is a hang guard, not a
-// timing assertion.
+// collect drains ch until it is closed. Tests run in a synctest bubble,
+// which fails the test if the run deadlocks instead.
 func collect(t *testing.T, ch <-chan Event) []Event {
 	t.Helper()
 	var evs []Event
-	guard := time.After(60 * time.Second)
-	for {
-		select {
-		case e, ok := <-ch:
-			if !ok {
-				return evs
-			}
-			evs = append(evs, e)
-		case <-guard:
-			t.Fatalf("run did not close its channel; %d events so far", len(evs))
-		}
+	for e := range ch {
+		evs = append(evs, e)
 	}
+	return evs
 }
 
 // checkContract verifies the delivery contract on a complete event stream and
@@ -405,19 +457,4 @@ func checkContract(t *testing.T, calls []Call, evs []Event, sink *memSink) (map[
 		sink.mu.Unlock()
 	}
 	return finished, stop
-}
-
-// waitGoroutines waits until at most n goroutines run, and fails if that
-// never happens.
-func waitGoroutines(t *testing.T, n int) {
-	t.Helper()
-	deadline := time.Now().Add(10 * time.Second)
-	for runtime.NumGoroutine() > n {
-		if time.Now().After(deadline) {
-			buf := make([]byte, 1<<16)
-			buf = buf[:runtime.Stack(buf, true)]
-			t.Fatalf("%d goroutines, want <= %d:\n%s", runtime.NumGoroutine(), n, buf)
-		}
-		time.Sleep(10 * time.Millisecond)
-	}
 }

@@ -41,6 +41,10 @@ type OpenAIConfig struct {
 	// whose transport keeps up to 128 idle connections per host, so a run's
 	// workers reuse connections instead of redialling.
 	HTTPClient *http.Client
+	// RequestLog, when set, records every request and response (--debug).
+	RequestLog *RequestLog
+	// Name names the endpoint in the request log.
+	Name string
 }
 
 // OpenAI is a Provider for OpenAI-compatible chat-completions APIs (OpenAI,
@@ -48,13 +52,16 @@ type OpenAIConfig struct {
 // makes exactly one HTTP request per Complete (the SDK's own retries are off:
 // the runner retries) and is safe for concurrent use.
 //
-// The request carries model, messages, temperature (always, since 0 is a
-// meaningful choice for judges), max_tokens when positive and seed when set.
-// It uses the max_tokens field rather than max_completion_tokens because
-// OpenAI-compatible servers (vLLM, llama.cpp, Ollama) accept it; OpenAI's
-// reasoning models reject it.
+// The request carries model, messages, temperature (unless the request
+// omits it: reasoning models accept only their default), max_tokens or
+// max_completion_tokens (whichever the request sets: OpenAI-compatible
+// servers such as vLLM, llama.cpp and Ollama know max_tokens, OpenAI's
+// reasoning models only max_completion_tokens), seed when set, the
+// request's extra body fields and its extra headers.
 type OpenAI struct {
 	chat      openai.ChatCompletionService
+	files     openai.FileService  // for the Batch API
+	batches   openai.BatchService // for the Batch API
 	key       string
 	transport *http.Transport // owned; nil when the caller gave the client
 }
@@ -66,42 +73,23 @@ func NewOpenAI(cfg OpenAIConfig) (*OpenAI, error) {
 	if base == "" {
 		base = DefaultBaseURL
 	}
-	u, err := url.Parse(base)
-	if err != nil || (u.Scheme != "http" && u.Scheme != "https") || u.Host == "" {
-		// url.Parse errors quote the input, which may hold credentials.
-		return nil, fmt.Errorf("runner: openai: base URL %q is not an absolute http(s) URL", redactURL(base))
-	}
-	for _, r := range cfg.APIKey {
-		if r < 0x21 || r > 0x7e {
-			return nil, errors.New("runner: openai: API key contains a character that cannot be sent in a header (space, control or non-ASCII)")
-		}
+	if err := checkEndpoint("openai", base, cfg.APIKey); err != nil {
+		return nil, err
 	}
 	o := &OpenAI{key: cfg.APIKey}
-	client := cfg.HTTPClient
-	if client == nil {
-		o.transport = &http.Transport{
-			Proxy: http.ProxyFromEnvironment,
-			DialContext: (&net.Dialer{
-				Timeout:   30 * time.Second,
-				KeepAlive: 30 * time.Second,
-			}).DialContext,
-			ForceAttemptHTTP2:     true,
-			MaxIdleConns:          256,
-			MaxIdleConnsPerHost:   128,
-			IdleConnTimeout:       90 * time.Second,
-			TLSHandshakeTimeout:   10 * time.Second,
-			ExpectContinueTimeout: time.Second,
-		}
-		client = &http.Client{Transport: o.transport}
-	}
+	var client *http.Client
+	client, o.transport = httpClient(cfg.HTTPClient, cfg.RequestLog, cfg.Name, cfg.APIKey)
 	// A service rather than openai.NewClient: NewClient reads OPENAI_* from
 	// the environment, and the caller must decide what is sent and where.
-	o.chat = openai.NewChatCompletionService(
+	opts := []option.RequestOption{
 		option.WithBaseURL(base),
 		option.WithAPIKey(cfg.APIKey),
 		option.WithHTTPClient(client),
 		option.WithMaxRetries(0),
-	)
+	}
+	o.chat = openai.NewChatCompletionService(opts...)
+	o.files = openai.NewFileService(opts...)
+	o.batches = openai.NewBatchService(opts...)
 	return o, nil
 }
 
@@ -122,7 +110,11 @@ func (o *OpenAI) Complete(ctx context.Context, call Call) (Completion, error) {
 		return Completion{}, err
 	}
 	var res *http.Response
-	cc, err := o.chat.New(ctx, params, option.WithResponseInto(&res))
+	opts := []option.RequestOption{option.WithResponseInto(&res)}
+	for k, v := range call.Request.ExtraHeaders {
+		opts = append(opts, option.WithHeader(k, v))
+	}
+	cc, err := o.chat.New(ctx, params, opts...)
 	if err != nil {
 		return Completion{}, o.classify(ctx, res, err)
 	}
@@ -130,6 +122,11 @@ func (o *OpenAI) Complete(ctx context.Context, call Call) (Completion, error) {
 	if res != nil {
 		status = res.StatusCode
 	}
+	return o.completion(cc, status)
+}
+
+// completion reads a chat completion that came with status.
+func (o *OpenAI) completion(cc *openai.ChatCompletion, status int) (Completion, error) {
 	if cc == nil || len(cc.Choices) == 0 {
 		msg := "response has no choices"
 		if cc != nil {
@@ -145,6 +142,12 @@ func (o *OpenAI) Complete(ctx context.Context, call Call) (Completion, error) {
 		// A refusal is an answer; control cases exist to count them.
 		text = ch.Message.Refusal
 	}
+	if text == "" && ch.FinishReason == "" && cc.Usage.CompletionTokens == 0 {
+		// No text, no finish reason and no usage: not an answer at all,
+		// which some proxies send on an upstream failure. Another attempt
+		// may get one.
+		return Completion{}, &CallError{Kind: model.ErrBadResponse, Status: status, Retryable: true, Msg: "the response's choice has no message, finish reason or usage"}
+	}
 	return Completion{
 		Text:             text,
 		FinishReason:     ch.FinishReason,
@@ -157,12 +160,23 @@ func (o *OpenAI) Complete(ctx context.Context, call Call) (Completion, error) {
 // chatParams builds the request body for r.
 func chatParams(r model.Request) (openai.ChatCompletionNewParams, error) {
 	p := openai.ChatCompletionNewParams{
-		Model:       r.Model,
-		Temperature: openai.Float(r.Temperature),
-		Messages:    make([]openai.ChatCompletionMessageParamUnion, 0, len(r.Messages)),
+		Model:    r.Model,
+		Messages: make([]openai.ChatCompletionMessageParamUnion, 0, len(r.Messages)),
+	}
+	if r.API != "" {
+		return p, &CallError{Kind: model.ErrRequest, Msg: fmt.Sprintf("a request for the %s API cannot be sent to an OpenAI-compatible endpoint", r.API)}
+	}
+	if !r.OmitTemperature {
+		p.Temperature = openai.Float(r.Temperature)
 	}
 	if r.MaxTokens > 0 {
 		p.MaxTokens = openai.Int(int64(r.MaxTokens))
+	}
+	if r.MaxCompletionTokens > 0 {
+		p.MaxCompletionTokens = openai.Int(int64(r.MaxCompletionTokens))
+	}
+	if len(r.ExtraBody) > 0 {
+		p.SetExtraFields(r.ExtraBody)
 	}
 	if r.Seed != nil {
 		p.Seed = openai.Int(*r.Seed)
@@ -221,7 +235,7 @@ func (o *OpenAI) classify(ctx context.Context, res *http.Response, err error) er
 	var ue *url.Error
 	var ne net.Error
 	if errors.As(err, &ue) || errors.As(err, &ne) || errors.Is(err, io.EOF) || errors.Is(err, io.ErrUnexpectedEOF) {
-		return &CallError{Kind: model.ErrTransport, Retryable: true, Msg: o.clean(transportMessage(err))}
+		return &CallError{Kind: model.ErrTransport, Retryable: true, Unreachable: unreachable(err), Msg: o.clean(transportMessage(err))}
 	}
 	return &CallError{Kind: model.ErrRequest, Msg: o.clean(err.Error())}
 }
@@ -377,12 +391,15 @@ func transportMessage(err error) string {
 	return err.Error()
 }
 
-// clean makes a message safe to store and show: the API key is replaced (the
-// safety net for servers that echo credentials), control characters become
-// spaces, and length is capped.
-func (o *OpenAI) clean(s string) string {
-	if len(o.key) >= 4 {
-		s = strings.ReplaceAll(s, o.key, "[REDACTED]")
+// clean makes a message safe to store and show (see cleanMessage).
+func (o *OpenAI) clean(s string) string { return cleanMessage(s, o.key) }
+
+// cleanMessage makes a message safe to store and show: the API key is
+// replaced (the safety net for servers that echo credentials), control
+// characters become spaces, and length is capped.
+func cleanMessage(s, key string) string {
+	if len(key) >= 4 {
+		s = strings.ReplaceAll(s, key, "[REDACTED]")
 	}
 	s = strings.Map(func(r rune) rune {
 		if unicode.IsControl(r) {
@@ -399,15 +416,4 @@ func (o *OpenAI) clean(s string) string {
 		s = s[:cut] + "…"
 	}
 	return strings.TrimSpace(s)
-}
-
-// redactURL returns raw with any user info removed, for error messages.
-func redactURL(raw string) string {
-	if u, err := url.Parse(raw); err == nil {
-		return u.Redacted()
-	}
-	if i := strings.LastIndex(raw, "@"); i >= 0 {
-		return "…" + raw[i:]
-	}
-	return raw
 }

@@ -15,7 +15,7 @@ const fakeKey = "sk-test-QQ7zz-distinctive-key-0451"
 
 func newTestOpenAI(t *testing.T, f *fakeAPI) *OpenAI {
 	t.Helper()
-	o, err := NewOpenAI(OpenAIConfig{BaseURL: f.url(), APIKey: fakeKey})
+	o, err := NewOpenAI(OpenAIConfig{BaseURL: f.url(), APIKey: fakeKey, HTTPClient: f.client})
 	if err != nil {
 		t.Fatal(err)
 	}

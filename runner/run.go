@@ -6,6 +6,7 @@ import (
 	"errors"
 	"fmt"
 	"math/rand/v2"
+	"strings"
 	"time"
 
 	"github.com/auditor-dev/auditor/model"
@@ -16,9 +17,15 @@ const (
 	DefaultConcurrency = 8
 	DefaultTimeout     = 120 * time.Second
 	DefaultMaxAttempts = 6
-	DefaultBaseBackoff = 500 * time.Millisecond
-	DefaultMaxBackoff  = 30 * time.Second
-	DefaultMaxWait     = 10 * time.Minute
+	// DefaultMaxRateLimited is generous: with the pool paused for each
+	// Retry-After and its limit cut, a call is rarely rate-limited more than
+	// a few times, and a call that is thirty times is facing a limit that
+	// will not lift during the run.
+	DefaultMaxRateLimited  = 30
+	DefaultSystematicAfter = 20
+	DefaultBaseBackoff     = 500 * time.Millisecond
+	DefaultMaxBackoff      = 30 * time.Second
+	DefaultMaxWait         = 10 * time.Minute
 )
 
 // maxSaving bounds the saves in progress. Each runs in its own goroutine so
@@ -36,9 +43,22 @@ const cutInterval = time.Second
 
 // Options tunes a run. The zero value of each field selects its default.
 type Options struct {
-	Concurrency int           // starting and maximum number of calls in flight; default 8
+	// Providers are the endpoints that answer the run's calls, each with its
+	// own pool: a concurrency limit, a pause after a Retry-After and an
+	// adaptive limit, so one endpoint's 429s never slow another. Each call
+	// names its endpoint by index (Call.Provider).
+	Providers []Endpoint
+	// Concurrency is the starting and maximum number of calls in flight per
+	// endpoint whose own Concurrency is 0; default 8.
+	Concurrency int
 	Timeout     time.Duration // per attempt; default 120 s
-	MaxAttempts int           // attempts per call, the first included; default 6
+	// MaxAttempts bounds the attempts per call, the first included, that
+	// failed for any reason but a rate limit; default 6.
+	MaxAttempts int
+	// MaxRateLimited bounds the attempts per call that were rate-limited
+	// (429): they say the endpoint is overloaded, not that the call is bad,
+	// so they do not count towards MaxAttempts. Default 30.
+	MaxRateLimited int
 	// BaseBackoff and MaxBackoff shape the wait before retry n when the server
 	// gives no Retry-After: uniform in [0, min(MaxBackoff, BaseBackoff*2^(n-1)))
 	// ("full jitter"). Defaults 500 ms and 30 s.
@@ -47,6 +67,12 @@ type Options struct {
 	// the run with WaitTooLong. Default 10 min.
 	MaxWait time.Duration
 	Budget  float64 // dollars; 0 means no budget
+	// SystematicAfter is how many distinct calls of one endpoint must fail
+	// the same way, before any of its calls succeeded, for the run to stop
+	// with SystematicFailure (an unreachable endpoint, or the same 4xx other
+	// than 429). An endpoint with fewer calls needs all of them, and at
+	// least 2. Default 20.
+	SystematicAfter int
 	// Rand is the jitter source. The run uses it from one goroutine, so it
 	// must not be shared with another run in progress. Tests pass a seeded
 	// one; nil means one seeded from the clock.
@@ -69,6 +95,12 @@ func (o Options) withDefaults() Options {
 	}
 	if o.MaxAttempts <= 0 {
 		o.MaxAttempts = DefaultMaxAttempts
+	}
+	if o.MaxRateLimited <= 0 {
+		o.MaxRateLimited = DefaultMaxRateLimited
+	}
+	if o.SystematicAfter <= 0 {
+		o.SystematicAfter = DefaultSystematicAfter
 	}
 	if o.BaseBackoff <= 0 {
 		o.BaseBackoff = DefaultBaseBackoff
@@ -101,12 +133,26 @@ func Run(ctx context.Context, calls []Call, sink Sink, opts Options) <-chan Even
 		calls:   calls,
 		sink:    sink,
 		opts:    opts,
-		events:  make(chan Event, 64+4*opts.Concurrency),
 		results: make(chan attemptResult, opts.Concurrency),
 		saved:   make(chan saveResult, opts.Concurrency),
-		aimd:    aimd{limit: opts.Concurrency, max: opts.Concurrency},
-		total:   len(calls),
 	}
+	r.pools = make([]*pool, len(opts.Providers)+1)
+	slots := 0
+	for i := range r.pools {
+		var ep Endpoint
+		if i < len(opts.Providers) {
+			ep = opts.Providers[i]
+		} else {
+			// Calls naming no endpoint land here and fail for good.
+			ep = Endpoint{Name: "no endpoint", Provider: missingProvider{n: len(opts.Providers)}}
+		}
+		if ep.Concurrency <= 0 {
+			ep.Concurrency = opts.Concurrency
+		}
+		r.pools[i] = &pool{index: i, ep: ep, aimd: aimd{limit: ep.Concurrency, max: ep.Concurrency}}
+		slots += ep.Concurrency
+	}
+	r.events = make(chan Event, 64+4*min(slots, 1024))
 	go r.loop()
 	return r.events
 }
@@ -123,12 +169,10 @@ type run struct {
 	results chan attemptResult
 	saved   chan saveResult
 
-	next    int       // index of the next call never dispatched
-	waiting retryHeap // calls waiting to retry, earliest first
+	pools []*pool // one per endpoint, and last the pool of calls naming none
+	turn  int     // the pool dispatch looks at first, so pools take turns
 
-	inFlight int // attempts running
-	saving   int // saves running
-	aimd     aimd
+	saving int // saves running
 
 	spent    float64 // dollars, by usage reported so far
 	reserved float64 // estimated dollars of attempts in flight
@@ -143,12 +187,14 @@ type run struct {
 
 // callState is one call's progress across its attempts.
 type callState struct {
-	index    int
-	call     *Call
-	key      string
-	attempts int
-	cost     float64
-	readyAt  time.Time // when waiting: the earliest time of the next attempt
+	index       int
+	call        *Call
+	key         string
+	pool        *pool
+	attempts    int // all attempts made
+	rateLimited int // of attempts, those that were rate-limited
+	cost        float64
+	readyAt     time.Time // when waiting: the earliest time of the next attempt
 }
 
 type attemptResult struct {
@@ -168,13 +214,7 @@ type saveResult struct {
 
 func (r *run) loop() {
 	defer close(r.events)
-	if r.opts.Skip != nil {
-		for i := range r.calls {
-			if r.opts.Skip(i) {
-				r.total--
-			}
-		}
-	}
+	r.count()
 	ctxDone := r.ctx.Done()
 	timer := time.NewTimer(time.Hour)
 	timer.Stop()
@@ -182,15 +222,12 @@ func (r *run) loop() {
 	for {
 		now := time.Now()
 		r.dispatch(now)
-		if r.inFlight == 0 && r.saving == 0 &&
-			(r.stopped || (r.skipTo() >= len(r.calls) && r.waiting.Len() == 0)) {
+		if r.inFlight() == 0 && r.saving == 0 && (r.stopped || r.drained()) {
 			break
 		}
-		// Wake for the earliest retry only when a slot is free for it;
-		// otherwise the next result wakes the loop anyway.
 		var timerC <-chan time.Time
-		if !r.stopped && r.waiting.Len() > 0 && r.inFlight < r.aimd.limit && r.saving < maxSaving {
-			timer.Reset(r.waiting[0].readyAt.Sub(now))
+		if wake, ok := r.nextWake(now); ok {
+			timer.Reset(wake.Sub(now))
 			timerC = timer.C
 		}
 		select {
@@ -214,49 +251,149 @@ func (r *run) loop() {
 	})
 }
 
-// dispatch starts attempts while slots are free: calls whose retry wait is
-// over first, then calls not yet started.
+// count sets the number of calls to make, in all and per pool.
+func (r *run) count() {
+	for i := range r.calls {
+		if r.opts.Skip != nil && r.opts.Skip(i) {
+			continue
+		}
+		r.total++
+		r.poolOf(&r.calls[i]).total++
+	}
+}
+
+// poolOf returns the pool of the endpoint c names.
+func (r *run) poolOf(c *Call) *pool {
+	if c.Provider < 0 || c.Provider >= len(r.pools)-1 {
+		return r.pools[len(r.pools)-1]
+	}
+	return r.pools[c.Provider]
+}
+
+func (r *run) inFlight() int {
+	n := 0
+	for _, p := range r.pools {
+		n += p.inFlight
+	}
+	return n
+}
+
+// drained reports whether no call is left to start or retry.
+func (r *run) drained() bool {
+	for _, p := range r.pools {
+		if p.waiting.Len() > 0 || r.nextNew(p) < len(r.calls) {
+			return false
+		}
+	}
+	return true
+}
+
+// nextWake returns when the loop must wake to start an attempt that is not
+// due yet: the earliest retry, or the end of a pause, of a pool with a free
+// slot. A pool without one is woken by its next result anyway.
+func (r *run) nextWake(now time.Time) (time.Time, bool) {
+	var wake time.Time
+	if r.stopped || r.saving >= maxSaving {
+		return wake, false
+	}
+	for _, p := range r.pools {
+		if p.inFlight >= p.aimd.limit {
+			continue
+		}
+		var at time.Time
+		switch {
+		case p.waiting.Len() > 0:
+			at = p.waiting[0].readyAt
+			if p.pausedUntil.After(at) {
+				at = p.pausedUntil
+			}
+		case p.pausedUntil.After(now) && r.nextNew(p) < len(r.calls):
+			at = p.pausedUntil
+		default:
+			continue
+		}
+		if wake.IsZero() || at.Before(wake) {
+			wake = at
+		}
+	}
+	return wake, !wake.IsZero()
+}
+
+// dispatch starts attempts while slots are free, the pools taking turns:
+// in each pool, calls whose retry wait is over first, then calls not yet
+// started. A paused pool starts nothing.
 func (r *run) dispatch(now time.Time) {
 	if !r.stopped && r.ctx.Err() != nil {
 		r.halt(Cancelled, "cancelled: "+context.Cause(r.ctx).Error())
 	}
-	for !r.stopped && r.inFlight < r.aimd.limit && r.saving < maxSaving {
-		var st *callState
-		switch {
-		case r.waiting.Len() > 0 && !r.waiting[0].readyAt.After(now):
-			st = heap.Pop(&r.waiting).(*callState)
-		case r.skipTo() < len(r.calls):
-			c := &r.calls[r.next]
-			key := c.Key
-			if key == "" {
-				key = c.Request.Key()
+	for progress := true; progress && !r.stopped && r.saving < maxSaving; {
+		progress = false
+		for k := range r.pools {
+			p := r.pools[(r.turn+k)%len(r.pools)]
+			st := r.take(p, now)
+			if st == nil {
+				continue
 			}
-			st = &callState{index: r.next, call: c, key: key}
-			r.next++
-		default:
-			return
+			r.turn = (p.index + 1) % len(r.pools)
+			if !r.start(st) {
+				return
+			}
+			progress = true
+			break
 		}
-		est := st.call.Price.Cost(st.call.EstPromptTokens, 0, st.call.EstCompletionTokens)
-		if r.opts.Budget > 0 && r.spent+r.reserved+est > r.opts.Budget {
-			r.halt(BudgetReached, fmt.Sprintf(
-				"budget $%.4f reached: spent $%.4f, in flight about $%.4f, next call about $%.4f",
-				r.opts.Budget, r.spent, r.reserved, est))
-			return
-		}
-		r.reserved += est
-		r.inFlight++
-		st.attempts++
-		r.emit(Started{Index: st.index, Key: st.key, Attempt: st.attempts})
-		go r.attempt(st, est)
 	}
 }
 
-// skipTo moves next past skipped calls and returns it.
-func (r *run) skipTo() int {
-	for r.opts.Skip != nil && r.next < len(r.calls) && r.opts.Skip(r.next) {
-		r.next++
+// take returns the call p should start now, or nil.
+func (r *run) take(p *pool, now time.Time) *callState {
+	if p.inFlight >= p.aimd.limit || now.Before(p.pausedUntil) {
+		return nil
 	}
-	return r.next
+	if p.waiting.Len() > 0 && !p.waiting[0].readyAt.After(now) {
+		return heap.Pop(&p.waiting).(*callState)
+	}
+	i := r.nextNew(p)
+	if i >= len(r.calls) {
+		return nil
+	}
+	p.next = i + 1
+	c := &r.calls[i]
+	key := c.Key
+	if key == "" {
+		key = c.Request.Key()
+	}
+	return &callState{index: i, call: c, key: key, pool: p}
+}
+
+// nextNew moves p's cursor past calls that are skipped or belong to other
+// pools and returns it.
+func (r *run) nextNew(p *pool) int {
+	for p.next < len(r.calls) {
+		c := &r.calls[p.next]
+		if r.poolOf(c) == p && (r.opts.Skip == nil || !r.opts.Skip(p.next)) {
+			break
+		}
+		p.next++
+	}
+	return p.next
+}
+
+// start starts an attempt of st unless the budget forbids it, and reports
+// whether it did.
+func (r *run) start(st *callState) bool {
+	est := st.call.Price.Cost(st.call.EstPromptTokens, 0, st.call.EstCompletionTokens)
+	if r.opts.Budget > 0 && r.spent+r.reserved+est > r.opts.Budget {
+		r.halt(BudgetReached, fmt.Sprintf(
+			"budget $%.4f reached: spent $%.4f, in flight about $%.4f, next call about $%.4f",
+			r.opts.Budget, r.spent, r.reserved, est))
+		return false
+	}
+	r.reserved += est
+	st.pool.inFlight++
+	st.attempts++
+	r.emit(Started{Index: st.index, Key: st.key, Attempt: st.attempts})
+	go r.attempt(st, est)
+	return true
 }
 
 // attempt makes one attempt and reports it to the loop. It runs in its own
@@ -264,7 +401,7 @@ func (r *run) skipTo() int {
 func (r *run) attempt(st *callState, est float64) {
 	actx, cancel := context.WithTimeout(r.ctx, r.opts.Timeout)
 	start := time.Now()
-	comp, err := complete(actx, st.call)
+	comp, err := complete(actx, st.pool.ep.Provider, st.call)
 	latency := time.Since(start)
 	timedOut := err != nil && errors.Is(actx.Err(), context.DeadlineExceeded) && r.ctx.Err() == nil
 	cancel()
@@ -273,43 +410,54 @@ func (r *run) attempt(st *callState, est float64) {
 
 // complete calls the provider, turning a missing provider or a panic into a
 // call error so one bad call cannot take the run down.
-func complete(ctx context.Context, c *Call) (comp Completion, err error) {
-	if c.Provider == nil {
-		return Completion{}, &CallError{Kind: model.ErrRequest, Msg: "call has no provider"}
+func complete(ctx context.Context, p Provider, c *Call) (comp Completion, err error) {
+	if p == nil {
+		return Completion{}, &CallError{Kind: model.ErrRequest, Msg: "the call's endpoint has no provider"}
 	}
 	defer func() {
-		if p := recover(); p != nil {
-			comp, err = Completion{}, &CallError{Kind: model.ErrRequest, Msg: fmt.Sprintf("provider panicked: %v", p)}
+		if v := recover(); v != nil {
+			comp, err = Completion{}, &CallError{Kind: model.ErrRequest, Msg: fmt.Sprintf("provider panicked: %v", v)}
 		}
 	}()
-	return c.Provider.Complete(ctx, *c)
+	return p.Complete(ctx, *c)
+}
+
+// missingProvider answers the calls whose Provider index names no endpoint.
+type missingProvider struct{ n int }
+
+func (m missingProvider) Complete(_ context.Context, c Call) (Completion, error) {
+	return Completion{}, &CallError{Kind: model.ErrRequest,
+		Msg: fmt.Sprintf("the call names endpoint %d, but the run has %d (Options.Providers)", c.Provider, m.n)}
 }
 
 func (r *run) handleResult(res attemptResult) {
 	now := time.Now()
 	st := res.st
-	r.inFlight--
+	p := st.pool
+	p.inFlight--
 	r.reserved -= res.estimated
-	if r.inFlight == 0 {
+	if r.inFlight() == 0 {
 		r.reserved = 0 // drop float residue
 	}
-	cost := st.call.Price.Cost(res.comp.PromptTokens, res.comp.CachedTokens, res.comp.CompletionTokens)
+	cost := st.call.Price.CostOf(res.comp.usage())
 	r.spent += cost
 	st.cost += cost
 
 	if res.err == nil {
 		// An answer that arrived is kept even if the run is cancelled: it
 		// finished, and it was paid for.
-		r.aimdEvent(r.aimd.onSuccess())
+		p.probe.succeeded = true
+		r.aimdEvent(p, p.aimd.onSuccess())
 		resp := r.response(st, res, now)
 		resp.Text = res.comp.Text
 		resp.FinishReason = res.comp.FinishReason
 		resp.PromptTokens = res.comp.PromptTokens
 		resp.CachedTokens = res.comp.CachedTokens
+		resp.CacheWriteTokens = res.comp.CacheWriteTokens
 		resp.CompletionTokens = res.comp.CompletionTokens
-		if res.comp.FinishReason == "content_filter" {
-			resp.Error = (&CallError{Kind: model.ErrContentFilter, Msg: "the provider's content filter stopped the answer"}).Error()
-			resp.ErrorKind = model.ErrContentFilter
+		if kind, msg := Classify(res.comp); kind != model.ErrNone {
+			resp.Error = (&CallError{Kind: kind, Msg: msg}).Error()
+			resp.ErrorKind = kind
 		}
 		r.finish(st, resp)
 		return
@@ -318,8 +466,21 @@ func (r *run) handleResult(res attemptResult) {
 		return // cancelled: not finished, not saved
 	}
 	ce := callError(res, r.opts.Timeout)
-	if ce.Kind == model.ErrRateLimited {
-		r.aimdEvent(r.aimd.onRateLimited(now))
+	rateLimited := ce.Kind == model.ErrRateLimited
+	if rateLimited {
+		st.rateLimited++
+		r.aimdEvent(p, p.aimd.onRateLimited(now))
+		if ce.RetryAfter > 0 && ce.RetryAfter <= r.opts.MaxWait {
+			// No call of this endpoint starts before the server's wait is
+			// over: the 429 speaks for the endpoint, not for this call.
+			if until := now.Add(ce.RetryAfter); until.After(p.pausedUntil) {
+				p.pausedUntil = until
+			}
+		}
+	}
+	exhausted := st.attempts-st.rateLimited >= r.opts.MaxAttempts
+	if rateLimited {
+		exhausted = st.rateLimited >= r.opts.MaxRateLimited
 	}
 	switch {
 	case ce.Kind == model.ErrQuota:
@@ -327,7 +488,10 @@ func (r *run) handleResult(res attemptResult) {
 	case ce.Kind == model.ErrAuth:
 		// Not the call's fault: store nothing, stop, and let the user fix the key.
 		r.halt(AuthFailed, "the API rejected the key: "+ce.Error())
-	case !ce.Retryable || st.attempts >= r.opts.MaxAttempts:
+	case r.systematic(p, st, ce):
+		// The endpoint fails every call the same way: stop before buying
+		// or storing more of the same. The call is left for the next run.
+	case !ce.Retryable || exhausted:
 		resp := r.response(st, res, now)
 		resp.Error = ce.Error()
 		resp.ErrorKind = ce.Kind
@@ -338,14 +502,31 @@ func (r *run) handleResult(res attemptResult) {
 		r.halt(WaitTooLong, fmt.Sprintf("server asked to wait %s before retrying, longer than the maximum wait %s: %s",
 			ce.RetryAfter.Round(time.Second), r.opts.MaxWait, ce.Error()))
 	default:
-		wait := r.backoff(st.attempts, ce.RetryAfter)
+		n := st.attempts - st.rateLimited
+		if rateLimited {
+			n = st.rateLimited
+		}
+		wait := r.backoff(n, ce.RetryAfter)
 		st.readyAt = now.Add(wait)
-		heap.Push(&r.waiting, st)
+		heap.Push(&p.waiting, st)
 		r.emit(Retrying{
 			Index: st.index, Key: st.key, Attempt: st.attempts, Kind: ce.Kind,
 			Wait: wait, Until: st.readyAt, Reason: ce.Error(),
 		})
 	}
+}
+
+// systematic records a failed attempt on p's probe and, when it shows that
+// the endpoint fails every call the same way, stops the run and reports
+// true.
+func (r *run) systematic(p *pool, st *callState, ce *CallError) bool {
+	need := min(r.opts.SystematicAfter, p.total)
+	if !p.probe.record(st.index, ce) || need < 2 || len(p.probe.calls) < need {
+		return false
+	}
+	r.halt(SystematicFailure, fmt.Sprintf("%s: the first %d calls all failed the same way, and none succeeded: %s%s",
+		p.ep.Name, len(p.probe.calls), p.probe.first, systematicAdvice(ce)))
+	return true
 }
 
 // callError turns an attempt's error into a CallError.
@@ -358,6 +539,24 @@ func callError(res attemptResult, timeout time.Duration) *CallError {
 		return ce
 	}
 	return &CallError{Kind: model.ErrTransport, Retryable: true, Msg: res.err.Error()}
+}
+
+// Classify says whether a completion the provider returned is an answer to
+// grade: a content-filter stop, an answer cut off by the token limit
+// (finish reason "length") and an answer with no text are not, and get an
+// error kind and a message for people. It returns ErrNone for an answer.
+func Classify(c Completion) (model.ErrorKind, string) {
+	switch {
+	case c.FinishReason == "content_filter":
+		return model.ErrContentFilter, "the provider's content filter stopped the answer"
+	case c.FinishReason == "length":
+		return model.ErrTruncated, fmt.Sprintf("the answer hit the token limit after %d completion tokens and was cut off; %s",
+			c.CompletionTokens, model.ErrTruncated.Advice())
+	case strings.TrimSpace(c.Text) == "":
+		return model.ErrEmpty, fmt.Sprintf("the answer has no text (%d completion tokens, finish reason %q); %s",
+			c.CompletionTokens, c.FinishReason, model.ErrEmpty.Advice())
+	}
+	return model.ErrNone, ""
 }
 
 // backoff returns the wait before the attempt after attempt n (1-based). A
@@ -427,61 +626,10 @@ func (r *run) halt(reason StopReason, detail string) {
 	r.stopped, r.reason, r.detail = true, reason, detail
 }
 
-func (r *run) aimdEvent(changed bool) {
+func (r *run) aimdEvent(p *pool, changed bool) {
 	if changed {
-		r.emit(ConcurrencyChanged{Limit: r.aimd.limit})
+		r.emit(ConcurrencyChanged{Provider: p.index, Limit: p.aimd.limit})
 	}
 }
 
 func (r *run) emit(e Event) { r.events <- e }
-
-// aimd is the adaptive concurrency limit: additive increase, multiplicative
-// decrease.
-type aimd struct {
-	limit, max int
-	streak     int // consecutive successes since the last change or 429
-	lastCut    time.Time
-}
-
-// onSuccess counts a success and raises the limit by one after limit-many in
-// a row. It reports whether the limit changed.
-func (a *aimd) onSuccess() bool {
-	if a.limit >= a.max {
-		return false
-	}
-	a.streak++
-	if a.streak < a.limit {
-		return false
-	}
-	a.limit++
-	a.streak = 0
-	return true
-}
-
-// onRateLimited halves the limit (never below 1), at most once per
-// cutInterval. It reports whether the limit changed.
-func (a *aimd) onRateLimited(now time.Time) bool {
-	a.streak = 0
-	if a.limit <= 1 || (!a.lastCut.IsZero() && now.Sub(a.lastCut) < cutInterval) {
-		return false
-	}
-	a.limit = max(1, a.limit/2)
-	a.lastCut = now
-	return true
-}
-
-// retryHeap orders waiting calls by readyAt, earliest first.
-type retryHeap []*callState
-
-func (h retryHeap) Len() int           { return len(h) }
-func (h retryHeap) Less(i, j int) bool { return h[i].readyAt.Before(h[j].readyAt) }
-func (h retryHeap) Swap(i, j int)      { h[i], h[j] = h[j], h[i] }
-func (h *retryHeap) Push(x any)        { *h = append(*h, x.(*callState)) }
-func (h *retryHeap) Pop() any {
-	old := *h
-	n := len(old)
-	x := old[n-1]
-	old[n-1] = nil
-	*h = old[:n-1]
-	return x
-}

@@ -43,10 +43,10 @@ func TestSavesInProgressAreBounded(t *testing.T) {
 		const n, concurrency = 3 * maxSaving, 8
 		calls := make([]Call, n)
 		for i := range calls {
-			calls[i] = Call{Request: request("m", i), Provider: instant}
+			calls[i] = Call{Request: request("m", i)}
 		}
 		sink := &gateSink{gate: make(chan struct{})}
-		events := Run(context.Background(), calls, sink, fastOpts(concurrency))
+		events := Run(context.Background(), calls, sink, fastOpts(instant, concurrency))
 		stopped := make(chan Stopped, 1)
 		go func() {
 			for ev := range events {

@@ -79,7 +79,7 @@ func TestE2E_DemoRunFillsGridDrillDownQuit(t *testing.T) {
 	provider := sim.New(sim.Options{Rules: rules}) // no latency
 	calls := make([]runner.Call, len(f.plan.Calls))
 	for i, c := range f.plan.Calls {
-		c.Provider = provider
+		c.Provider = 0 // the one simulated endpoint
 		calls[i] = c
 	}
 	grader := grade.NewGrader(context.Background(), f.plan, f.preds)
@@ -88,7 +88,7 @@ func TestE2E_DemoRunFillsGridDrillDownQuit(t *testing.T) {
 	sink := &grade.Sink{Grader: grader, Writer: w}
 	start := func(ctx context.Context, feed *Feed) {
 		sink.OnGraded = feed.Graded
-		events := runner.Run(ctx, calls, sink, runner.Options{Concurrency: 8})
+		events := runner.Run(ctx, calls, sink, runner.Options{Concurrency: 8, Providers: []runner.Endpoint{{Name: "sim", Provider: provider}}})
 		go func() {
 			feed.Follow(events)
 			feed.Close()

@@ -1,71 +1,67 @@
 package workbench
 
 import (
-	"fmt"
-	"os"
-	"time"
-
-	"github.com/auditor-dev/auditor/model"
 	"github.com/auditor-dev/auditor/runner"
+	"github.com/auditor-dev/auditor/runner/provider"
 	"github.com/auditor-dev/auditor/runner/sim"
 )
 
-// endpoint is where one model or judge is called, as the audit file says.
-type endpoint struct {
-	name, provider, baseURL, keyEnv string
-	line                            int    // the table's line in the audit file
-	what                            string // "model" or "judge", for errors
-}
-
-// modelEndpoints and judgeEndpoints list the audit's endpoints in the order
-// of the audit file.
-func (s *Session) modelEndpoints() []endpoint {
-	out := make([]endpoint, len(s.Audit.File.Models))
+// modelConfigs and judgeConfigs list where the audit's models and judges
+// are called, in the order of the audit file: a plan's answer calls name
+// their endpoint by model index, judge calls by judge index.
+func (s *Session) modelConfigs() []provider.Config {
+	out := make([]provider.Config, len(s.Audit.File.Models))
 	for i, m := range s.Audit.File.Models {
-		out[i] = endpoint{name: m.Name, provider: m.Provider, baseURL: m.BaseURL, keyEnv: m.APIKeyEnv, line: m.Line, what: "model"}
+		out[i] = provider.FromModel(s.Audit.Path, i, m)
 	}
 	return out
 }
 
-func (s *Session) judgeEndpoints() []endpoint {
-	out := make([]endpoint, len(s.Audit.Judges))
+func (s *Session) judgeConfigs() []provider.Config {
+	out := make([]provider.Config, len(s.Audit.Judges))
 	for i, j := range s.Audit.Judges {
-		c := j.Config
-		out[i] = endpoint{name: c.Name, provider: c.Provider, baseURL: c.BaseURL, keyEnv: c.APIKeyEnv, line: c.DefLine, what: "judge"}
+		out[i] = provider.FromJudge(s.Audit.Path, i, j.Config)
 	}
 	return out
 }
 
-// providers builds one provider per endpoint. API keys are read from the
-// environment here and go nowhere but the provider.
-func (s *Session) providers(eps []endpoint, simLatency time.Duration) ([]runner.Provider, error) {
+// Notices checks where every model and judge is called, reading no key,
+// and returns what the user must be told before calls are made (a base
+// URL taken from $OPENAI_BASE_URL, no key sent to a local server). An
+// endpoint that cannot be used (plain http to another machine, an unknown
+// provider) is an error naming the audit file's line.
+func (s *Session) Notices() ([]string, error) {
+	var out []string
+	for _, c := range append(s.modelConfigs(), s.judgeConfigs()...) {
+		r, err := provider.Resolve(c, nil)
+		if err != nil {
+			return nil, err
+		}
+		if r.Notice != "" {
+			out = append(out, r.Notice)
+		}
+	}
+	return out, nil
+}
+
+// endpoints builds the runner's endpoints from configs, in their order.
+// Keys are read from the environment here, only when there are calls to
+// make, and go nowhere but the providers.
+func (s *Session) endpoints(cfgs []provider.Config, o RunOptions) ([]runner.Endpoint, error) {
 	rules := map[int]string{}
 	for _, r := range s.Audit.Rules {
 		rules[r.Line] = r.Text
 	}
-	out := make([]runner.Provider, len(eps))
-	for i, ep := range eps {
-		if ep.provider == "sim" {
-			out[i] = sim.New(sim.Options{Rules: rules, Latency: simLatency})
-			continue
-		}
-		key := os.Getenv(ep.keyEnv)
-		if key == "" {
-			return nil, &model.InputError{File: s.Audit.Path, Line: ep.line, Field: "api_key_env",
-				Msg: fmt.Sprintf("environment variable %s is not set; export it with the API key for %s %s", ep.keyEnv, ep.what, ep.name)}
-		}
-		base := ep.baseURL
-		if base == "" {
-			base = os.Getenv("OPENAI_BASE_URL")
-		}
-		if base == "" {
-			base = runner.DefaultBaseURL
-		}
-		p, err := runner.NewOpenAI(runner.OpenAIConfig{BaseURL: base, APIKey: key})
+	eps := make([]runner.Endpoint, len(cfgs))
+	for i, c := range cfgs {
+		r, err := provider.Resolve(c, nil)
 		if err != nil {
 			return nil, err
 		}
-		out[i] = p
+		if eps[i], err = r.Endpoint(provider.BuildOptions{RequestLog: o.RequestLog,
+			Sim: sim.Options{Rules: rules, Latency: o.SimLatency}}); err != nil {
+			return nil, err
+		}
 	}
-	return out, nil
+	return eps, nil
 }

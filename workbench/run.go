@@ -49,6 +49,9 @@ type RunOptions struct {
 	// Rejudge, when > 0, re-asks each judge about this many answers it
 	// graded once the judging completed, to measure how often it flips.
 	Rejudge int
+	// RequestLog, when set, records every request and response with the
+	// key redacted.
+	RequestLog *runner.RequestLog
 }
 
 // Outcome is how a run went, phase by phase. A phase that did not run has
@@ -140,20 +143,18 @@ func completed(p Phase) bool { return !p.Ran || p.Stopped.Reason == runner.Compl
 
 // runAnswers makes the plan's calls that are not stored yet.
 func (s *Session) runAnswers(ctx context.Context, o RunOptions, obs Observer, status map[string]bool, pending int) (Phase, []error, error) {
-	providers, err := s.providers(s.modelEndpoints(), o.SimLatency)
+	// The plan's calls name their model's endpoint by index; answered ones
+	// are skipped (runner.Options.Skip): a copy of the calls still to make
+	// would double the largest structure of a large audit.
+	eps, err := s.endpoints(s.modelConfigs(), o)
 	if err != nil {
 		return Phase{}, nil, err
-	}
-	// The calls carry their model's provider; answered ones are skipped
-	// (runner.Options.Skip): a copy of the calls still to make would
-	// double the largest structure of a large audit.
-	for i := range s.Plan.Calls {
-		s.Plan.Calls[i].Provider = providers[s.Plan.CallModel[i]]
 	}
 	w := s.Store.NewWriter(store.WriterOptions{})
 	sink := &grade.Sink{Grader: s.grader, Writer: w, OnGraded: obs.Graded}
 	obs.StartPhase(PhaseAnswers, pending)
 	stopped := follow(obs, runner.Run(ctx, s.Plan.Calls, sink, runner.Options{
+		Providers:   eps,
 		Concurrency: o.Concurrency,
 		Timeout:     callTimeout(s.Audit.File.Models),
 		MaxWait:     o.MaxWait,
@@ -187,7 +188,7 @@ func (s *Session) runJudges(ctx context.Context, o RunOptions, obs Observer, bud
 	if len(pending) == 0 {
 		return Phase{}, nil
 	}
-	calls, err := s.judgeCalls(jp, pending, o.SimLatency)
+	calls, eps, err := s.judgeCalls(jp, pending, o)
 	if err != nil {
 		return Phase{}, err
 	}
@@ -196,7 +197,7 @@ func (s *Session) runJudges(ctx context.Context, o RunOptions, obs Observer, bud
 	sink.OnGraded = obs.JudgeGraded
 	obs.StartPhase(PhaseJudging, len(calls))
 	stopped := follow(obs, runner.Run(ctx, calls, sink, runner.Options{
-		Concurrency: o.Concurrency, MaxWait: o.MaxWait, Budget: budget,
+		Providers: eps, Concurrency: o.Concurrency, MaxWait: o.MaxWait, Budget: budget,
 	}))
 	if err := w.Close(); err != nil {
 		return Phase{Ran: true, Stopped: stopped}, fmt.Errorf("saving judge answers: %w", err)
@@ -221,14 +222,14 @@ func (s *Session) runRejudge(ctx context.Context, o RunOptions, obs Observer, bu
 	rp, original := grade.RejudgeCalls(jp, status, len(s.Audit.Judges), o.Rejudge, 1)
 	var phase Phase
 	if pending := rp.Pending(status); len(pending) > 0 {
-		calls, err := s.judgeCalls(rp, pending, o.SimLatency)
+		calls, eps, err := s.judgeCalls(rp, pending, o)
 		if err != nil {
 			return phase, nil, err
 		}
 		w := s.Store.NewWriter(store.WriterOptions{})
 		obs.StartPhase(PhaseRejudge, len(calls))
 		phase = Phase{Ran: true, Stopped: follow(obs, runner.Run(ctx, calls, &grade.ResponseSink{Writer: w}, runner.Options{
-			Concurrency: o.Concurrency, MaxWait: o.MaxWait, Budget: budget,
+			Providers: eps, Concurrency: o.Concurrency, MaxWait: o.MaxWait, Budget: budget,
 		}))}
 		if err := w.Close(); err != nil {
 			return phase, nil, err
@@ -238,20 +239,18 @@ func (s *Session) runRejudge(ctx context.Context, o RunOptions, obs Observer, bu
 	return phase, stab, err
 }
 
-// judgeCalls gives the pending calls of a judge plan their judge's
-// provider.
-func (s *Session) judgeCalls(jp *audit.JudgePlan, pending []int, simLatency time.Duration) ([]runner.Call, error) {
-	providers, err := s.providers(s.judgeEndpoints(), simLatency)
+// judgeCalls returns the pending calls of a judge plan (each names its
+// judge's endpoint by index) and the judges' endpoints.
+func (s *Session) judgeCalls(jp *audit.JudgePlan, pending []int, o RunOptions) ([]runner.Call, []runner.Endpoint, error) {
+	eps, err := s.endpoints(s.judgeConfigs(), o)
 	if err != nil {
-		return nil, err
+		return nil, nil, err
 	}
 	calls := make([]runner.Call, 0, len(pending))
 	for _, i := range pending {
-		c := jp.Calls[i]
-		c.Provider = providers[jp.CallJudge[i]]
-		calls = append(calls, c)
+		calls = append(calls, jp.Calls[i])
 	}
-	return calls, nil
+	return calls, eps, nil
 }
 
 // follow passes a run's events to obs and returns how the run stopped.

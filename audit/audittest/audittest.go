@@ -99,15 +99,17 @@ func (f *Fixture) Run(tb testing.TB) {
 		rules[r.Line] = r.Text
 	}
 	f.Sim = sim.New(sim.Options{Rules: rules})
+	// Every model of the plan is the one simulated endpoint.
 	calls := append([]runner.Call(nil), f.Plan.Calls...)
 	for i := range calls {
-		calls[i].Provider = f.Sim
+		calls[i].Provider = 0
 	}
 	ctx := context.Background()
 	g := grade.NewGrader(ctx, f.Plan, f.Preds)
 	defer g.Close()
 	w := f.Store.NewWriter(store.WriterOptions{})
-	for ev := range runner.Run(ctx, calls, &grade.Sink{Grader: g, Writer: w}, runner.Options{Concurrency: 8}) {
+	opts := runner.Options{Concurrency: 8, Providers: []runner.Endpoint{{Name: "sim", Provider: f.Sim}}}
+	for ev := range runner.Run(ctx, calls, &grade.Sink{Grader: g, Writer: w}, opts) {
 		if stop, ok := ev.(runner.Stopped); ok && stop.Reason != runner.Completed {
 			tb.Fatalf("run stopped: %v %s", stop.Reason, stop.Detail)
 		}

@@ -152,13 +152,13 @@ func TestJudges_SimulatedDisagree(t *testing.T) {
 	s := sim.New(sim.Options{Rules: rules})
 	calls := append([]runner.Call(nil), jp.Calls...)
 	for i := range calls {
-		calls[i].Provider = s
+		calls[i].Provider = 0 // the one simulated endpoint
 		if calls[i].Request.Temperature != 0 || calls[i].Request.Seed == nil {
 			t.Fatal("judge calls must use temperature 0 and a seed")
 		}
 	}
 	w := st.NewWriter(store.WriterOptions{})
-	for range runner.Run(context.Background(), calls, grade.NewJudgeSink(jp, p.Audit.Judges, w), runner.Options{Concurrency: 4}) {
+	for range runner.Run(context.Background(), calls, grade.NewJudgeSink(jp, p.Audit.Judges, w), runner.Options{Concurrency: 4, Providers: []runner.Endpoint{{Name: "sim", Provider: s}}}) {
 	}
 	if err := w.Close(); err != nil {
 		t.Fatal(err)
@@ -228,11 +228,11 @@ func TestCompare_TwoModels(t *testing.T) {
 	s := sim.New(sim.Options{Rules: map[int]string{2: "Never share prices.", 3: "Do not speculate about dates."}})
 	calls := append([]runner.Call(nil), p.Calls...)
 	for i := range calls {
-		calls[i].Provider = s
+		calls[i].Provider = 0 // the one simulated endpoint
 	}
 	w := st.NewWriter(store.WriterOptions{})
 	preds := grade.NewPredicates(a)
-	for range runner.Run(context.Background(), calls, &grade.Sink{Grader: grade.NewGrader(context.Background(), p, preds), Writer: w}, runner.Options{Concurrency: 4}) {
+	for range runner.Run(context.Background(), calls, &grade.Sink{Grader: grade.NewGrader(context.Background(), p, preds), Writer: w}, runner.Options{Concurrency: 4, Providers: []runner.Endpoint{{Name: "sim", Provider: s}}}) {
 	}
 	if err := w.Close(); err != nil {
 		t.Fatal(err)

@@ -1,0 +1,180 @@
+package model
+
+import (
+	"strings"
+	"testing"
+)
+
+// parseOne parses an audit with the given [model] keys and [[judge]] keys
+// (judge left out when empty).
+func parseOne(t *testing.T, modelKeys, judgeKeys string) *AuditFile {
+	t.Helper()
+	src := "name = \"x\"\nprompt = \"p.md\"\n[model]\n" + modelKeys +
+		"[[rule]]\nline = 1\ncases = \"c.jsonl\"\npredicate = \"p.toml\"\n"
+	if judgeKeys != "" {
+		src += "[[judge]]\nrubric = \"r.md\"\n" + judgeKeys
+	}
+	a, err := ParseAudit("audit.toml", []byte(src))
+	if err != nil {
+		t.Fatalf("%v\n%s", err, src)
+	}
+	return a
+}
+
+func TestParseAudit_RequestShapeByFamily(t *testing.T) {
+	t.Parallel()
+	tests := []struct {
+		name, keys    string
+		temp          float64
+		omit          bool
+		maxT, maxComp int
+	}{
+		{"classic model keeps max_tokens and temperature 1", "name = \"gpt-4o\"\n", 1, false, DefaultMaxTokens, 0},
+		{"gpt-5 omits temperature, uses max_completion_tokens", "name = \"gpt-5\"\n", 0, true, 0, DefaultReasoningMaxTokens},
+		{"gpt-5-mini too", "name = \"gpt-5-mini\"\n", 0, true, 0, DefaultReasoningMaxTokens},
+		{"o3 via OpenRouter", "name = \"openai/o3-mini\"\n", 0, true, 0, DefaultReasoningMaxTokens},
+		{"o4-mini with a limit", "name = \"o4-mini\"\nmax_completion_tokens = 9000\n", 0, true, 0, 9000},
+		{"reasoning model with an explicit temperature", "name = \"o1\"\ntemperature = 1\n", 1, false, 0, DefaultReasoningMaxTokens},
+		{"reasoning model with max_tokens as written", "name = \"gpt-5\"\nmax_tokens = 300\n", 0, true, 300, 0},
+		{"temperature default omits for any model", "name = \"deepseek-r1\"\ntemperature = \"default\"\n", 0, true, DefaultMaxTokens, 0},
+		{"anthropic keeps max_tokens", "name = \"claude-opus-4-8\"\nprovider = \"anthropic\"\n", 1, false, DefaultMaxTokens, 0},
+		{"o3 at Anthropic is not OpenAI's", "name = \"o3\"\nprovider = \"anthropic\"\n", 1, false, DefaultMaxTokens, 0},
+	}
+	for _, tt := range tests {
+		m := parseOne(t, tt.keys, "").Models[0]
+		if m.Temperature != tt.temp || m.OmitTemperature != tt.omit || m.MaxTokens != tt.maxT || m.MaxCompletionTokens != tt.maxComp {
+			t.Errorf("%s: temperature %v omit %v max_tokens %d max_completion_tokens %d; want %v %v %d %d",
+				tt.name, m.Temperature, m.OmitTemperature, m.MaxTokens, m.MaxCompletionTokens, tt.temp, tt.omit, tt.maxT, tt.maxComp)
+		}
+	}
+}
+
+func TestParseAudit_EndpointSettings(t *testing.T) {
+	t.Parallel()
+	a := parseOne(t, `name = "claude-opus-4-8"
+provider = "anthropic"
+price_input_per_mtok = 15
+price_cached_input_per_mtok = 1.5
+price_output_per_mtok = 75
+extra_headers = { anthropic-beta = "x-2025" }
+`, "name = \"gpt-5\"\nprovider = \"openai\"\nextra_body = { reasoning_effort = \"low\" }\n")
+	m, j := a.Models[0], a.Judges[0]
+	if m.APIKeyEnv != "ANTHROPIC_API_KEY" || m.PriceCacheWriteInputPerMTok != 18.75 || m.ExtraHeaders["anthropic-beta"] != "x-2025" {
+		t.Errorf("anthropic model: %+v", m)
+	}
+	// A judge of another provider inherits neither URL nor key variable,
+	// and a reasoning judge sends no temperature.
+	if j.Provider != "openai" || j.APIKeyEnv != "OPENAI_API_KEY" || j.BaseURL != "" || !j.OmitTemperature ||
+		j.MaxCompletionTokens != DefaultReasoningMaxTokens || j.MaxTokens != 0 || j.ExtraBody["reasoning_effort"] != "low" {
+		t.Errorf("judge: %+v", j)
+	}
+	if j.PriceCacheWriteInputPerMTok != 18.75 || j.PriceInputPerMTok != 15 {
+		t.Errorf("judge prices are the first model's: %+v", j)
+	}
+
+	// Keyless local server over loopback http; the judge inherits it.
+	a = parseOne(t, "name = \"llama3\"\nbase_url = \"http://127.0.0.1:11434/v1/\"\napi_key_env = \"\"\n", "name = \"qwen\"\n")
+	m, j = a.Models[0], a.Judges[0]
+	if m.APIKeyEnv != "" || m.BaseURL != "http://127.0.0.1:11434/v1/" || j.APIKeyEnv != "" || j.BaseURL != m.BaseURL {
+		t.Errorf("keyless: model %+v judge %+v", m, j)
+	}
+	if j.Temperature != 0 || j.OmitTemperature || j.MaxTokens != DefaultJudgeMaxTokens {
+		t.Errorf("judge defaults: %+v", j)
+	}
+
+	// Plain http to another machine is allowed when said so.
+	a = parseOne(t, "name = \"m\"\nbase_url = \"http://gpu.lan:8000/v1\"\nallow_http = true\n", "name = \"j\"\ntemperature = 0.5\n")
+	if !a.Models[0].AllowHTTP || !a.Judges[0].AllowHTTP || a.Judges[0].Temperature != 0.5 {
+		t.Errorf("allow_http: %+v %+v", a.Models[0], a.Judges[0])
+	}
+
+	// An anthropic judge beside an openai model gets the 1.25x write price
+	// of the input price it inherits.
+	a = parseOne(t, "name = \"gpt-4o\"\nprice_input_per_mtok = 2\n", "name = \"claude\"\nprovider = \"anthropic\"\n")
+	if j := a.Judges[0]; j.APIKeyEnv != "ANTHROPIC_API_KEY" || j.PriceCacheWriteInputPerMTok != 2.5 {
+		t.Errorf("anthropic judge: %+v", j)
+	}
+}
+
+// Requests of audits that use none of the new settings keep the keys they
+// had before those settings existed: the literals were computed by the
+// code before them, and every user's stored answers live under such keys.
+func TestRequestKey_Stable(t *testing.T) {
+	t.Parallel()
+	a := parseOne(t, "name = \"gpt-4o\"\n", "name = \"gpt-4o-mini\"\n")
+	msgs := []Message{{Role: "system", Content: "You are a support assistant.\nNever promise refunds."}, {Role: "user", Content: "Can I get my money back?"}}
+	answer := a.Models[0].NewRequest(msgs)
+	answer.Sample = 3
+	if got, want := answer.Key(), "fecf7913e50bb543489d566ad5fbbe9fd7147062f8225834b6aaec72728f5225"; got != want {
+		t.Errorf("answer key %s, want the old %s", got, want)
+	}
+	seed := int64(20241119)
+	judge := a.Judges[0].NewRequest([]Message{{Role: "system", Content: "judge"}, {Role: "user", Content: "rubric"}}, &seed, 0)
+	if got, want := judge.Key(), "37c732ca23a23449fa91fe5bf9e4082bc0086334f4e8d1b23c4d5754a776af61"; got != want {
+		t.Errorf("judge key %s, want the old %s", got, want)
+	}
+
+	// Every new setting changes the key.
+	variants := map[string]func(r *Request){
+		"omit temperature":      func(r *Request) { r.OmitTemperature = true },
+		"max_completion_tokens": func(r *Request) { r.MaxCompletionTokens = 400; r.MaxTokens = 0 },
+		"extra_body":            func(r *Request) { r.ExtraBody = map[string]any{"reasoning_effort": "low"} },
+		"extra_body value":      func(r *Request) { r.ExtraBody = map[string]any{"reasoning_effort": "high"} },
+		"extra_headers":         func(r *Request) { r.ExtraHeaders = map[string]string{"X-Title": "a"} },
+		"anthropic":             func(r *Request) { r.API = APIAnthropic },
+	}
+	seen := map[string]string{answer.Key(): "base"}
+	for name, f := range variants {
+		r := answer
+		f(&r)
+		k := r.Key()
+		if prev, dup := seen[k]; dup {
+			t.Errorf("%s has the key of %s", name, prev)
+		}
+		seen[k] = name
+	}
+	// Maps encode in key order: the same table written in another order is
+	// the same request.
+	r1, r2 := answer, answer
+	r1.ExtraBody = map[string]any{"a": int64(1), "provider": map[string]any{"order": []any{"x", "y"}, "allow_fallbacks": false}}
+	r2.ExtraBody = map[string]any{"provider": map[string]any{"allow_fallbacks": false, "order": []any{"x", "y"}}, "a": int64(1)}
+	if r1.Key() != r2.Key() {
+		t.Error("equal extra bodies have different keys")
+	}
+}
+
+func TestReasoningModel(t *testing.T) {
+	t.Parallel()
+	yes := []string{"gpt-5", "gpt-5-mini", "gpt-5.1", "GPT-5-nano", "o1", "o1-mini", "o3", "o3-mini", "o4-mini", "openai/o3", "openai/gpt-5"}
+	no := []string{"gpt-4o", "gpt-4.1", "o", "claude-opus-4-8", "llama3", "omni", "o10", "gpt-4o-mini"}
+	for _, n := range yes {
+		if !ReasoningModel(n) {
+			t.Errorf("%s: not a reasoning model", n)
+		}
+	}
+	for _, n := range no {
+		if ReasoningModel(n) {
+			t.Errorf("%s: a reasoning model", n)
+		}
+	}
+}
+
+func TestCheckBaseURL(t *testing.T) {
+	t.Parallel()
+	ok := []string{"https://api.openai.com/v1/", "http://localhost:11434/v1", "http://127.0.0.1:8080", "http://[::1]:8000/v1", "http://app.localhost/v1"}
+	for _, u := range ok {
+		if err := CheckBaseURL(u, false); err != nil {
+			t.Errorf("%s: %v", u, err)
+		}
+	}
+	for _, u := range []string{"http://10.1.2.3/v1", "http://example.com/v1", "http://user:pw@example.com/v1"} {
+		if err := CheckBaseURL(u, false); err == nil {
+			t.Errorf("%s accepted without allow_http", u)
+		} else if strings.Contains(err.Error(), ":pw@") {
+			t.Errorf("%s: %v", u, err)
+		}
+		if err := CheckBaseURL(u, true); err != nil {
+			t.Errorf("%s with allow_http: %v", u, err)
+		}
+	}
+}

@@ -1,0 +1,143 @@
+package runner
+
+import (
+	"fmt"
+	"net/http"
+	"time"
+
+	"github.com/auditor-dev/auditor/model"
+)
+
+// Endpoint is one provider a run's calls go to, with its own limit on calls
+// in flight.
+type Endpoint struct {
+	// Name names the endpoint in messages, e.g. "gpt-5 at
+	// https://api.openai.com/v1/". It must hold no credentials.
+	Name     string
+	Provider Provider
+	// Concurrency is the starting and maximum number of this endpoint's
+	// calls in flight; 0 means Options.Concurrency.
+	Concurrency int
+}
+
+// pool is the run's state of one endpoint: its calls in flight, its
+// adaptive limit, the pause a Retry-After imposes, its calls waiting to
+// retry and its cursor over the calls not yet started.
+type pool struct {
+	index       int
+	ep          Endpoint
+	aimd        aimd
+	inFlight    int
+	pausedUntil time.Time // no attempt starts before; zero when not paused
+	waiting     retryHeap // calls waiting to retry, earliest first
+	next        int       // index of the next call that may be this pool's and never started
+	total       int       // calls of this pool to make
+	probe       probe
+}
+
+// aimd is the adaptive concurrency limit: additive increase, multiplicative
+// decrease.
+type aimd struct {
+	limit, max int
+	streak     int // consecutive successes since the last change or 429
+	lastCut    time.Time
+}
+
+// onSuccess counts a success and raises the limit by one after limit-many in
+// a row. It reports whether the limit changed.
+func (a *aimd) onSuccess() bool {
+	if a.limit >= a.max {
+		return false
+	}
+	a.streak++
+	if a.streak < a.limit {
+		return false
+	}
+	a.limit++
+	a.streak = 0
+	return true
+}
+
+// onRateLimited halves the limit (never below 1), at most once per
+// cutInterval. It reports whether the limit changed.
+func (a *aimd) onRateLimited(now time.Time) bool {
+	a.streak = 0
+	if a.limit <= 1 || (!a.lastCut.IsZero() && now.Sub(a.lastCut) < cutInterval) {
+		return false
+	}
+	a.limit = max(1, a.limit/2)
+	a.lastCut = now
+	return true
+}
+
+// probe watches an endpoint's failures until its first success, to tell an
+// endpoint that fails every call the same way (a wrong port, an unknown
+// host, a parameter the model rejects) from calls that fail on their own.
+type probe struct {
+	succeeded bool
+	sig       string       // the failure being counted
+	first     string       // its first message, for people
+	calls     map[int]bool // the distinct calls that failed so
+}
+
+// record counts a failed attempt of call i and reports whether it is of a
+// systematic kind. Failures of other kinds (5xx, timeouts, 429s) neither
+// count nor reset the count: they come and go.
+func (p *probe) record(i int, ce *CallError) bool {
+	if p.succeeded {
+		return false
+	}
+	sig := systematicSignature(ce)
+	if sig == "" {
+		return false
+	}
+	if sig != p.sig {
+		p.sig, p.first, p.calls = sig, ce.Error(), map[int]bool{}
+	}
+	p.calls[i] = true
+	return true
+}
+
+// systematicSignature names a failure that, repeated over distinct calls
+// with no success, means the endpoint or the settings are wrong: the
+// endpoint cannot be reached, or it answers a 4xx other than 429 (a 401,
+// 403 or quota error stops the run anyway; a content filter is about one
+// call). Empty for any other failure.
+func systematicSignature(ce *CallError) string {
+	switch {
+	case ce.Unreachable:
+		return "unreachable: " + ce.Msg
+	case ce.Status >= 400 && ce.Status < 500 && ce.Status != http.StatusTooManyRequests &&
+		ce.Kind != model.ErrContentFilter && ce.Kind != model.ErrAuth && ce.Kind != model.ErrQuota:
+		return fmt.Sprintf("HTTP %d %s", ce.Status, ce.Kind)
+	}
+	return ""
+}
+
+// systematicAdvice says what to check after a systematic failure.
+func systematicAdvice(ce *CallError) string {
+	switch {
+	case ce.Unreachable:
+		return ". Check base_url (host and port) and that the server is running."
+	case ce.Status == http.StatusNotFound:
+		return ". Check base_url (OpenAI-compatible servers usually want it to end in /v1/) and the model's name."
+	default:
+		return ". The endpoint rejects the request as configured: check the model's name and settings (max_tokens or max_completion_tokens, temperature, extra_body) in the audit file."
+	}
+}
+
+// retryHeap orders waiting calls by readyAt, earliest first.
+type retryHeap []*callState
+
+func (h retryHeap) Len() int           { return len(h) }
+func (h retryHeap) Less(i, j int) bool { return h[i].readyAt.Before(h[j].readyAt) }
+func (h retryHeap) Swap(i, j int)      { h[i], h[j] = h[j], h[i] }
+func (h *retryHeap) Push(x any)        { *h = append(*h, x.(*callState)) }
+func (h *retryHeap) Pop() any {
+	old := *h
+	n := len(old)
+	x := old[n-1]
+	old[n-1] = nil
+	*h = old[:n-1]
+	return x
+}
