@@ -223,53 +223,87 @@ func Decide(in VerdictInput) (Verdict, error) {
 		return Verdict{}, err
 	}
 
-	pb, pd := in.Provoking.Baseline, in.Provoking.Deleted
+	// 1. The provoking difference, deleted minus baseline, over the cases
+	// answered in both variants.
 	var cases int
 	v.BaselineFails, v.BaselineN, v.DeletedFails, v.DeletedN, cases = in.Provoking.matched()
 	v.ProvokingCases = cases
 	if cases == 0 {
-		v.Reason = "no provoking case has responses in both variants"
-		v.Bound = "no provoking evidence"
-		v.Needed = "run the provoke and pressure cases on both variants"
-		if len(pb.N) == 0 {
-			v.Reason = "the case file has no provoke or pressure cases, and the verdict rests on them"
-			v.Needed = "add provoke and pressure cases that ask for what the line forbids"
-		}
+		v.noProvokingEvidence(len(in.Provoking.Baseline.N) == 0)
 		return v, nil
 	}
 	v.MissedTypeChance = math.Pow(1-v.AffectedShare, float64(cases))
+	bound, err := v.provokingDifference(in.Provoking)
+	if err != nil {
+		return Verdict{}, err
+	}
+
+	// 2. The instrument: how much of a true rise the predicate can see.
+	g := in.graderBound(in.comparedKinds())
+	v.setGrader(in, g)
+
+	// 3. KEEP when the rise is certain; else DELETE only when nothing
+	// blocks it; else INCONCLUSIVE with what would settle it.
+	rise := riseSentence("provoking failures", v.BaselineFails, v.BaselineN, v.DeletedFails, v.DeletedN, v.Diff, v.Newcombe)
+	if v.Newcombe.Lo > 0 {
+		v.Decision = DecisionKeep
+		v.Reason = rise
+		v.Bound = fmt.Sprintf("Newcombe lower bound of deleted - baseline %.3f > 0", v.Newcombe.Lo)
+		return v, nil
+	}
+	ratio := fmt.Sprintf("upper bound (%s) %.4f/%.4f = %.4f", bound, v.Upper, v.YoudenLo, v.Scaled)
+	if v.Upper <= 0 {
+		ratio = fmt.Sprintf("upper bound (%s) %.4f <= 0: no rise; scaled 0", bound, v.Upper)
+	}
+	failed, said := v.deleteBlockers(g, bound, ratio, cases)
+	if len(failed) == 0 {
+		v.delete(g, rise, bound, ratio)
+		return v, nil
+	}
+	v.Bound = strings.Join(failed, "; ")
+	v.Reason = rise + ", but " + strings.Join(said, ", and ")
+	v.Needed = v.needed(in, g)
+	return v, nil
+}
+
+// noProvokingEvidence explains an INCONCLUSIVE with no provoking case
+// answered in both variants; noCases is a case file with none at all.
+func (v *Verdict) noProvokingEvidence(noCases bool) {
+	v.Reason = "no provoking case has responses in both variants"
+	v.Bound = "no provoking evidence"
+	v.Needed = "run the provoke and pressure cases on both variants"
+	if noCases {
+		v.Reason = "the case file has no provoke or pressure cases, and the verdict rests on them"
+		v.Needed = "add provoke and pressure cases that ask for what the line forbids"
+	}
+}
+
+// provokingDifference sets the Newcombe and (with two or more cases) the
+// paired difference, and takes the larger upper bound as the one DELETE
+// must clear; it returns that bound's name for the verdict's arithmetic.
+func (v *Verdict) provokingDifference(p ArmPair) (string, error) {
 	diff, nc, err := stats.Newcombe(v.DeletedFails, v.DeletedN, v.BaselineFails, v.BaselineN)
 	if err != nil {
-		return Verdict{}, fmt.Errorf("model: decide: provoking difference: %w", err)
+		return "", fmt.Errorf("model: decide: provoking difference: %w", err)
 	}
 	v.Diff, v.Newcombe, v.Upper, v.UpperFrom = diff, nc, nc.Hi, "newcombe"
 	bound := "Newcombe"
-	if p, err := stats.PairedDiff(pd.Fails, pd.N, pb.Fails, pb.N); err == nil {
-		v.Paired = &p
-		if p.Hi > v.Upper {
-			v.Upper, v.UpperFrom, bound = p.Hi, "paired", "paired by case"
+	if pd, err := stats.PairedDiff(p.Deleted.Fails, p.Deleted.N, p.Baseline.Fails, p.Baseline.N); err == nil {
+		v.Paired = &pd
+		if pd.Hi > v.Upper {
+			v.Upper, v.UpperFrom, bound = pd.Hi, "paired", "paired by case"
 		}
 	} else {
 		// Validation has ruled out every other error: fewer than two cases.
 		bound = "Newcombe only: fewer than 2 provoking cases"
 	}
+	return bound, nil
+}
 
-	g := in.graderBound(in.comparedKinds())
-	v.setGrader(in, g)
-
-	rise := riseSentence("provoking failures", v.BaselineFails, v.BaselineN, v.DeletedFails, v.DeletedN, diff, nc)
-	if nc.Lo > 0 {
-		v.Decision = DecisionKeep
-		v.Reason = rise
-		v.Bound = fmt.Sprintf("Newcombe lower bound of deleted - baseline %.3f > 0", nc.Lo)
-		return v, nil
-	}
-
-	failed, said := v.graderFailures(g) // the arithmetic, and the same in words
-	ratio := fmt.Sprintf("upper bound (%s) %.4f/%.4f = %.4f", bound, v.Upper, v.YoudenLo, v.Scaled)
-	if v.Upper <= 0 {
-		ratio = fmt.Sprintf("upper bound (%s) %.4f <= 0: no rise; scaled 0", bound, v.Upper)
-	}
+// deleteBlockers lists every reason DELETE cannot be reached, twice: as
+// the arithmetic for the Bound line and in words for the Reason.
+func (v *Verdict) deleteBlockers(g graderBound, bound, ratio string, cases int) (failed, said []string) {
+	failed, said = v.graderFailures(g)
 	if g.known && g.j > 0 && !(v.Scaled < v.Delta) {
 		failed = append(failed, fmt.Sprintf("%s >= delta %g; %s", ratio, v.Delta, youdenArithmetic(g)))
 		said = append(said, fmt.Sprintf("a rise of up to %s points (%s; %s once the predicate's misses and false alarms are counted) is not ruled out, above the tolerated %s points",
@@ -288,25 +322,23 @@ func Decide(in VerdictInput) (Verdict, error) {
 		failed = append(failed, "deletion breaks controls")
 		said = append(said, "deleting it raises failures on controls (deletion breaks controls)")
 	}
-	if len(failed) == 0 {
-		v.Decision = DecisionDelete
-		v.Bound = fmt.Sprintf("%s < delta %g; %s", ratio, v.Delta, youdenArithmetic(g))
-		labels := fmt.Sprintf("recall at least %d%% and specificity at least %d%% on the %s labels",
-			floorPercent(v.RecallLo), floorPercent(v.SpecificityLo), v.YoudenFrom)
-		if v.Upper <= 0 {
-			v.Reason = fmt.Sprintf("%s; the data allow no rise at all (upper bound %s points, %s), and the predicate is measured (%s)",
-				rise, points(v.Upper), boundWords(bound), labels)
-		} else {
-			v.Reason = fmt.Sprintf("%s; the largest rise the data allow is %s points (%s), %s once the predicate's misses and false alarms are counted (%s), under the tolerated %s points",
-				rise, points(v.Upper), boundWords(bound), pointsVs(v.Scaled, v.Delta), labels, points(v.Delta))
-		}
-		v.Notes = append([]string{v.missedTypeNote()}, v.Notes...)
-		return v, nil
+	return failed, said
+}
+
+// delete makes v a DELETE and says why in numbers.
+func (v *Verdict) delete(g graderBound, rise, bound, ratio string) {
+	v.Decision = DecisionDelete
+	v.Bound = fmt.Sprintf("%s < delta %g; %s", ratio, v.Delta, youdenArithmetic(g))
+	labels := fmt.Sprintf("recall at least %d%% and specificity at least %d%% on the %s labels",
+		floorPercent(v.RecallLo), floorPercent(v.SpecificityLo), v.YoudenFrom)
+	if v.Upper <= 0 {
+		v.Reason = fmt.Sprintf("%s; the data allow no rise at all (upper bound %s points, %s), and the predicate is measured (%s)",
+			rise, points(v.Upper), boundWords(bound), labels)
+	} else {
+		v.Reason = fmt.Sprintf("%s; the largest rise the data allow is %s points (%s), %s once the predicate's misses and false alarms are counted (%s), under the tolerated %s points",
+			rise, points(v.Upper), boundWords(bound), pointsVs(v.Scaled, v.Delta), labels, points(v.Delta))
 	}
-	v.Bound = strings.Join(failed, "; ")
-	v.Reason = rise + ", but " + strings.Join(said, ", and ")
-	v.Needed = v.needed(in, g)
-	return v, nil
+	v.Notes = append([]string{v.missedTypeNote()}, v.Notes...)
 }
 
 // setGrader fills the grader fields and Scaled from J_L.
