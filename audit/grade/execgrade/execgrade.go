@@ -21,7 +21,13 @@
 // Failure. When a request times out, the child exits, or an answer is not a
 // protocol line, the child is killed: after such a failure the pairing of
 // requests and answers can no longer be trusted. The next Grade starts a
-// fresh child, so one bad response does not end a run.
+// fresh child.
+//
+// Containment. The child is started in its own process group with a
+// scrubbed environment (see ScrubEnv): no API key of the parent reaches a
+// script from an audit folder. When the child exits, is stopped, or the
+// Grader is closed, the whole group is killed, so nothing it started
+// outlives it.
 package execgrade
 
 import (
@@ -32,6 +38,7 @@ import (
 	"errors"
 	"fmt"
 	"io"
+	"os"
 	"os/exec"
 	"strings"
 	"sync"
@@ -44,6 +51,10 @@ import (
 // is zero.
 const DefaultTimeout = 30 * time.Second
 
+// DefaultCloseGrace is how long Close waits for the child to exit after its
+// input is closed, when Options.CloseGrace is zero.
+const DefaultCloseGrace = 5 * time.Second
+
 // ErrClosed is returned by Grade after Close.
 var ErrClosed = errors.New("execgrade: grader is closed")
 
@@ -51,14 +62,22 @@ const (
 	stderrKeep  = 2 << 10 // bytes of the child's stderr kept for errors
 	quoteLimit  = 200     // bytes of a bad answer quoted in errors
 	maxLineSize = 1 << 20 // longest answer line accepted
-	closeGrace  = 5 * time.Second
+	stderrLines = 20      // lines of the child's stderr quoted in errors
 )
 
 // Options configures a Grader.
 type Options struct {
-	Argv    []string      // program and arguments; Argv[0] is looked up in PATH
-	Dir     string        // working directory; "" for the current one
-	Timeout time.Duration // per request; 0 means DefaultTimeout
+	Argv []string // program and arguments; Argv[0] is looked up in PATH
+	Dir  string   // working directory; "" for the current one
+	// Env is the child's whole environment; nil means ScrubEnv of this
+	// process's environment.
+	Env        []string
+	Timeout    time.Duration // per request; 0 means DefaultTimeout
+	CloseGrace time.Duration // Close's wait for the child to exit; 0 means DefaultCloseGrace
+	// After returns a channel that delivers once d has passed; nil means
+	// time.After. Tests replace it to time a request out on cue instead of
+	// on the wall clock.
+	After func(d time.Duration) <-chan time.Time
 }
 
 // Grader is a running exec predicate. It is safe for concurrent use: requests
@@ -87,6 +106,15 @@ func StartOptions(ctx context.Context, opts Options) (*Grader, error) {
 	}
 	if opts.Timeout <= 0 {
 		opts.Timeout = DefaultTimeout
+	}
+	if opts.CloseGrace <= 0 {
+		opts.CloseGrace = DefaultCloseGrace
+	}
+	if opts.After == nil {
+		opts.After = time.After
+	}
+	if opts.Env == nil {
+		opts.Env = ScrubEnv(os.Environ())
 	}
 	g := &Grader{ctx: ctx, opts: opts}
 	p, err := g.start()
@@ -157,7 +185,7 @@ func (g *Grader) Grade(c model.Case, text string) (pass bool, reason string, err
 	line := buf.Bytes()
 
 	p := g.proc
-	a, err := p.roundTrip(c.ID, line, g.opts.Timeout)
+	a, err := p.roundTrip(c.ID, line, g.opts.Timeout, g.opts.After(g.opts.Timeout))
 	if err != nil {
 		g.stop()
 		if cerr := g.ctx.Err(); cerr != nil {
@@ -188,7 +216,7 @@ func (g *Grader) Close() error {
 	p.discard()
 	select {
 	case <-p.done:
-	case <-time.After(closeGrace):
+	case <-g.opts.After(g.opts.CloseGrace):
 		p.kill()
 		<-p.done
 		return fmt.Errorf("execgrade: %s did not exit after its input was closed; killed it%s", g.name(), p.stderrSuffix())
@@ -214,28 +242,53 @@ func (g *Grader) stop() {
 }
 
 // start launches a child. The caller holds g.mu (or owns g exclusively).
+//
+// Its stdout and stderr are pipes of our own rather than os/exec's, so that
+// Wait returns as soon as the child exits even when a grandchild still
+// holds them; wait then kills the group, which closes them.
 func (g *Grader) start() (*process, error) {
 	if err := g.ctx.Err(); err != nil {
 		return nil, fmt.Errorf("execgrade: %w", err)
 	}
 	cmd := exec.CommandContext(g.ctx, g.opts.Argv[0], g.opts.Argv[1:]...)
 	cmd.Dir = g.opts.Dir
-	// Bound the wait for output pipes after the child exits, in case a
-	// grandchild it started keeps them open.
-	cmd.WaitDelay = time.Second
+	cmd.Env = g.opts.Env
+	inGroup(cmd)
 	p := &process{cmd: cmd, stderr: &tail{max: stderrKeep}, lines: make(chan lineResult),
-		done: make(chan struct{}), stopping: make(chan struct{})}
-	cmd.Stderr = p.stderr
+		done: make(chan struct{}), stopping: make(chan struct{}), drained: make(chan struct{}),
+		after: g.opts.After, grace: g.opts.CloseGrace}
 	var err error
 	if p.stdin, err = cmd.StdinPipe(); err != nil {
 		return nil, fmt.Errorf("execgrade: %s: %w", g.name(), err)
 	}
-	if p.stdout, err = cmd.StdoutPipe(); err != nil {
+	outR, outW, err := os.Pipe()
+	if err != nil {
 		return nil, fmt.Errorf("execgrade: %s: %w", g.name(), err)
 	}
-	if err := cmd.Start(); err != nil {
+	errR, errW, err := os.Pipe()
+	if err != nil {
+		outR.Close()
+		outW.Close()
+		return nil, fmt.Errorf("execgrade: %s: %w", g.name(), err)
+	}
+	p.stdout = outR
+	cmd.Stdout, cmd.Stderr = outW, errW
+	err = cmd.Start()
+	// The child has its own copies of the write ends (or none, on error).
+	outW.Close()
+	errW.Close()
+	if err != nil {
+		outR.Close()
+		errR.Close()
+		_ = p.stdin.Close()
 		return nil, fmt.Errorf("execgrade: start %s: %w", strings.Join(g.opts.Argv, " "), err)
 	}
+	go func() {
+		_, _ = io.Copy(p.stderr, errR)
+		errR.Close()
+		close(p.drained)
+	}()
+	go p.wait()
 	go p.readLoop()
 	return p, nil
 }
@@ -244,15 +297,21 @@ func (g *Grader) start() (*process, error) {
 type process struct {
 	cmd    *exec.Cmd
 	stdin  io.WriteCloser
-	stdout io.ReadCloser
+	stdout *os.File
 	stderr *tail
 	lines  chan lineResult // answer lines, read by readLoop
-	done   chan struct{}   // closed once the child has been waited for
+	done   chan struct{}   // closed once the child has been waited for and its group killed
+	// drained is closed once the child's stderr has been read to its end
+	// (all of its group has exited), so error messages quote all of it.
+	drained chan struct{}
 
 	stopping chan struct{} // closed when nobody will read lines any more
 	stopOnce sync.Once
 
 	waitErr error // the child's exit status; valid after done is closed
+
+	after func(time.Duration) <-chan time.Time // Options.After
+	grace time.Duration                        // Options.CloseGrace
 }
 
 type lineResult struct {
@@ -260,15 +319,20 @@ type lineResult struct {
 	err  error
 }
 
-// readLoop delivers stdout lines until the pipe ends, then reaps the child.
-// Wait is called only after all reads are done, as os/exec requires.
+// wait reaps the child, then kills what is left of its process group:
+// whatever it started must not outlive it.
+func (p *process) wait() {
+	p.waitErr = p.cmd.Wait()
+	killGroup(p.cmd)
+	close(p.done)
+}
+
+// readLoop delivers stdout lines until the pipe ends or is closed.
 func (p *process) readLoop() {
 	r := bufio.NewReaderSize(p.stdout, 64<<10)
 	for {
 		line, err := readLine(r)
 		if err != nil {
-			p.waitErr = p.cmd.Wait()
-			close(p.done)
 			// Unblock a roundTrip waiting for an answer; nobody may be
 			// listening, so do not block on it.
 			select {
@@ -311,12 +375,10 @@ func readLine(r *bufio.Reader) ([]byte, error) {
 	}
 }
 
-// roundTrip writes one request line and reads one answer line, within
-// timeout. On any error the caller must kill the process.
-func (p *process) roundTrip(id string, line []byte, timeout time.Duration) (answer, error) {
-	timer := time.NewTimer(timeout)
-	defer timer.Stop()
-
+// roundTrip writes one request line and reads one answer line before
+// expired delivers (timeout is what it stands for, in errors). On any
+// error the caller must kill the process.
+func (p *process) roundTrip(id string, line []byte, timeout time.Duration, expired <-chan time.Time) (answer, error) {
 	// A line waiting before the request is sent answers nothing we asked.
 	select {
 	case r, ok := <-p.lines:
@@ -340,7 +402,7 @@ func (p *process) roundTrip(id string, line []byte, timeout time.Duration) (answ
 		}
 	case <-p.done:
 		return answer{}, fmt.Errorf("exited before reading the request%s", p.exitNote())
-	case <-timer.C:
+	case <-expired:
 		return answer{}, fmt.Errorf("did not read the request within %v; stopped it", timeout)
 	}
 
@@ -351,7 +413,7 @@ func (p *process) roundTrip(id string, line []byte, timeout time.Duration) (answ
 			return answer{}, fmt.Errorf("exited without answering%s", p.exitNote())
 		}
 		res = r
-	case <-timer.C:
+	case <-expired:
 		return answer{}, fmt.Errorf("did not answer within %v; stopped it", timeout)
 	}
 	if res.err != nil {
@@ -394,13 +456,11 @@ func (p *process) exitNote() string {
 	}
 }
 
-// kill stops the child and closes our ends of its pipes, which ends
-// readLoop even if a grandchild still holds the other end.
+// kill stops the child and its whole process group and closes our ends
+// of its pipes, which ends readLoop.
 func (p *process) kill() {
 	p.discard()
-	if p.cmd.Process != nil {
-		_ = p.cmd.Process.Kill()
-	}
+	killGroup(p.cmd)
 	_ = p.stdin.Close()
 	_ = p.stdout.Close()
 }
@@ -408,12 +468,37 @@ func (p *process) kill() {
 // discard tells readLoop that nobody will read answers any more.
 func (p *process) discard() { p.stopOnce.Do(func() { close(p.stopping) }) }
 
+// stderrSuffix quotes the last lines of the child's stderr, sanitised (a
+// script's output is no more trusted than a model's), once the child has
+// exited and its stderr has been read to the end; before that, what has
+// arrived so far.
 func (p *process) stderrSuffix() string {
-	s := strings.TrimSpace(p.stderr.String())
+	select {
+	case <-p.done:
+		// The group is dead, so the pipe ends promptly, unless something
+		// left the group on purpose: then do not wait for it for ever.
+		select {
+		case <-p.drained:
+		case <-p.after(p.grace):
+		}
+	default:
+	}
+	s := StderrTail(p.stderr.String(), stderrLines)
 	if s == "" {
 		return ""
 	}
-	return "\nstderr (last 2 KB):\n" + s
+	return "\nstderr (last lines):\n" + s
+}
+
+// StderrTail returns the last n lines of a child's stderr, with terminal
+// control sequences removed.
+func StderrTail(s string, n int) string {
+	s = strings.TrimSpace(model.Sanitize(s))
+	lines := strings.Split(s, "\n")
+	if len(lines) > n {
+		lines = lines[len(lines)-n:]
+	}
+	return strings.Join(lines, "\n")
 }
 
 // quote renders a bad answer for an error, cut to quoteLimit bytes.

@@ -7,6 +7,8 @@ import (
 	"errors"
 	"fmt"
 	"os"
+	"os/exec"
+	"strconv"
 	"strings"
 	"sync"
 	"testing"
@@ -31,6 +33,38 @@ func TestMain(m *testing.M) {
 
 // child implements the test graders. Each reads requests from stdin.
 func child(mode, marker string) int {
+	switch mode {
+	case "sleeper":
+		time.Sleep(time.Hour) // a grandchild that would outlive everyone
+		return 0
+	case "spawn":
+		// Start a grandchild that shares our stdout and stderr and say
+		// its pid in the marker file, then grade like echo.
+		exe, _ := os.Executable()
+		gc := exec.Command(exe, "execgrade-child", "sleeper")
+		gc.Stdout, gc.Stderr = os.Stdout, os.Stderr
+		if err := gc.Start(); err != nil {
+			fmt.Fprintln(os.Stderr, err)
+			return 6
+		}
+		if err := os.WriteFile(marker, []byte(strconv.Itoa(gc.Process.Pid)), 0o600); err != nil {
+			return 7
+		}
+		mode = "echo"
+	case "env":
+		// Answer every request with our environment.
+		in := bufio.NewScanner(os.Stdin)
+		for in.Scan() {
+			b, _ := json.Marshal(map[string]any{"pass": true, "reason": strings.Join(os.Environ(), "\n")})
+			fmt.Printf("%s\n", b)
+		}
+		return 0
+	case "stderr-flood":
+		for i := range 100 {
+			fmt.Fprintf(os.Stderr, "line %d \x1b]0;retitled\a\x1b[31mred\n", i)
+		}
+		return 3
+	}
 	if mode == "hang-once" {
 		if _, err := os.Stat(marker); err != nil {
 			_ = os.WriteFile(marker, []byte("x"), 0o600)
@@ -88,15 +122,58 @@ func child(mode, marker string) int {
 	return 0
 }
 
+// never is an Options.After under which no request times out and Close
+// waits for the child however long it takes: the tests do not depend on
+// the wall clock.
+func never(time.Duration) <-chan time.Time { return nil }
+
+// expireFirst is an Options.After under which the first request times out
+// at once and nothing else ever does.
+func expireFirst() func(time.Duration) <-chan time.Time {
+	var once sync.Once
+	return func(d time.Duration) <-chan time.Time {
+		fired := (<-chan time.Time)(nil)
+		once.Do(func() {
+			c := make(chan time.Time)
+			close(c)
+			fired = c
+		})
+		return fired
+	}
+}
+
+// expireWhenExists is an Options.After under which the first request times
+// out once file exists (the child has decided to hang) and nothing else
+// ever does. Polling here only waits for the child; the cap is far beyond
+// any load and only keeps a broken test from hanging.
+func expireWhenExists(file string) func(time.Duration) <-chan time.Time {
+	var once sync.Once
+	return func(time.Duration) <-chan time.Time {
+		var fired chan time.Time
+		once.Do(func() {
+			fired = make(chan time.Time)
+			go func() {
+				for deadline := time.Now().Add(60 * time.Second); time.Now().Before(deadline); time.Sleep(10 * time.Millisecond) {
+					if _, err := os.Stat(file); err == nil {
+						break
+					}
+				}
+				close(fired)
+			}()
+		})
+		return fired
+	}
+}
+
 // startChild starts the test binary as a grader in the given mode.
-func startChild(t *testing.T, mode string, timeout time.Duration, extra ...string) *Grader {
+func startChild(t *testing.T, mode string, after func(time.Duration) <-chan time.Time, extra ...string) *Grader {
 	t.Helper()
 	exe, err := os.Executable()
 	if err != nil {
 		t.Fatal(err)
 	}
 	argv := append([]string{exe, "execgrade-child", mode}, extra...)
-	g, err := StartOptions(context.Background(), Options{Argv: argv, Dir: t.TempDir(), Timeout: timeout})
+	g, err := StartOptions(context.Background(), Options{Argv: argv, Dir: t.TempDir(), After: after})
 	if err != nil {
 		t.Fatalf("start %s: %v", mode, err)
 	}
@@ -108,7 +185,7 @@ var testCase = model.Case{ID: "p1", Kind: model.Provoke, Msg: "when is v5 out?",
 
 func TestGrader_Grade_Answers(t *testing.T) {
 	t.Parallel()
-	g := startChild(t, "echo", 0)
+	g := startChild(t, "echo", never)
 	tests := []struct {
 		name     string
 		c        model.Case
@@ -142,7 +219,7 @@ func TestGrader_Grade_Answers(t *testing.T) {
 
 func TestGrader_Grade_RequestLine(t *testing.T) {
 	t.Parallel()
-	g := startChild(t, "raw", 0)
+	g := startChild(t, "raw", never)
 	_, line, err := g.Grade(testCase, "<b>Q3</b> & \"soon\"")
 	if err != nil {
 		t.Fatal(err)
@@ -162,7 +239,7 @@ func TestGrader_Grade_RequestLine(t *testing.T) {
 
 func TestGrader_Grade_Concurrent(t *testing.T) {
 	t.Parallel()
-	g := startChild(t, "echo", 0)
+	g := startChild(t, "echo", never)
 	var wg sync.WaitGroup
 	errs := make(chan error, 100)
 	for w := range 8 {
@@ -201,12 +278,18 @@ func TestGrader_Grade_Errors(t *testing.T) {
 		{"nopass", []string{`answered "{\"reason\": \"forgot pass\"}"`, `want one line {"pass"`}},
 		{"wrongid", []string{`answered for id "other" while grading "p1"`}},
 		{"exit", []string{"exited without answering", "exit status 3", "boom: cannot grade"}},
-		{"hang", []string{"did not answer within", "stopped it"}},
+		// Timed out on cue: whether the request was read first is a race,
+		// so only the common part of the two messages is checked.
+		{"hang", []string{"within 30s; stopped it"}},
 	}
 	for _, tt := range tests {
 		t.Run(tt.mode, func(t *testing.T) {
 			t.Parallel()
-			g := startChild(t, tt.mode, 500*time.Millisecond)
+			after := never
+			if tt.mode == "hang" {
+				after = expireFirst()
+			}
+			g := startChild(t, tt.mode, after)
 			_, _, err := g.Grade(testCase, "response")
 			if err == nil {
 				t.Fatal("Grade succeeded, want an error")
@@ -225,7 +308,7 @@ func TestGrader_Grade_Errors(t *testing.T) {
 
 func TestGrader_Grade_ExtraLineIsAnError(t *testing.T) {
 	t.Parallel()
-	g := startChild(t, "extra", 0)
+	g := startChild(t, "extra", never)
 	if _, _, err := g.Grade(testCase, "one"); err != nil {
 		t.Fatalf("first Grade: %v", err)
 	}
@@ -247,8 +330,8 @@ func TestGrader_Grade_ExtraLineIsAnError(t *testing.T) {
 func TestGrader_Grade_RestartsAfterTimeout(t *testing.T) {
 	t.Parallel()
 	marker := t.TempDir() + "/hung"
-	g := startChild(t, "hang-once", 300*time.Millisecond, marker)
-	if _, _, err := g.Grade(testCase, "first"); err == nil || !strings.Contains(err.Error(), "did not answer") {
+	g := startChild(t, "hang-once", expireWhenExists(marker), marker)
+	if _, _, err := g.Grade(testCase, "first"); err == nil || !strings.Contains(err.Error(), "stopped it") {
 		t.Fatalf("first Grade: got %v, want a timeout", err)
 	}
 	pass, reason, err := g.Grade(testCase, "second")
@@ -262,7 +345,7 @@ func TestGrader_Grade_RestartsAfterTimeout(t *testing.T) {
 
 func TestGrader_Close_ReportsFailureExit(t *testing.T) {
 	t.Parallel()
-	g := startChild(t, "badexit", 0)
+	g := startChild(t, "badexit", never)
 	if _, _, err := g.Grade(testCase, "x"); err != nil {
 		t.Fatal(err)
 	}
@@ -290,7 +373,7 @@ func TestGrader_Grade_ContextCancelled(t *testing.T) {
 		t.Fatal(err)
 	}
 	ctx, cancel := context.WithCancel(context.Background())
-	g, err := Start(ctx, []string{exe, "execgrade-child", "echo"}, "")
+	g, err := StartOptions(ctx, Options{Argv: []string{exe, "execgrade-child", "echo"}, After: never})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -329,5 +412,134 @@ func TestQuote_Truncates(t *testing.T) {
 	}
 	if quote(nil) != "an empty line" {
 		t.Errorf("quote(nil) = %q", quote(nil))
+	}
+}
+
+// gone reports whether no process pid is running: it does not exist, or it
+// is a zombie waiting for whoever adopted it to reap it.
+func gone(pid int) bool {
+	b, err := os.ReadFile("/proc/" + strconv.Itoa(pid) + "/stat")
+	if err != nil {
+		return true
+	}
+	// The state follows the parenthesised command name.
+	s := string(b)
+	i := strings.LastIndexByte(s, ')')
+	return i >= 0 && i+2 < len(s) && s[i+2] == 'Z'
+}
+
+func TestGrader_Close_KillsGrandchildren(t *testing.T) {
+	t.Parallel()
+	if _, err := os.Stat("/proc/self/stat"); err != nil {
+		t.Skip("needs /proc to see processes")
+	}
+	marker := t.TempDir() + "/pid"
+	g := startChild(t, "spawn", never, marker)
+	// The answer comes after the grandchild has started and its pid is written.
+	if _, _, err := g.Grade(testCase, "x"); err != nil {
+		t.Fatal(err)
+	}
+	b, err := os.ReadFile(marker)
+	if err != nil {
+		t.Fatal(err)
+	}
+	pid, err := strconv.Atoi(string(b))
+	if err != nil {
+		t.Fatal(err)
+	}
+	if gone(pid) {
+		t.Fatalf("grandchild %d is not running before Close", pid)
+	}
+	if err := g.Close(); err != nil {
+		t.Fatalf("Close: %v", err)
+	}
+	// Killing is asynchronous in the kernel; the deadline only caps a failure.
+	for deadline := time.Now().Add(60 * time.Second); !gone(pid); {
+		if time.Now().After(deadline) {
+			t.Fatalf("grandchild %d still runs after Close", pid)
+		}
+		time.Sleep(20 * time.Millisecond)
+	}
+}
+
+func TestGrader_ContextCancel_KillsGrandchildren(t *testing.T) {
+	t.Parallel()
+	if _, err := os.Stat("/proc/self/stat"); err != nil {
+		t.Skip("needs /proc to see processes")
+	}
+	exe, err := os.Executable()
+	if err != nil {
+		t.Fatal(err)
+	}
+	marker := t.TempDir() + "/pid"
+	ctx, cancel := context.WithCancel(context.Background())
+	g, err := StartOptions(ctx, Options{Argv: []string{exe, "execgrade-child", "spawn", marker}, After: never})
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer g.Close()
+	if _, _, err := g.Grade(testCase, "x"); err != nil {
+		t.Fatal(err)
+	}
+	b, _ := os.ReadFile(marker)
+	pid, err := strconv.Atoi(string(b))
+	if err != nil {
+		t.Fatal(err)
+	}
+	cancel()
+	for deadline := time.Now().Add(60 * time.Second); !gone(pid); {
+		if time.Now().After(deadline) {
+			t.Fatalf("grandchild %d still runs after the context was cancelled", pid)
+		}
+		time.Sleep(20 * time.Millisecond)
+	}
+}
+
+func TestGrader_ChildSeesScrubbedEnv(t *testing.T) {
+	// Not parallel: it sets the test process's environment.
+	t.Setenv("OPENAI_API_KEY", "sk-fake-parent-key")
+	t.Setenv("GITHUB_TOKEN", "ghp-fake")
+	t.Setenv("LC_ALL", "C.UTF-8")
+	t.Setenv("HOME", "/home/grader-test")
+	g := startChild(t, "env", never)
+	_, env, err := g.Grade(testCase, "x")
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, leak := range []string{"OPENAI_API_KEY", "sk-fake-parent-key", "GITHUB_TOKEN", "ghp-fake"} {
+		if strings.Contains(env, leak) {
+			t.Errorf("the child sees %s in its environment:\n%s", leak, env)
+		}
+	}
+	for _, kept := range []string{"LC_ALL=C.UTF-8", "HOME=/home/grader-test", "PATH="} {
+		if !strings.Contains(env, kept) {
+			t.Errorf("the child lost %s:\n%s", kept, env)
+		}
+	}
+}
+
+func TestScrubEnv(t *testing.T) {
+	t.Parallel()
+	got := ScrubEnv([]string{"PATH=/bin", "HOME=/h", "LANG=C", "LC_CTYPE=UTF-8", "TMPDIR=/t",
+		"OPENAI_API_KEY=k", "ANTHROPIC_API_KEY=k", "AWS_SESSION_TOKEN=t", "PATHX=1", "broken"})
+	want := "PATH=/bin HOME=/h LANG=C LC_CTYPE=UTF-8 TMPDIR=/t"
+	if strings.Join(got, " ") != want {
+		t.Errorf("ScrubEnv kept %q, want %q", got, want)
+	}
+}
+
+func TestGrader_Grade_StderrTailIsShortAndSanitized(t *testing.T) {
+	t.Parallel()
+	g := startChild(t, "stderr-flood", never)
+	_, _, err := g.Grade(testCase, "x")
+	if err == nil {
+		t.Fatal("a grader that exits without answering graded")
+	}
+	msg := err.Error()
+	if strings.ContainsAny(msg, "\x1b\a") {
+		t.Errorf("error quotes terminal control sequences: %q", msg)
+	}
+	if !strings.Contains(msg, "line 99 red") || strings.Contains(msg, "line 79 ") {
+		t.Errorf("error does not quote exactly the last 20 stderr lines:\n%s", msg)
 	}
 }
