@@ -13,6 +13,7 @@ import (
 	"github.com/auditor-dev/auditor/audit/grade"
 	"github.com/auditor-dev/auditor/model"
 	"github.com/auditor-dev/auditor/runner"
+	"github.com/auditor-dev/auditor/runner/provider"
 	"github.com/auditor-dev/auditor/store"
 )
 
@@ -146,11 +147,12 @@ func (s *Session) runAnswers(ctx context.Context, o RunOptions, obs Observer, st
 	// The plan's calls name their model's endpoint by index; answered ones
 	// are skipped (runner.Options.Skip): a copy of the calls still to make
 	// would double the largest structure of a large audit.
-	eps, err := s.endpoints(s.modelConfigs(), o)
+	cfgs := s.modelConfigs()
+	eps, err := s.endpoints(cfgs, o)
 	if err != nil {
 		return Phase{}, nil, err
 	}
-	w := s.Store.NewWriter(store.WriterOptions{})
+	w := s.Store.NewWriter(writerOptions(cfgs))
 	sink := &grade.Sink{Grader: s.grader, Writer: w, OnGraded: obs.Graded}
 	obs.StartPhase(PhaseAnswers, pending)
 	stopped := follow(obs, runner.Run(ctx, s.Plan.Calls, sink, runner.Options{
@@ -192,7 +194,7 @@ func (s *Session) runJudges(ctx context.Context, o RunOptions, obs Observer, bud
 	if err != nil {
 		return Phase{}, err
 	}
-	w := s.Store.NewWriter(store.WriterOptions{})
+	w := s.Store.NewWriter(writerOptions(s.judgeConfigs()))
 	sink := grade.NewJudgeSink(jp, s.Audit.Judges, w)
 	sink.OnGraded = obs.JudgeGraded
 	obs.StartPhase(PhaseJudging, len(calls))
@@ -226,7 +228,7 @@ func (s *Session) runRejudge(ctx context.Context, o RunOptions, obs Observer, bu
 		if err != nil {
 			return phase, nil, err
 		}
-		w := s.Store.NewWriter(store.WriterOptions{})
+		w := s.Store.NewWriter(writerOptions(s.judgeConfigs()))
 		obs.StartPhase(PhaseRejudge, len(calls))
 		phase = Phase{Ran: true, Stopped: follow(obs, runner.Run(ctx, calls, &grade.ResponseSink{Writer: w}, runner.Options{
 			Providers: eps, Concurrency: o.Concurrency, MaxWait: o.MaxWait, Budget: budget,
@@ -251,6 +253,19 @@ func (s *Session) judgeCalls(jp *audit.JudgePlan, pending []int, o RunOptions) (
 		calls = append(calls, jp.Calls[i])
 	}
 	return calls, eps, nil
+}
+
+// writerOptions makes the answers of paid endpoints durable before their
+// concurrency slot is freed (store.WriterOptions.Durable), so a crash pays
+// for at most the concurrency's worth of answers twice. Simulated answers
+// cost nothing to ask again: they keep the faster batched writes.
+func writerOptions(cfgs []provider.Config) store.WriterOptions {
+	for _, c := range cfgs {
+		if c.Kind != "sim" {
+			return store.WriterOptions{Durable: true}
+		}
+	}
+	return store.WriterOptions{}
 }
 
 // follow passes a run's events to obs and returns how the run stopped.
