@@ -24,10 +24,10 @@ type Endpoint struct {
 // adaptive limit, the pause a Retry-After imposes, its calls waiting to
 // retry and its cursor over the calls not yet started.
 type pool struct {
-	index       int
-	ep          Endpoint
-	aimd        aimd
-	inFlight    int
+	index    int
+	ep       Endpoint
+	aimd     aimd
+	inFlight int
 	// saving counts this pool's answers received and not yet saved: they
 	// hold their slot until Sink.Save returns (see pool.busy).
 	saving      int
