@@ -104,7 +104,8 @@ func (s *Session) Pending(status map[string]bool) []int {
 // each answer as it arrives; when they complete, asks every judge about
 // every stored answer it has not judged; when that completes and
 // o.Rejudge is set, re-asks the judges. It reports each phase to obs and
-// stops every phase when ctx is cancelled: no call is made after that.
+// stops every phase when ctx is cancelled: no call is made after that, and
+// the Outcome's Stop is the cancelled phase.
 // The returned error is a failure to run at all (no provider, a store that
 // cannot be written); how the calls went is in the Outcome.
 func (s *Session) Run(ctx context.Context, o RunOptions, obs Observer) (Outcome, error) {
@@ -128,9 +129,9 @@ func (s *Session) Run(ctx context.Context, o RunOptions, obs Observer) (Outcome,
 			return out, nil
 		}
 	}
-	if ctx.Err() != nil {
-		return out, nil
-	}
+	// A stop that came after the answers still runs the judge phase: with
+	// ctx cancelled it starts no call and reports the judge calls left as
+	// cancelled, so the stop gets its exit code and resume command.
 	if out.Judges, err = s.runJudges(ctx, o, obs, remainingBudget(o.Budget, out.Spent())); err != nil || !completed(out.Judges) {
 		return out, err
 	}
