@@ -28,17 +28,26 @@ type AuditFile struct {
 	// taken to make up when a DELETE states the chance that such a type was
 	// never among the cases; default DefaultAffectedShare, in (0, 1).
 	AffectedShare float64
-	Models        []ModelConfig // from [model] or [[model]]; at least one
-	Rules         []RuleConfig  // from [[rule]]; at least one
-	Judges        []JudgeConfig // from [[judge]]; may be empty
+	// Budget is the most the audit may spend in dollars, over all its runs
+	// (what is stored counts against it); 0 means none. A per-run budget
+	// would let the printed resume command spend it again.
+	Budget float64
+	Models []ModelConfig // from [model] or [[model]]; at least one
+	Rules  []RuleConfig  // from [[rule]]; at least one
+	Judges []JudgeConfig // from [[judge]]; may be empty
 }
 
 // The defaults ParseAudit fills in for settings the file leaves out (and
 // DefaultDelta and DefaultAffectedShare, declared with the verdict rule
 // that uses them).
 const (
-	DefaultSamples        = 30
-	DefaultConcurrency    = 8
+	DefaultSamples     = 30
+	DefaultConcurrency = 8
+	// MaxSamples and MaxConcurrency bound samples and concurrency, in the
+	// file and on the command line: beyond them a plan or a pool of
+	// connections exhausts memory before it makes a call.
+	MaxSamples            = 100_000
+	MaxConcurrency        = 1_000
 	DefaultProvider       = "openai"
 	DefaultAPIKeyEnv      = "OPENAI_API_KEY"
 	DefaultTemperature    = 1.0
@@ -178,7 +187,7 @@ type JudgeConfig struct {
 const DefaultJudgeMaxTokens = 600
 
 var (
-	auditKeys = []string{"name", "prompt", "samples", "concurrency", "delta", "affected_share", "model", "rule", "judge"}
+	auditKeys = []string{"name", "prompt", "samples", "concurrency", "delta", "affected_share", "budget", "model", "rule", "judge"}
 	modelKeys = []string{"name", "provider", "base_url", "api_key_env", "allow_http", "temperature", "max_tokens",
 		"max_completion_tokens", "extra_body", "extra_headers", "price_input_per_mtok", "price_cached_input_per_mtok",
 		"price_cache_write_input_per_mtok", "price_output_per_mtok", "timeout_seconds"}
@@ -197,6 +206,7 @@ var misplacedAuditKeys = map[string]string{
 	"concurrency":    "concurrency is a top-level setting: " + moveUp,
 	"delta":          "delta is a top-level setting: " + moveUp,
 	"affected_share": "affected_share is a top-level setting: " + moveUp,
+	"budget":         "budget is a top-level setting: " + moveUp,
 	"rule":           "a rule is a table of its own: start it with a [[rule]] line",
 	"judge":          "a judge is a table of its own: start it with a [[judge]] line",
 	"model":          "a model is a table of its own: start it with a [model] or [[model]] line",
@@ -230,11 +240,19 @@ func ParseAudit(file string, data []byte) (*AuditFile, error) {
 	if a.Prompt, err = root.requiredString("prompt", `the path of the prompt file, like prompt = "prompts/support.md"`); err != nil {
 		return nil, err
 	}
-	if err := root.intIn("samples", 1, 100_000, &a.Samples); err != nil {
+	if err := root.intIn("samples", 1, MaxSamples, &a.Samples); err != nil {
 		return nil, err
 	}
-	if err := root.intIn("concurrency", 1, 1_000, &a.Concurrency); err != nil {
+	if err := root.intIn("concurrency", 1, MaxConcurrency, &a.Concurrency); err != nil {
 		return nil, err
+	}
+	if v, ok, err := root.number("budget"); err != nil {
+		return nil, err
+	} else if ok {
+		if v < 0 {
+			return nil, root.errf("budget", "must be a number of dollars, at least 0 (0: no budget), like 20; got %v", v)
+		}
+		a.Budget = v
 	}
 	if v, ok, err := root.number("delta"); err != nil {
 		return nil, err

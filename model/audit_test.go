@@ -118,6 +118,18 @@ func TestParseAudit_AffectedShare(t *testing.T) {
 	}
 }
 
+func TestParseAudit_Budget(t *testing.T) {
+	t.Parallel()
+	data := "name = \"x\"\nprompt = \"p.md\"\nbudget = 12.5\n[model]\nname = \"m\"\n[[rule]]\nline = 3\ncases = \"c\"\npredicate = \"p\"\n"
+	a, err := ParseAudit("a.toml", []byte(data))
+	if err != nil {
+		t.Fatal(err)
+	}
+	if a.Budget != 12.5 {
+		t.Errorf("budget %v, want 12.5", a.Budget)
+	}
+}
+
 func TestParseAudit_InlineTables(t *testing.T) {
 	t.Parallel()
 	data := `name = "x"
@@ -173,6 +185,10 @@ func TestParseAudit_Errors(t *testing.T) {
 		{"affected_share zero", head + "affected_share = 0\n" + model + rule, 3, 0, "affected_share", "must be between 0 and 1 (exclusive), the share of provoking traffic one type of request makes up"},
 		{"affected_share one", head + "affected_share = 1\n" + model + rule, 3, 0, "affected_share", "must be between 0 and 1 (exclusive)"},
 		{"affected_share string", head + "affected_share = \"10%\"\n" + model + rule, 3, 0, "affected_share", "must be a number, not a string"},
+		{"budget negative", head + "budget = -5\n" + model + rule, 3, 0, "budget", "must be a number of dollars, at least 0 (0: no budget)"},
+		{"budget string", head + "budget = \"$20\"\n" + model + rule, 3, 0, "budget", "must be a number, not a string"},
+		{"budget inf", head + "budget = inf\n" + model + rule, 3, 0, "budget", "must be a finite number"},
+		{"budget after a table", head + model + "budget = 20\n" + rule, 5, 0, "model.budget", "budget is a top-level setting: move it above the first [table] header"},
 		{"affected_share after a table", head + model + "affected_share = 0.2\n" + rule, 5, 0, "model.affected_share", "affected_share is a top-level setting: move it above the first [table] header"},
 		{"missing model", head + rule, 0, 0, "model", "missing: add a [model] table"},
 		{"model not a table", head + "model = \"gpt-4o\"\n" + rule, 3, 0, "model", "must be a table"},

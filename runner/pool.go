@@ -24,16 +24,26 @@ type Endpoint struct {
 // adaptive limit, the pause a Retry-After imposes, its calls waiting to
 // retry and its cursor over the calls not yet started.
 type pool struct {
-	index       int
-	ep          Endpoint
-	aimd        aimd
-	inFlight    int
+	index    int
+	ep       Endpoint
+	aimd     aimd
+	inFlight int
+	// saving counts this pool's answers received and not yet saved: they
+	// hold their slot until Sink.Save returns (see pool.busy).
+	saving      int
 	pausedUntil time.Time // no attempt starts before; zero when not paused
 	waiting     retryHeap // calls waiting to retry, earliest first
 	next        int       // index of the next call that may be this pool's and never started
 	total       int       // calls of this pool to make
 	probe       probe
 }
+
+// busy reports whether every slot of the pool is taken. An answer holds
+// its slot until it is saved: a crash loses at most the calls in flight
+// plus the answers not yet saved, so bounding their sum by the limit
+// bounds what a crash makes the user pay for twice; and a slow sink slows
+// dispatch instead of piling up answers in memory.
+func (p *pool) busy() bool { return p.inFlight+p.saving >= p.aimd.limit }
 
 // aimd is the adaptive concurrency limit: additive increase, multiplicative
 // decrease.

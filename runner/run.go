@@ -28,14 +28,6 @@ const (
 	DefaultMaxWait         = 10 * time.Minute
 )
 
-// maxSaving bounds the saves in progress. Each runs in its own goroutine so
-// a slow sink holds no concurrency slot, but when answers come faster than
-// the sink stores them (the simulated model answers at once, a disk commits
-// in milliseconds) dispatch must wait, or every answer of a large run piles
-// up as a blocked goroutine holding its response. 1024 keeps a batching
-// writer's batches full.
-const maxSaving = 1024
-
 // cutInterval is the least time between two cuts of the concurrency limit:
 // the 429s of one burst report one overload, and halving once per 429 would
 // collapse the limit to 1.
@@ -172,7 +164,7 @@ type run struct {
 	pools []*pool // one per endpoint, and last the pool of calls naming none
 	turn  int     // the pool dispatch looks at first, so pools take turns
 
-	saving int // saves running
+	saving int // saves running, in all pools
 
 	spent    float64 // dollars, by usage reported so far
 	reserved float64 // estimated dollars of attempts in flight
@@ -293,11 +285,11 @@ func (r *run) drained() bool {
 // slot. A pool without one is woken by its next result anyway.
 func (r *run) nextWake(now time.Time) (time.Time, bool) {
 	var wake time.Time
-	if r.stopped || r.saving >= maxSaving {
+	if r.stopped {
 		return wake, false
 	}
 	for _, p := range r.pools {
-		if p.inFlight >= p.aimd.limit {
+		if p.busy() {
 			continue
 		}
 		var at time.Time
@@ -326,7 +318,7 @@ func (r *run) dispatch(now time.Time) {
 	if !r.stopped && r.ctx.Err() != nil {
 		r.halt(Cancelled, "cancelled: "+context.Cause(r.ctx).Error())
 	}
-	for progress := true; progress && !r.stopped && r.saving < maxSaving; {
+	for progress := true; progress && !r.stopped; {
 		progress = false
 		for k := range r.pools {
 			p := r.pools[(r.turn+k)%len(r.pools)]
@@ -346,7 +338,7 @@ func (r *run) dispatch(now time.Time) {
 
 // take returns the call p should start now, or nil.
 func (r *run) take(p *pool, now time.Time) *callState {
-	if p.inFlight >= p.aimd.limit || now.Before(p.pausedUntil) {
+	if p.busy() || now.Before(p.pausedUntil) {
 		return nil
 	}
 	if p.waiting.Len() > 0 && !p.waiting[0].readyAt.After(now) {
@@ -589,14 +581,16 @@ func (r *run) response(st *callState, res attemptResult, now time.Time) model.Re
 	}
 }
 
-// finish saves a call's final response in its own goroutine, so a slow sink
-// holds no concurrency slot and concurrent saves can be batched.
+// finish saves a call's final response in its own goroutine, so concurrent
+// saves can be batched. The call keeps its pool slot until the save
+// returns (pool.busy).
 func (r *run) finish(st *callState, resp model.Response) {
 	if r.sink == nil {
 		r.handleSaved(saveResult{st: st, resp: resp})
 		return
 	}
 	r.saving++
+	st.pool.saving++
 	go func() {
 		err := r.sink.Save(resp)
 		r.saved <- saveResult{st: st, resp: resp, err: err}
@@ -606,6 +600,7 @@ func (r *run) finish(st *callState, resp model.Response) {
 func (r *run) handleSaved(s saveResult) {
 	if r.sink != nil {
 		r.saving--
+		s.st.pool.saving--
 	}
 	if s.err != nil {
 		r.halt(SaveFailed, fmt.Sprintf("save response %s: %v", s.st.key, s.err))

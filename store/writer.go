@@ -24,6 +24,14 @@ type WriterOptions struct {
 	// MaxDelay is the longest a result waits for its batch to fill before
 	// it is committed; zero or less means DefaultMaxDelay.
 	MaxDelay time.Duration
+	// Durable makes Put return only once its response is committed. Why:
+	// a paid answer waiting in the queue is lost by a crash and bought
+	// again; with Durable a caller that holds a concurrency slot until Put
+	// returns bounds what a crash can lose to the calls in flight. A batch
+	// holding such a response is committed as soon as the queue is empty
+	// (group commit: answers that arrive during a commit share the next),
+	// so the cost is one fsync per burst rather than per answer.
+	Durable bool
 }
 
 // Writer is the single path by which runner results reach the file. One
@@ -54,13 +62,15 @@ type Writer struct {
 }
 
 // writeOp is one item on the writer's queue: a response with its grades,
-// grades alone (resp nil), or a flush marker (reply non-nil).
+// grades alone (resp nil), or a flush marker (reply non-nil). A durable
+// Put's op carries committed, which gets the commit's result.
 type writeOp struct {
-	resp   *model.Response
-	key    string
-	grades []model.Grade
-	reply  chan error
-	stop   bool
+	resp      *model.Response
+	key       string
+	grades    []model.Grade
+	reply     chan error
+	stop      bool
+	committed chan error
 }
 
 // NewWriter starts a Writer on the store. Close it (or the Store) to commit
@@ -94,7 +104,9 @@ func (s *Store) NewWriter(opts WriterOptions) *Writer {
 
 // Put enqueues a response and its grades (stored under r.Key) for the next
 // batch. It returns at once unless the queue (4*MaxBatch results) is full,
-// in which case it waits for the writer to catch up. It returns an error for an invalid key
+// in which case it waits for the writer to catch up; with
+// WriterOptions.Durable it returns once the batch holding r is committed.
+// It returns an error for an invalid key
 // or grade, the sticky commit error, or ErrClosed after Close. An answered
 // response already stored is kept, and then r and grades are ignored.
 func (w *Writer) Put(r model.Response, grades []model.Grade) error {
@@ -104,7 +116,17 @@ func (w *Writer) Put(r model.Response, grades []model.Grade) error {
 	if err := validateGrades(r.Key, grades); err != nil {
 		return err
 	}
-	return w.enqueue(writeOp{resp: &r, key: r.Key, grades: cloneGrades(grades)})
+	op := writeOp{resp: &r, key: r.Key, grades: cloneGrades(grades)}
+	if w.opts.Durable {
+		op.committed = make(chan error, 1)
+	}
+	if err := w.enqueue(op); err != nil {
+		return err
+	}
+	if op.committed != nil {
+		return <-op.committed
+	}
+	return nil
 }
 
 // PutGrades enqueues grades for the response with the given key, which
@@ -186,12 +208,22 @@ func (w *Writer) Err() error {
 func (w *Writer) loop() {
 	defer close(w.done)
 	batch := make([]writeOp, 0, w.opts.MaxBatch)
+	waiting := 0 // ops in batch whose Put waits for the commit
 	timer := time.NewTimer(w.opts.MaxDelay)
 	timer.Stop()
 	commit := func() {
 		timer.Stop()
 		if len(batch) > 0 {
 			w.commit(batch)
+		}
+		if waiting > 0 {
+			err := w.Err()
+			for _, op := range batch {
+				if op.committed != nil {
+					op.committed <- err
+				}
+			}
+			waiting = 0
 		}
 		clear(batch) // drop references to response texts
 		batch = batch[:0]
@@ -217,10 +249,15 @@ func (w *Writer) loop() {
 			continue
 		}
 		batch = append(batch, op)
+		if op.committed != nil {
+			waiting++
+		}
 		if len(batch) == 1 {
 			timer.Reset(w.opts.MaxDelay)
 		}
-		if len(batch) >= w.opts.MaxBatch {
+		// A waiting Put is committed as soon as nothing more is queued:
+		// what arrives meanwhile joins the next batch.
+		if len(batch) >= w.opts.MaxBatch || waiting > 0 && len(w.ch) == 0 {
 			commit()
 		}
 	}

@@ -392,3 +392,72 @@ func TestWriterOptions_Defaults(t *testing.T) {
 		t.Errorf("explicit options became %+v, want %+v", w.opts, want)
 	}
 }
+
+// TestWriter_DurablePutIsCommittedOnReturn: with Durable, a Put that
+// returned has been committed, though the batch is far from full and its
+// delay never fires; concurrent Puts share commits.
+func TestWriter_DurablePutIsCommittedOnReturn(t *testing.T) {
+	t.Parallel()
+	s, _ := mustOpen(t)
+	w := s.NewWriter(WriterOptions{MaxBatch: 1000, MaxDelay: time.Hour, Durable: true})
+	var (
+		mu      sync.Mutex
+		commits int
+	)
+	w.onCommit = func(int) { mu.Lock(); commits++; mu.Unlock() }
+	r := testResponse(0, true)
+	if err := w.Put(r, []model.Grade{{Grader: "predicate", Version: "v1", Pass: true}}); err != nil {
+		t.Fatal(err)
+	}
+	if st, err := s.Status(); err != nil || !st[r.Key] {
+		t.Fatalf("after a durable Put returned: status %v, %v; want the response stored", st, err)
+	}
+	const n = 64
+	var wg sync.WaitGroup
+	errs := make(chan error, n)
+	for i := 1; i <= n; i++ {
+		wg.Go(func() {
+			r := testResponse(i, true)
+			if err := w.Put(r, nil); err != nil {
+				errs <- err
+				return
+			}
+			if st, err := s.Status(); err != nil || !st[r.Key] {
+				errs <- fmt.Errorf("put %s returned before it was stored (%v)", r.Key, err)
+			}
+		})
+	}
+	wg.Wait()
+	close(errs)
+	for err := range errs {
+		t.Error(err)
+	}
+	if err := w.Close(); err != nil {
+		t.Fatal(err)
+	}
+	mu.Lock()
+	defer mu.Unlock()
+	if commits > n+1 {
+		t.Errorf("%d commits for %d puts", commits, n+1)
+	}
+	t.Logf("%d durable puts in %d commits", n+1, commits)
+}
+
+// TestWriter_DurablePutReportsCommitFailure: a durable Put whose commit
+// fails returns the error instead of claiming the response is stored.
+func TestWriter_DurablePutReportsCommitFailure(t *testing.T) {
+	t.Parallel()
+	s, _ := mustOpen(t)
+	w := s.NewWriter(WriterOptions{MaxDelay: time.Hour, Durable: true})
+	bad := testResponse(0, true)
+	bad.Key = "" // rejected before it is queued
+	if err := w.Put(bad, nil); err == nil {
+		t.Fatal("a response without a key was accepted")
+	}
+	if err := s.Close(); err != nil {
+		t.Fatal(err)
+	}
+	if err := w.Put(testResponse(1, true), nil); err == nil {
+		t.Fatal("a durable Put on a closed store returned nil")
+	}
+}

@@ -13,6 +13,7 @@ import (
 	"github.com/auditor-dev/auditor/audit/grade"
 	"github.com/auditor-dev/auditor/model"
 	"github.com/auditor-dev/auditor/runner"
+	"github.com/auditor-dev/auditor/runner/provider"
 	"github.com/auditor-dev/auditor/store"
 )
 
@@ -103,7 +104,8 @@ func (s *Session) Pending(status map[string]bool) []int {
 // each answer as it arrives; when they complete, asks every judge about
 // every stored answer it has not judged; when that completes and
 // o.Rejudge is set, re-asks the judges. It reports each phase to obs and
-// stops every phase when ctx is cancelled: no call is made after that.
+// stops every phase when ctx is cancelled: no call is made after that, and
+// the Outcome's Stop is the cancelled phase.
 // The returned error is a failure to run at all (no provider, a store that
 // cannot be written); how the calls went is in the Outcome.
 func (s *Session) Run(ctx context.Context, o RunOptions, obs Observer) (Outcome, error) {
@@ -127,9 +129,9 @@ func (s *Session) Run(ctx context.Context, o RunOptions, obs Observer) (Outcome,
 			return out, nil
 		}
 	}
-	if ctx.Err() != nil {
-		return out, nil
-	}
+	// A stop that came after the answers still runs the judge phase: with
+	// ctx cancelled it starts no call and reports the judge calls left as
+	// cancelled, so the stop gets its exit code and resume command.
 	if out.Judges, err = s.runJudges(ctx, o, obs, remainingBudget(o.Budget, out.Spent())); err != nil || !completed(out.Judges) {
 		return out, err
 	}
@@ -146,11 +148,12 @@ func (s *Session) runAnswers(ctx context.Context, o RunOptions, obs Observer, st
 	// The plan's calls name their model's endpoint by index; answered ones
 	// are skipped (runner.Options.Skip): a copy of the calls still to make
 	// would double the largest structure of a large audit.
-	eps, err := s.endpoints(s.modelConfigs(), o)
+	cfgs := s.modelConfigs()
+	eps, err := s.endpoints(cfgs, o)
 	if err != nil {
 		return Phase{}, nil, err
 	}
-	w := s.Store.NewWriter(store.WriterOptions{})
+	w := s.Store.NewWriter(writerOptions(cfgs))
 	sink := &grade.Sink{Grader: s.grader, Writer: w, OnGraded: obs.Graded}
 	obs.StartPhase(PhaseAnswers, pending)
 	stopped := follow(obs, runner.Run(ctx, s.Plan.Calls, sink, runner.Options{
@@ -192,7 +195,7 @@ func (s *Session) runJudges(ctx context.Context, o RunOptions, obs Observer, bud
 	if err != nil {
 		return Phase{}, err
 	}
-	w := s.Store.NewWriter(store.WriterOptions{})
+	w := s.Store.NewWriter(writerOptions(s.judgeConfigs()))
 	sink := grade.NewJudgeSink(jp, s.Audit.Judges, w)
 	sink.OnGraded = obs.JudgeGraded
 	obs.StartPhase(PhaseJudging, len(calls))
@@ -226,7 +229,7 @@ func (s *Session) runRejudge(ctx context.Context, o RunOptions, obs Observer, bu
 		if err != nil {
 			return phase, nil, err
 		}
-		w := s.Store.NewWriter(store.WriterOptions{})
+		w := s.Store.NewWriter(writerOptions(s.judgeConfigs()))
 		obs.StartPhase(PhaseRejudge, len(calls))
 		phase = Phase{Ran: true, Stopped: follow(obs, runner.Run(ctx, calls, &grade.ResponseSink{Writer: w}, runner.Options{
 			Providers: eps, Concurrency: o.Concurrency, MaxWait: o.MaxWait, Budget: budget,
@@ -251,6 +254,19 @@ func (s *Session) judgeCalls(jp *audit.JudgePlan, pending []int, o RunOptions) (
 		calls = append(calls, jp.Calls[i])
 	}
 	return calls, eps, nil
+}
+
+// writerOptions makes the answers of paid endpoints durable before their
+// concurrency slot is freed (store.WriterOptions.Durable), so a crash pays
+// for at most the concurrency's worth of answers twice. Simulated answers
+// cost nothing to ask again: they keep the faster batched writes.
+func writerOptions(cfgs []provider.Config) store.WriterOptions {
+	for _, c := range cfgs {
+		if c.Kind != "sim" {
+			return store.WriterOptions{Durable: true}
+		}
+	}
+	return store.WriterOptions{}
 }
 
 // follow passes a run's events to obs and returns how the run stopped.

@@ -142,3 +142,46 @@ func TestSession_Run_Cancelled(t *testing.T) {
 		t.Fatalf("a cancelled run went on: %+v, %d answers graded", out, rec.graded)
 	}
 }
+
+// cancelOnStop cancels the run when the answers phase reports its end: a
+// Ctrl-C between the answers and the judges.
+type cancelOnStop struct {
+	recorder
+	cancel context.CancelFunc
+}
+
+func (c *cancelOnStop) Event(e runner.Event) {
+	c.recorder.Event(e)
+	if _, ok := e.(runner.Stopped); ok {
+		c.cancel()
+	}
+}
+
+// TestSession_Run_StopBetweenPhases: a stop that comes once the answers are
+// in makes no judge call and is reported as the judges' stop, with the
+// judge calls left, so the command exits 130 with a resume command rather
+// than 0.
+func TestSession_Run_StopBetweenPhases(t *testing.T) {
+	t.Parallel()
+	s := openDemo(t)
+	ctx, cancel := context.WithCancel(context.Background())
+	defer cancel()
+	obs := &cancelOnStop{cancel: cancel}
+	out, err := s.Run(ctx, RunOptions{Concurrency: 4}, obs)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if out.Answers.Stopped.Reason != runner.Completed {
+		t.Fatalf("answers: %+v", out.Answers)
+	}
+	st, stopped := out.Stop()
+	if !stopped || st.Reason != runner.Cancelled {
+		t.Fatalf("Stop() = %+v, %v; want the judges cancelled", st, stopped)
+	}
+	if out.Judges.Stopped.Done != 0 || out.Judges.Stopped.Remaining == 0 {
+		t.Errorf("judges: %+v; want no call made and the calls left counted", out.Judges.Stopped)
+	}
+	if obs.judged != 0 {
+		t.Errorf("%d judge grades after the stop", obs.judged)
+	}
+}

@@ -3,6 +3,7 @@ package main
 import (
 	"bytes"
 	"errors"
+	"math/rand/v2"
 	"os"
 	"os/exec"
 	"path/filepath"
@@ -169,4 +170,102 @@ func parseInterrupted(t *testing.T, stderr string) (finished int, args []string)
 		t.Fatalf("resume command %q does not rerun this program with --yes", m[3])
 	}
 	return finished, fields[1:]
+}
+
+// TestKillPaysAtMostConcurrencyTwice kills a run with SIGKILL ten times, at
+// random numbers of answers served (not at times), against a server that
+// answers at once, and resumes it each time. Every answer the server gave
+// that is not in the store after the kill is bought again by the resume:
+// per kill there must be at most `concurrency` of them, at any speed.
+func TestKillPaysAtMostConcurrencyTwice(t *testing.T) {
+	t.Parallel()
+	const (
+		samples     = 100
+		concurrency = 8
+		kills       = 10
+		maxGap      = 250 // most answers served before a kill
+	)
+	seed := time.Now().UnixNano()
+	rng := rand.New(rand.NewPCG(uint64(seed), 7))
+	t.Logf("seed %d", seed)
+	cs := makeCases(5, 5, 5)
+	srv := newFakeServer(t, cs)
+	dir := t.TempDir()
+	path := writeAudit(t, dir, auditSpec{baseURL: srv.baseURL(), samples: samples, concurrency: concurrency}, cs)
+	distinct := 2 * len(cs) * samples
+	if kills*maxGap >= distinct {
+		t.Fatalf("%d kills of up to %d answers would finish the %d calls", kills, maxGap, distinct)
+	}
+
+	stored := func() int {
+		st, err := store.Open(filepath.Join(dir, "auditor.db"))
+		if errors.Is(err, os.ErrNotExist) {
+			return 0
+		}
+		if err != nil {
+			t.Fatalf("opening the store after a kill: %v", err)
+		}
+		defer st.Close()
+		status, err := st.Status()
+		if err != nil {
+			t.Fatal(err)
+		}
+		return len(status)
+	}
+	totalTwice := 0
+	for k := range kills {
+		before := stored()
+		at := 1 + rng.IntN(maxGap)
+		srv.reset()
+		cmd := exec.Command(os.Args[0], "run", path, "--yes", "--headless")
+		cmd.Env = append(os.Environ(), "AUDITOR_TEST_MAIN=1")
+		var stderr bytes.Buffer
+		cmd.Stderr = &stderr
+		var once sync.Once
+		srv.mu.Lock()
+		srv.onAnswer = func(n int) {
+			if n >= at {
+				once.Do(func() { _ = cmd.Process.Kill() })
+			}
+		}
+		srv.mu.Unlock()
+		if err := cmd.Start(); err != nil {
+			t.Fatal(err)
+		}
+		err := cmd.Wait()
+		var ee *exec.ExitError
+		if !errors.As(err, &ee) || ee.Sys().(syscall.WaitStatus).Signal() != syscall.SIGKILL {
+			t.Fatalf("kill %d: want death by SIGKILL after %d answers, got %v:\n%s", k+1, at, err, stderr.String())
+		}
+		srv.waitIdle()
+		_, served, _ := srv.counts()
+		after := stored()
+		twice := served - (after - before)
+		totalTwice += twice
+		t.Logf("kill %d at %d answers: %d served, %d newly stored, %d to buy again", k+1, at, served, after-before, twice)
+		if twice > concurrency {
+			t.Errorf("kill %d: %d answers served but not stored, want at most the concurrency %d", k+1, twice, concurrency)
+		}
+	}
+
+	srv.mu.Lock()
+	srv.onAnswer = nil
+	srv.mu.Unlock()
+	srv.reset()
+	mustRun(t, 0, "run", path, "--yes", "--headless")
+	// The server's own count: answers given for each request body, over
+	// every run, less the calls planned for that body, is what was bought
+	// twice.
+	srv.mu.Lock()
+	extra := 0
+	for _, n := range srv.answered {
+		extra += n - samples
+	}
+	srv.mu.Unlock()
+	if extra != totalTwice {
+		t.Errorf("the server answered %d requests more than planned; the kills account for %d", extra, totalTwice)
+	}
+	if got := stored(); got != distinct {
+		t.Errorf("after the last run %d calls are stored, want %d", got, distinct)
+	}
 }

@@ -262,6 +262,9 @@ type fakeServer struct {
 	// onAnswer, when set, is called after each answer with the number of
 	// answers so far (outside the lock).
 	onAnswer func(answers int)
+	// hang, when set and true for a request, holds it unanswered until the
+	// client gives up on it (a call in flight when a run is stopped).
+	hang func(a arrival) bool
 
 	mu        sync.Mutex
 	idle      *sync.Cond     // signalled when a handler returns
@@ -407,6 +410,13 @@ func (s *fakeServer) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 	}
 	s.mu.Unlock()
 
+	if s.hang != nil && s.hang(a) {
+		<-r.Context().Done()
+		s.mu.Lock()
+		s.abandoned++
+		s.mu.Unlock()
+		return
+	}
 	if s.latency > 0 {
 		select {
 		case <-time.After(s.latency):

@@ -1,0 +1,144 @@
+package main
+
+import (
+	"bytes"
+	"fmt"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"strings"
+	"sync"
+	"testing"
+)
+
+// judgeRubric marks a judge's request: the fake server tells judge calls
+// from answer calls by it.
+const judgeRubric = "JUDGE-RUBRIC: grade the reply.\n<message>{{msg}}</message>\n<reply>{{response}}</reply>\n"
+
+func isJudgeCall(a arrival) bool { return strings.Contains(a.User, "JUDGE-RUBRIC") }
+
+// addJudge adds a judge, called on the fake server, to the audit at path.
+func addJudge(t *testing.T, path, baseURL string) {
+	t.Helper()
+	f, err := os.OpenFile(path, os.O_APPEND|os.O_WRONLY, 0)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer f.Close()
+	fmt.Fprintf(f, "\n[[judge]]\nname = \"e2e-judge\"\nrubric = \"judge.md\"\nprovider = \"openai\"\nbase_url = %q\napi_key_env = %q\nprice_input_per_mtok = 1.0\nprice_output_per_mtok = 2.0\n", baseURL, testKeyEnv)
+	writeFiles(t, filepath.Dir(path), map[string]string{"judge.md": judgeRubric})
+}
+
+// judgeRequests counts the judge requests the server has seen.
+func (s *fakeServer) judgeRequests() int {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	n := 0
+	for _, a := range s.log {
+		if isJudgeCall(a) {
+			n++
+		}
+	}
+	return n
+}
+
+// TestStopDuringJudging_Headless interrupts a headless run (Ctrl-C, SIGINT)
+// while its judge calls are in flight: the run must make no judge call
+// after the interrupt, exit 130 and print the command that resumes it; the
+// resume makes the judge calls left and no answer call.
+func TestStopDuringJudging_Headless(t *testing.T) {
+	t.Parallel()
+	const concurrency = 3
+	cs := makeCases(2, 1, 2)
+	srv := newFakeServer(t, cs)
+	var once sync.Once
+	full := make(chan struct{})
+	seen := 0
+	srv.hang = func(a arrival) bool { // called with srv.mu held
+		if !isJudgeCall(a) {
+			return false
+		}
+		seen++
+		if seen == concurrency {
+			once.Do(func() { close(full) })
+		}
+		return true
+	}
+	dir := t.TempDir()
+	path := writeAudit(t, dir, auditSpec{baseURL: srv.baseURL(), samples: 2, concurrency: concurrency}, cs)
+	addJudge(t, path, srv.baseURL())
+
+	cmd := exec.Command(os.Args[0], "run", path, "--yes", "--headless")
+	cmd.Env = append(os.Environ(), "AUDITOR_TEST_MAIN=1")
+	var stdout, stderr bytes.Buffer
+	cmd.Stdout, cmd.Stderr = &stdout, &stderr
+	if err := cmd.Start(); err != nil {
+		t.Fatal(err)
+	}
+	exited := make(chan struct{})
+	go func() { _ = cmd.Wait(); close(exited) }()
+	select {
+	case <-full: // every slot holds a judge call that does not answer
+	case <-exited:
+		t.Fatalf("the run ended before its judge calls were in flight:\n%s", stderr.String())
+	}
+	if err := cmd.Process.Signal(os.Interrupt); err != nil {
+		t.Fatal(err)
+	}
+	<-exited
+	srv.waitIdle()
+	child := result{code: cmd.ProcessState.ExitCode(), out: stdout.String(), errOut: stderr.String()}
+	if child.code != exitInterrupted {
+		t.Fatalf("stopped during judging: want exit %d, got:\n%s", exitInterrupted, child)
+	}
+	if n := srv.judgeRequests(); n != concurrency {
+		t.Errorf("%d judge requests, want the %d in flight at the interrupt: calls were made after it", n, concurrency)
+	}
+	_, resume := parseInterrupted(t, child.errOut)
+
+	srv.mu.Lock()
+	srv.hang = nil
+	srv.mu.Unlock()
+	srv.reset()
+	r := mustRun(t, 0, resume...)
+	for _, a := range srv.arrivalsLog() {
+		if !isJudgeCall(a) {
+			t.Fatalf("the resume asked for an answer again:\n%s", r)
+		}
+	}
+	if srv.judgeRequests() == 0 {
+		t.Fatalf("the resume made no judge call:\n%s", r)
+	}
+}
+
+// TestJudgeCallFailedForGood_Exit1: a judge call the server refuses for
+// good (400) leaves its answer without that judge's grade: the run exits 1
+// and says how to retry; the retry asks only for that judge call.
+func TestJudgeCallFailedForGood_Exit1(t *testing.T) {
+	t.Parallel()
+	cs := makeCases(2, 1, 2)
+	srv := newFakeServer(t, cs)
+	refused := ""
+	srv.fault = func(a arrival) fault { // called with srv.mu held
+		if isJudgeCall(a) && (refused == "" || refused == a.Body) {
+			refused = a.Body
+			return fault400
+		}
+		return noFault
+	}
+	dir := t.TempDir()
+	path := writeAudit(t, dir, auditSpec{baseURL: srv.baseURL(), samples: 1, concurrency: 2}, cs)
+	addJudge(t, path, srv.baseURL())
+	r := mustRun(t, exitFailed, "run", path, "--yes", "--headless")
+	if !strings.Contains(r.errOut, "1 judge calls failed for good") || !strings.Contains(r.errOut, "run again to retry") {
+		t.Fatalf("no word of the failed judge call:\n%s", r)
+	}
+	srv.mu.Lock()
+	srv.fault = nil
+	srv.mu.Unlock()
+	srv.reset()
+	mustRun(t, 0, "run", path, "--yes", "--headless")
+	if log := srv.arrivalsLog(); len(log) != 1 || log[0].Body != refused {
+		t.Errorf("the retry made %d requests, want the one refused judge call", len(log))
+	}
+}
