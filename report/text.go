@@ -287,6 +287,12 @@ func plural(n int, one, many string) string {
 func spendLine(spend audit.Spend, simulated bool) string {
 	s := fmt.Sprintf("Spend: %d stored answers, %d prompt tokens (%d cached), %d completion tokens, $%.2f",
 		spend.Calls, spend.PromptTokens, spend.CachedTokens, spend.CompletionTokens, spend.USD)
+	if spend.CacheWriteTokens > 0 {
+		s += fmt.Sprintf(" (%d prompt tokens written to the cache)", spend.CacheWriteTokens)
+	}
+	if spend.BatchedCalls > 0 {
+		s += fmt.Sprintf(" (%d answers through a batch API, at half price)", spend.BatchedCalls)
+	}
 	if spend.JudgeCalls > 0 {
 		s += fmt.Sprintf("; %d judge calls, %d prompt and %d completion tokens, $%.2f; $%.2f in all",
 			spend.JudgeCalls, spend.JudgePromptTokens, spend.JudgeCompletionTokens, spend.JudgeUSD, spend.TotalUSD)
