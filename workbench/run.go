@@ -91,23 +91,37 @@ func (o Outcome) Spent() float64 {
 	return o.Answers.Stopped.Spent + o.Judges.Stopped.Spent + o.Rejudge.Stopped.Spent
 }
 
-// CallsDone returns which of the stored calls need no new attempt, given
-// the stored status of every call: those answered, and those whose answer
-// was cut off by the token limit or came back empty unless retryTruncated.
-// Asking those again until an answer fits would keep short answers and drop
-// long ones, biasing the rates; raising the limit changes every key and
-// asks afresh. The map is status itself when nothing is truncated.
+// CallsDone returns which calls need no new attempt now, given the stored
+// status of every call: those answered; those whose answer was cut off by
+// the token limit or came back empty, unless retryTruncated (asking again
+// until an answer fits would keep short answers and drop long ones,
+// biasing the rates; raising the limit changes every key and asks
+// afresh); and those in a provider batch not collected yet (paid for
+// already). The map is status itself when there are none of the last two.
 func (s *Session) CallsDone(status map[string]bool, retryTruncated bool) (map[string]bool, error) {
-	if s.Store == nil || retryTruncated {
+	if s.Store == nil {
 		return status, nil
 	}
-	settled, err := s.Store.SettledErrors()
-	if err != nil || len(settled) == 0 {
-		return status, err
+	settled := map[string]model.ErrorKind{}
+	if !retryTruncated {
+		var err error
+		if settled, err = s.Store.SettledErrors(); err != nil {
+			return nil, err
+		}
 	}
-	done := make(map[string]bool, len(status))
+	batched, err := runner.BatchedKeys(s.Store)
+	if err != nil {
+		return nil, err
+	}
+	if len(settled) == 0 && len(batched) == 0 {
+		return status, nil
+	}
+	done := make(map[string]bool, len(status)+len(batched))
 	for k, ok := range status {
 		done[k] = ok || settled[k].Settled()
+	}
+	for k := range batched {
+		done[k] = true
 	}
 	return done, nil
 }

@@ -35,6 +35,8 @@ type runFlags struct {
 	// every request and response in, key redacted.
 	retryTruncated bool
 	requestLog     string
+	// batch sends the answer calls through the providers' batch APIs.
+	batch bool
 }
 
 func newRunCmd(std Stdio) *cobra.Command {
@@ -73,6 +75,7 @@ func addRunFlags(c *cobra.Command, f *runFlags) {
 	c.Flags().DurationVar(&f.simLatency, "sim-latency", 0, "mean answer latency of the simulated model")
 	c.Flags().IntVar(&f.rejudge, "rejudge", 0, "after the run, ask each judge again about this many graded answers and report how often it flips")
 	c.Flags().BoolVar(&f.retryTruncated, "retry-truncated", false, "ask again the calls whose answers were cut off by the token limit or came back empty (biases rates toward short answers; raising max_tokens is better)")
+	c.Flags().BoolVar(&f.batch, "batch", false, "send the answer calls through the provider's batch API (half price, answered within 24 hours); a later run collects them")
 	addRequestLogFlags(c, f)
 }
 
@@ -127,6 +130,24 @@ func runAudit(ctx context.Context, std Stdio, path string, f runFlags, resumeCmd
 	if f.concurrency > 0 {
 		concurrency = f.concurrency
 	}
+	ro := workbench.RunOptions{Concurrency: concurrency, Budget: f.budget, MaxWait: f.maxWait,
+		SimLatency: f.simLatency, Rejudge: f.rejudge, RetryTruncated: f.retryTruncated}
+	if f.requestLog != "" {
+		rl, err := runner.OpenRequestLog(f.requestLog)
+		if err != nil {
+			return err
+		}
+		defer func() {
+			if err := rl.Close(); err != nil {
+				fmt.Fprintf(std.Err, "request log %s: %v\n", f.requestLog, err)
+			}
+		}()
+		ro.RequestLog = rl
+		fmt.Fprintf(std.Err, "logging every request and response to %s (API keys redacted)\n", f.requestLog)
+	}
+	if err := collectBatches(ctx, std, s, ro); err != nil {
+		return err
+	}
 	status, err := s.Status()
 	if err != nil {
 		return err
@@ -139,20 +160,10 @@ func runAudit(ctx context.Context, std Stdio, path string, f runFlags, resumeCmd
 	if err != nil {
 		return err
 	}
-	ro := workbench.RunOptions{Concurrency: concurrency, Budget: f.budget, MaxWait: f.maxWait,
-		SimLatency: f.simLatency, Rejudge: f.rejudge, RetryTruncated: f.retryTruncated}
-	if f.requestLog != "" && est.Calls > 0 {
-		rl, err := runner.OpenRequestLog(f.requestLog)
-		if err != nil {
+	if f.batch {
+		if submitted, err := submitBatches(ctx, std, s, ro, est, f, path, resumeCmd); submitted || err != nil {
 			return err
 		}
-		defer func() {
-			if err := rl.Close(); err != nil {
-				fmt.Fprintf(std.Err, "request log %s: %v\n", f.requestLog, err)
-			}
-		}()
-		ro.RequestLog = rl
-		fmt.Fprintf(std.Err, "logging every request and response to %s (API keys redacted)\n", f.requestLog)
 	}
 	if interactive(std, f.headless) {
 		return runInteractive(ctx, std, s, status, est, ro, f, path, resumeCmd)
@@ -307,6 +318,9 @@ func resumeCommand(base, path string, f runFlags) string {
 	}
 	if f.retryTruncated {
 		parts = append(parts, "--retry-truncated")
+	}
+	if f.batch {
+		parts = append(parts, "--batch")
 	}
 	return strings.Join(parts, " ")
 }
