@@ -65,12 +65,12 @@ func (p *Plan) Estimate(done map[string]bool, concurrency int, hist History, sim
 	seenSystem := map[string]bool{}
 	systemTokens := map[string]int{}
 	var latencySum float64
-	for i, c := range p.Calls {
+	for _, c := range p.Calls {
 		if done[c.Key] {
 			e.CachedCalls++
 			continue
 		}
-		m := p.Audit.File.Models[p.CallModel[i]]
+		m := p.Audit.File.Models[c.Provider] // a plan's calls name their model's endpoint by index
 		e.Calls++
 		if c.Meta.Judge != "" {
 			e.JudgeCalls++

@@ -35,8 +35,6 @@ type Plan struct {
 	// Calls are the distinct calls, in dispatch order: sample-major, so a run
 	// that stops early has spread its samples evenly over cases and variants.
 	Calls []runner.Call
-	// CallModel is the model index of each call in Calls.
-	CallModel []int
 	// ByKey maps a call's key to the indices of the cells it serves.
 	ByKey map[string][]int
 	// ruleCells holds the indices of each rule's cells, in plan order.
@@ -104,7 +102,6 @@ func NewPlan(a *Audit, opts PlanOptions) *Plan {
 	n := p.Samples * len(tmpls)
 	p.Cells = make([]Cell, 0, n)
 	p.Calls = make([]runner.Call, 0, n)
-	p.CallModel = make([]int, 0, n)
 	p.ByKey = make(map[string][]int, n)
 	for ri, r := range a.Rules {
 		p.ruleCells[ri] = make([]int, 0, p.Samples*len(a.File.Models)*2*len(r.Cases))
@@ -129,7 +126,6 @@ func NewPlan(a *Audit, opts PlanOptions) *Plan {
 				call.Key = key
 				call.Request.Sample = s
 				p.Calls = append(p.Calls, call)
-				p.CallModel = append(p.CallModel, cell.Model)
 				self[i] = i
 				p.ByKey[key] = self[i : i+1 : i+1]
 			}

@@ -7,11 +7,17 @@ import (
 
 // Spend is what the stored answers of a plan cost.
 type Spend struct {
-	Calls            int     `json:"calls"`
-	PromptTokens     int64   `json:"prompt_tokens"`
-	CachedTokens     int64   `json:"cached_tokens"`
-	CompletionTokens int64   `json:"completion_tokens"`
-	USD              float64 `json:"usd"`
+	Calls            int   `json:"calls"`
+	PromptTokens     int64 `json:"prompt_tokens"`
+	CachedTokens     int64 `json:"cached_tokens"`
+	CompletionTokens int64 `json:"completion_tokens"`
+	// CacheWriteTokens are prompt tokens written to the provider's cache
+	// (Anthropic bills them above the input price).
+	CacheWriteTokens int64 `json:"cache_write_tokens"`
+	// BatchedCalls are answers collected from a batch API, priced at its
+	// discount (runner.BatchDiscount).
+	BatchedCalls int     `json:"batched_calls"`
+	USD          float64 `json:"usd"`
 	// CacheSavedUSD is what prompt caching saved on answers and judge calls:
 	// the cached tokens at the full input price minus what they cost at the
 	// cached price.
@@ -53,10 +59,9 @@ func (p *Plan) SpendWithJudges(src Reader, answered map[string]bool) (Spend, err
 		s.JudgeCalls++
 		s.JudgePromptTokens += int64(r.PromptTokens)
 		s.JudgeCompletionTokens += int64(r.CompletionTokens)
-		price := jp.Calls[i].Price
-		cost := price.Cost(r.PromptTokens, r.CachedTokens, r.CompletionTokens)
+		cost, saved := costOf(jp.Calls[i].Price, r)
 		s.JudgeUSD += cost
-		s.CacheSavedUSD += price.Cost(r.PromptTokens, 0, r.CompletionTokens) - cost
+		s.CacheSavedUSD += saved
 		return nil
 	})
 	s.TotalUSD = s.USD + s.JudgeUSD
@@ -82,12 +87,26 @@ func (p *Plan) SpendOf(each func(fn func(model.Response) error) error) (Spend, e
 		s.PromptTokens += int64(r.PromptTokens)
 		s.CachedTokens += int64(r.CachedTokens)
 		s.CompletionTokens += int64(r.CompletionTokens)
-		price := prices[p.Cells[cells[0]].Model]
-		cost := price.Cost(r.PromptTokens, r.CachedTokens, r.CompletionTokens)
+		s.CacheWriteTokens += int64(r.CacheWriteTokens)
+		if r.Batched {
+			s.BatchedCalls++
+		}
+		cost, saved := costOf(prices[p.Cells[cells[0]].Model], r)
 		s.USD += cost
-		s.CacheSavedUSD += price.Cost(r.PromptTokens, 0, r.CompletionTokens) - cost
+		s.CacheSavedUSD += saved
 		return nil
 	})
 	s.TotalUSD = s.USD
 	return s, err
+}
+
+// costOf is what a stored response cost at price, cache reads and writes
+// included and at the batch discount when it was batched, and what prompt
+// caching saved on it: its cost with no cache read or write minus its cost.
+func costOf(price runner.Price, r model.Response) (cost, saved float64) {
+	if r.Batched {
+		price = price.Scaled(runner.BatchDiscount)
+	}
+	cost = price.CostOf(runner.Usage{Prompt: r.PromptTokens, Cached: r.CachedTokens, CacheWrite: r.CacheWriteTokens, Completion: r.CompletionTokens})
+	return cost, price.Cost(r.PromptTokens, 0, r.CompletionTokens) - cost
 }

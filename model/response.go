@@ -68,7 +68,10 @@ type Response struct {
 	Attempts         int       `json:"attempts"`
 	Error            string    `json:"error,omitempty"` // empty when the call succeeded
 	ErrorKind        ErrorKind `json:"error_kind,omitempty"`
-	At               time.Time `json:"at"`
+	// Batched marks an answer collected from a provider's batch API, billed
+	// at the batch discount.
+	Batched bool      `json:"batched,omitempty"`
+	At      time.Time `json:"at"`
 }
 
 // OK reports whether the call produced an answer that can be graded.

@@ -68,6 +68,9 @@ type RuleDoc struct {
 	Lengths *LengthsDoc `json:"lengths"`
 	Errors  int         `json:"errors"`
 	Pending int         `json:"pending"`
+	// Truncated counts answers cut off by the token limit or empty:
+	// neither passes nor failures, not asked again.
+	Truncated int `json:"truncated"`
 }
 
 // VerdictNumbersDoc is what Decide computed: pooled provoking counts over
@@ -297,6 +300,8 @@ type RateDoc struct {
 	Hi       float64 `json:"hi"`
 	Interval string  `json:"interval"`
 	Errors   int     `json:"errors"`
+	// Truncated: answers cut off by the token limit or empty.
+	Truncated int `json:"truncated"`
 	// Corrected is the rate corrected for the predicate's recall of this
 	// kind; null when that recall is not measured.
 	Corrected *CorrectedDoc `json:"corrected"`
@@ -409,10 +414,11 @@ func sweepGroupDoc(g evidence.SweepGroup) SweepGroupDoc {
 
 // ProgressDoc says how complete the evidence is.
 type ProgressDoc struct {
-	Cells   int `json:"cells"`
-	Graded  int `json:"graded"`
-	Errors  int `json:"errors"`
-	Pending int `json:"pending"`
+	Cells     int `json:"cells"`
+	Graded    int `json:"graded"`
+	Errors    int `json:"errors"`
+	Pending   int `json:"pending"`
+	Truncated int `json:"truncated"` // cut off by the token limit or empty
 	// Ungraded counts answers of rules no predicate grades: answered,
 	// so neither pending nor graded.
 	Ungraded int `json:"ungraded"`
@@ -435,7 +441,7 @@ func Build(res *evidence.Results, spend audit.Spend, simulated bool) Doc {
 			Numbers: verdictNumbers(rr.Verdict), Control: controlNumbers(rr.Verdict),
 			Notes: append([]string{}, rr.Verdict.Notes...), Needed: rr.Verdict.Needed,
 			Arms: map[string]ArmDoc{}, Graders: map[string]GraderDoc{}, Kappa: map[string]float64{},
-			Errors: rr.Errors, Pending: rr.Pending,
+			Errors: rr.Errors, Pending: rr.Pending, Truncated: rr.Truncated,
 		}
 		// An arm appears when it has cases the predicate grades: an arm of
 		// no case, or of a rule with no predicate, has no rate to report
@@ -475,6 +481,7 @@ func Build(res *evidence.Results, spend audit.Spend, simulated bool) Doc {
 		d.Progress.Graded += rr.Done
 		d.Progress.Errors += rr.Errors
 		d.Progress.Pending += rr.Pending
+		d.Progress.Truncated += rr.Truncated
 		for _, cr := range rr.Cases {
 			d.Progress.Ungraded += cr.Baseline.Ungraded + cr.Deleted.Ungraded
 		}
@@ -543,7 +550,7 @@ func armDoc(a *evidence.Arm) ArmDoc {
 
 func rateDoc(s evidence.ArmSide) RateDoc {
 	lo, hi, kind := Interval(s)
-	rd := RateDoc{Fail: s.Fails, N: s.N, Rate: s.Rate, Lo: lo, Hi: hi, Interval: kind, Errors: s.Errors}
+	rd := RateDoc{Fail: s.Fails, N: s.N, Rate: s.Rate, Lo: lo, Hi: hi, Interval: kind, Errors: s.Errors, Truncated: s.Truncated}
 	if c := s.Corrected; c != nil {
 		rd.Corrected = &CorrectedDoc{Est: c.Est, Lo: c.CI.Lo, Hi: c.CI.Hi, Method: c.Method}
 		if len(c.Kinds) == 0 {

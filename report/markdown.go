@@ -92,6 +92,9 @@ func writeMarkdownRule(b *strings.Builder, rr *evidence.RuleResult, multiModel b
 	if st := rr.Staleness; st != nil {
 		fmt.Fprintf(b, "- **warning:** %s\n", mdEscape(st.Message()))
 	}
+	if rr.Truncated > 0 {
+		fmt.Fprintf(b, "- **truncated:** %d answers; %s\n", rr.Truncated, TruncatedAdvice)
+	}
 	if label := neededLabel(rr.Verdict); label != "" {
 		fmt.Fprintf(b, "- %s: %s\n", label, mdEscape(rr.Verdict.Needed))
 	}
@@ -205,6 +208,9 @@ func caseCount(c evidence.Count) string {
 	s := fmt.Sprintf("%d/%d", c.Fails, c.N)
 	if c.Errors > 0 {
 		s += fmt.Sprintf(" (%d err)", c.Errors)
+	}
+	if c.Truncated > 0 {
+		s += fmt.Sprintf(" (%d truncated)", c.Truncated)
 	}
 	return s
 }

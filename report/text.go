@@ -96,11 +96,24 @@ func ruleText(rr *evidence.RuleResult, multiModel bool) string {
 			fmt.Fprintf(&b, "  %s\n", l)
 		}
 	}
-	if rr.Errors > 0 || rr.Pending > 0 {
-		fmt.Fprintf(&b, "  not in the numbers: %d errored, %d pending\n", rr.Errors, rr.Pending)
+	if rr.Errors > 0 || rr.Pending > 0 || rr.Truncated > 0 {
+		fmt.Fprintf(&b, "  not in the numbers: %d errored, %d pending", rr.Errors, rr.Pending)
+		if rr.Truncated > 0 {
+			fmt.Fprintf(&b, ", %d truncated or empty", rr.Truncated)
+		}
+		b.WriteString("\n")
+	}
+	if rr.Truncated > 0 {
+		fmt.Fprintf(&b, "  truncated: %s\n", TruncatedAdvice)
 	}
 	return b.String()
 }
+
+// TruncatedAdvice says what to do about answers cut off by the token limit
+// or empty: they are neither passes nor failures, and asking again until
+// one fits would bias the rates toward short answers.
+const TruncatedAdvice = "answers cut off by the token limit or empty are neither passes nor failures and are not asked again; " +
+	"raise max_tokens (reasoning models: max_completion_tokens, or lower reasoning_effort in extra_body) and run again: that asks every call afresh"
 
 // ControlBaselineLine shows the baseline's control failure rate with its
 // Wilson interval, which STATS section 3 asks to show always: it is the
@@ -274,6 +287,12 @@ func plural(n int, one, many string) string {
 func spendLine(spend audit.Spend, simulated bool) string {
 	s := fmt.Sprintf("Spend: %d stored answers, %d prompt tokens (%d cached), %d completion tokens, $%.2f",
 		spend.Calls, spend.PromptTokens, spend.CachedTokens, spend.CompletionTokens, spend.USD)
+	if spend.CacheWriteTokens > 0 {
+		s += fmt.Sprintf(" (%d prompt tokens written to the cache)", spend.CacheWriteTokens)
+	}
+	if spend.BatchedCalls > 0 {
+		s += fmt.Sprintf(" (%d answers through a batch API, at half price)", spend.BatchedCalls)
+	}
 	if spend.JudgeCalls > 0 {
 		s += fmt.Sprintf("; %d judge calls, %d prompt and %d completion tokens, $%.2f; $%.2f in all",
 			spend.JudgeCalls, spend.JudgePromptTokens, spend.JudgeCompletionTokens, spend.JudgeUSD, spend.TotalUSD)

@@ -223,7 +223,7 @@ func CollectBatches(ctx context.Context, calls []Call, opts Options, st BatchSto
 // batchResponse turns a batch result into the response to save, with its
 // cost at the batch price; ok is false for a result not to save.
 func batchResponse(c *Call, res BatchResult) (model.Response, float64, bool) {
-	resp := model.Response{Key: res.Key, Model: c.Request.Model, Attempts: 1, At: time.Now()}
+	resp := model.Response{Key: res.Key, Model: c.Request.Model, Attempts: 1, At: time.Now(), Batched: true}
 	if res.Err != nil {
 		if res.Err.Retryable || res.Err.Kind == model.ErrAuth || res.Err.Kind == model.ErrQuota {
 			return resp, 0, false

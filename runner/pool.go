@@ -36,6 +36,18 @@ type pool struct {
 	next        int       // index of the next call that may be this pool's and never started
 	total       int       // calls of this pool to make
 	probe       probe
+	// held are calls that failed for good the way the probe is counting,
+	// before any call of the endpoint succeeded: they are saved once a
+	// call succeeds or the failures turn out to differ, and dropped (left
+	// for the next run) when the run stops on a systematic failure, so
+	// that a wrong setting stores and prints nothing per call.
+	held []heldFailure
+}
+
+// heldFailure is a final response not saved yet (see pool.held).
+type heldFailure struct {
+	st   *callState
+	resp model.Response
 }
 
 // busy reports whether every slot of the pool is taken. An answer holds

@@ -231,6 +231,11 @@ func TestRun_SystematicFailure(t *testing.T) {
 				!strings.Contains(stop.Detail, tt.want) || !strings.Contains(stop.Detail, tt.err.Msg) {
 				t.Errorf("%s: stopped %v: %s", tt.name, stop.Reason, stop.Detail)
 			}
+			// Nothing is stored: the failures of a wrong setting are
+			// not the calls' own, and the next run asks them again.
+			if n := len(sink.keys()); n != 0 {
+				t.Errorf("%s: %d failures stored before the stop", tt.name, n)
+			}
 			mu.Lock()
 			defer mu.Unlock()
 			if need := min(DefaultSystematicAfter, tt.calls); attempts > need+4*DefaultMaxAttempts {
@@ -248,9 +253,13 @@ func TestRun_SystematicFailure(t *testing.T) {
 			return Completion{}, &CallError{Kind: model.ErrRequest, Status: 400, Msg: "context length exceeded"}
 		})
 		calls := scriptCalls(make([]string, 40)...)
-		evs := collect(t, Run(context.Background(), calls, nil, fastOpts(p, 1)))
-		if _, stop := checkContract(t, calls, evs, nil); stop.Reason != Completed || stop.Failed != 39 {
-			t.Errorf("after a success: stopped %+v, want completed with 39 failed", stop)
+		// The success comes after some failures: those held until then are
+		// saved.
+		calls[0], calls[5] = calls[5], calls[0]
+		sink := newMemSink()
+		evs := collect(t, Run(context.Background(), calls, sink, fastOpts(p, 1)))
+		if _, stop := checkContract(t, calls, evs, sink); stop.Reason != Completed || stop.Failed != 39 || len(sink.keys()) != 40 {
+			t.Errorf("after a success: stopped %+v with %d saved, want completed with 39 failed and 40 saved", stop, len(sink.keys()))
 		}
 	})
 }

@@ -215,6 +215,9 @@ func (r *run) loop() {
 		now := time.Now()
 		r.dispatch(now)
 		if r.inFlight() == 0 && r.saving == 0 && (r.stopped || r.drained()) {
+			if r.releaseHeld() {
+				continue // their saves end the loop
+			}
 			break
 		}
 		var timerC <-chan time.Time
@@ -439,6 +442,7 @@ func (r *run) handleResult(res attemptResult) {
 		// An answer that arrived is kept even if the run is cancelled: it
 		// finished, and it was paid for.
 		p.probe.succeeded = true
+		r.saveHeld(p)
 		r.aimdEvent(p, p.aimd.onSuccess())
 		resp := r.response(st, res, now)
 		resp.Text = res.comp.Text
@@ -487,6 +491,12 @@ func (r *run) handleResult(res attemptResult) {
 		resp := r.response(st, res, now)
 		resp.Error = ce.Error()
 		resp.ErrorKind = ce.Kind
+		if !p.probe.succeeded && p.probe.sig != "" && systematicSignature(ce) == p.probe.sig {
+			// Maybe the first of a systematic failure: not saved until
+			// the endpoint shows it can answer (see pool.held).
+			p.held = append(p.held, heldFailure{st: st, resp: resp})
+			return
+		}
 		r.finish(st, resp)
 	case r.stopped:
 		// Dispatch has stopped: the call is left for the next run.
@@ -513,12 +523,45 @@ func (r *run) handleResult(res attemptResult) {
 // true.
 func (r *run) systematic(p *pool, st *callState, ce *CallError) bool {
 	need := min(r.opts.SystematicAfter, p.total)
-	if !p.probe.record(st.index, ce) || need < 2 || len(p.probe.calls) < need {
+	was := p.probe.sig
+	counted := p.probe.record(st.index, ce)
+	if p.probe.sig != was {
+		r.saveHeld(p) // the failures held differ from this one: not systematic
+	}
+	if !counted || need < 2 || len(p.probe.calls) < need {
 		return false
 	}
 	r.halt(SystematicFailure, fmt.Sprintf("%s: the first %d calls all failed the same way, and none succeeded: %s%s",
 		p.ep.Name, len(p.probe.calls), p.probe.first, systematicAdvice(ce)))
 	return true
+}
+
+// saveHeld saves p's held failures: they were calls' own failures.
+func (r *run) saveHeld(p *pool) {
+	held := p.held
+	p.held = nil
+	for _, h := range held {
+		r.finish(h.st, h.resp)
+	}
+}
+
+// releaseHeld, when the run is ending, saves the held failures, unless it
+// stopped on a systematic failure: then they are dropped, left for the next
+// run like the calls not made. It reports whether it saved any.
+func (r *run) releaseHeld() bool {
+	saved := false
+	for _, p := range r.pools {
+		if len(p.held) == 0 {
+			continue
+		}
+		if r.stopped && r.reason == SystematicFailure {
+			p.held = nil
+			continue
+		}
+		r.saveHeld(p)
+		saved = true
+	}
+	return saved
 }
 
 // callError turns an attempt's error into a CallError.

@@ -27,13 +27,24 @@ import (
 // for none), then Model and FinishReason (each a uvarint length and its
 // bytes), signed varints PromptTokens, CachedTokens, CompletionTokens,
 // LatencyMS, Attempts, At as Unix seconds, At's nanoseconds (unsigned) and
-// At's zone offset in seconds, then ErrorKind (length-prefixed) and last
-// Error, to the end of the value. The key is not repeated: the bucket key is
-// authoritative.
-const recordFormat byte = 1
+// At's zone offset in seconds, then ErrorKind (length-prefixed), then
+// (format 2 on) CacheWriteTokens as a signed varint, and last Error, to the
+// end of the value. The key is not repeated: the bucket key is
+// authoritative. Format 1 records, written before cache writes were kept,
+// are read with CacheWriteTokens 0.
+const recordFormat byte = 2
 
-// recordOK is the flag of an answered response (model.Response.OK).
-const recordOK byte = 1 << 0
+// recordFormatV1 is the format without CacheWriteTokens.
+const recordFormatV1 byte = 1
+
+// knownFormat reports whether b is a record format this version reads.
+func knownFormat(b byte) bool { return b == recordFormat || b == recordFormatV1 }
+
+// The flags of a record.
+const (
+	recordOK      byte = 1 << 0 // an answered response (model.Response.OK)
+	recordBatched byte = 1 << 1 // answered through a batch API (model.Response.Batched)
+)
 
 // textFillPercent fills text pages completely: texts are only appended.
 const textFillPercent = 1.0
@@ -199,10 +210,48 @@ func (s *Store) StatusUsing(key func(k []byte) string) (map[string]bool, error) 
 		m = make(map[string]bool, min(b.Sequence(), maxSizeHint))
 		buf := new([hexKeyLen]byte)
 		return b.ForEach(func(k, v []byte) error {
-			if len(v) < 2 || v[0] != recordFormat {
+			if len(v) < 2 || !knownFormat(v[0]) {
 				return s.corrupt("response", k, errBadRecord)
 			}
 			m[keyUsing(k, key, buf)] = v[1]&recordOK != 0
+			return nil
+		})
+	})
+	if err != nil {
+		return nil, err
+	}
+	return m, nil
+}
+
+// SettledErrors maps the key of every stored call that ended without an
+// answer to grade but needs no new attempt (model.ErrorKind.Settled: an
+// answer cut off by the token limit, or empty) to its error kind. It
+// decodes only the records of calls that did not answer.
+func (s *Store) SettledErrors() (map[string]model.ErrorKind, error) {
+	return s.SettledErrorsUsing(nil)
+}
+
+// SettledErrorsUsing is SettledErrors with the map's keys made by key, as
+// in StatusUsing.
+func (s *Store) SettledErrorsUsing(key func(k []byte) string) (map[string]model.ErrorKind, error) {
+	m := map[string]model.ErrorKind{}
+	err := s.view(func(tx *bolt.Tx) error {
+		b := tx.Bucket(bucketResponses)
+		if b == nil {
+			return nil
+		}
+		buf := new([hexKeyLen]byte)
+		return b.ForEach(func(k, v []byte) error {
+			if len(v) >= 2 && v[1]&recordOK != 0 {
+				return nil
+			}
+			r, _, err := s.decodeRecord(k, v, nil)
+			if err != nil {
+				return err
+			}
+			if r.ErrorKind.Settled() {
+				m[keyUsing(k, key, buf)] = r.ErrorKind
+			}
 			return nil
 		})
 	})
@@ -263,6 +312,9 @@ func encodeRecord(r *model.Response, textID uint64) []byte {
 	if r.OK() {
 		b[1] |= recordOK
 	}
+	if r.Batched {
+		b[1] |= recordBatched
+	}
 	b = binary.AppendUvarint(b, textID)
 	b = appendString(b, r.Model)
 	b = appendString(b, r.FinishReason)
@@ -274,6 +326,7 @@ func encodeRecord(r *model.Response, textID uint64) []byte {
 	b = binary.AppendUvarint(b, uint64(r.At.Nanosecond()))
 	b = binary.AppendVarint(b, int64(offset))
 	b = appendString(b, string(r.ErrorKind))
+	b = binary.AppendVarint(b, int64(r.CacheWriteTokens))
 	return append(b, r.Error...)
 }
 
@@ -289,7 +342,7 @@ var errBadRecord = errors.New("truncated or unknown response record")
 // strings that repeat across records (model names, finish reasons, error
 // kinds).
 func (s *Store) decodeRecord(k, v []byte, in interner) (model.Response, uint64, error) {
-	if len(v) < 2 || v[0] != recordFormat {
+	if len(v) < 2 || !knownFormat(v[0]) {
 		return model.Response{}, 0, s.corrupt("response", k, errBadRecord)
 	}
 	d := recordDecoder{rest: v[2:]}
@@ -305,6 +358,10 @@ func (s *Store) decodeRecord(k, v []byte, in interner) (model.Response, uint64, 
 	r.LatencyMS, r.Attempts = nums[3], int(nums[4])
 	sec, nsec, offset := d.varint(), d.uvarint(), d.varint()
 	r.ErrorKind = model.ErrorKind(in.get(d.bytes()))
+	if v[0] >= recordFormat {
+		r.CacheWriteTokens = int(d.varint())
+	}
+	r.Batched = v[1]&recordBatched != 0
 	if d.bad || nsec >= uint64(time.Second) {
 		return model.Response{}, 0, s.corrupt("response", k, errBadRecord)
 	}

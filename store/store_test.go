@@ -3,6 +3,7 @@ package store
 import (
 	"bytes"
 	"crypto/sha256"
+	"encoding/binary"
 	"encoding/hex"
 	"errors"
 	"fmt"
@@ -340,6 +341,16 @@ func TestStore_Response_RoundTrip(t *testing.T) {
 		{"errored with text", func() model.Response {
 			r := testResponse(7, false)
 			r.Text, r.ErrorKind = "partial answer", model.ErrContentFilter
+			return r
+		}()},
+		{"cache writes, batched", func() model.Response {
+			r := testResponse(10, true)
+			r.CacheWriteTokens, r.Batched = 1100, true
+			return r
+		}()},
+		{"truncated", func() model.Response {
+			r := testResponse(11, false)
+			r.Text, r.FinishReason, r.ErrorKind = "half an ans", "length", model.ErrTruncated
 			return r
 		}()},
 		{"key not in request form", func() model.Response {
@@ -712,5 +723,53 @@ func TestKeyEncoding(t *testing.T) {
 		if (a < b) != (bytes.Compare(dbKey(a), dbKey(b)) < 0) {
 			t.Fatalf("order of %s and %s not kept", a, b)
 		}
+	}
+}
+
+// A record written before cache writes were kept (format 1) still reads,
+// with CacheWriteTokens 0.
+func TestStore_ReadsFormat1(t *testing.T) {
+	t.Parallel()
+	s, _ := mustOpen(t)
+	want := testResponse(1, true)
+	putAll(t, s, want)
+	// Format 1 is format 2 without the cache-write varint before Error.
+	err := s.update(func(tx *bolt.Tx) error {
+		b := tx.Bucket(bucketResponses)
+		id, _ := binary.Uvarint(b.Get(dbKey(want.Key))[2:])
+		v2 := encodeRecord(&want, id)
+		cw := binary.AppendVarint(nil, int64(want.CacheWriteTokens))
+		v1 := append([]byte{recordFormatV1}, v2[1:len(v2)-len(want.Error)-len(cw)]...)
+		return b.Put(dbKey(want.Key), append(v1, want.Error...))
+	})
+	if err != nil {
+		t.Fatal(err)
+	}
+	got, err := s.Response(want.Key)
+	if err != nil || !sameResponse(got, want) {
+		t.Fatalf("format 1 record read as %+v, %v; want %+v", got, err, want)
+	}
+	if st, err := s.Status(); err != nil || !st[want.Key] {
+		t.Errorf("Status of a format 1 record: %v, %v", st, err)
+	}
+}
+
+// Truncated and empty answers are settled: SettledErrors names them, and
+// not the calls that failed another way or answered.
+func TestStore_SettledErrors(t *testing.T) {
+	t.Parallel()
+	s, _ := mustOpen(t)
+	trunc := testResponse(2, false)
+	trunc.ErrorKind, trunc.Text = model.ErrTruncated, "cut o"
+	empty := testResponse(3, false)
+	empty.ErrorKind = model.ErrEmpty
+	putAll(t, s, testResponse(1, true), trunc, empty, testResponse(4, false))
+	got, err := s.SettledErrors()
+	if err != nil {
+		t.Fatal(err)
+	}
+	want := map[string]model.ErrorKind{trunc.Key: model.ErrTruncated, empty.Key: model.ErrEmpty}
+	if len(got) != len(want) || got[trunc.Key] != model.ErrTruncated || got[empty.Key] != model.ErrEmpty {
+		t.Errorf("SettledErrors = %v, want %v", got, want)
 	}
 }

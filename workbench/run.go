@@ -53,6 +53,10 @@ type RunOptions struct {
 	// RequestLog, when set, records every request and response with the
 	// key redacted.
 	RequestLog *runner.RequestLog
+	// RetryTruncated asks again the calls whose answers were cut off by
+	// the token limit or came back empty; by default they are settled
+	// (model.ErrorKind.Settled) and not asked again.
+	RetryTruncated bool
 }
 
 // Outcome is how a run went, phase by phase. A phase that did not run has
@@ -88,6 +92,41 @@ func (o Outcome) Spent() float64 {
 	return o.Answers.Stopped.Spent + o.Judges.Stopped.Spent + o.Rejudge.Stopped.Spent
 }
 
+// CallsDone returns which calls need no new attempt now, given the stored
+// status of every call: those answered; those whose answer was cut off by
+// the token limit or came back empty, unless retryTruncated (asking again
+// until an answer fits would keep short answers and drop long ones,
+// biasing the rates; raising the limit changes every key and asks
+// afresh); and those in a provider batch not collected yet (paid for
+// already). The map is status itself when there are none of the last two.
+func (s *Session) CallsDone(status map[string]bool, retryTruncated bool) (map[string]bool, error) {
+	if s.Store == nil {
+		return status, nil
+	}
+	settled := map[string]model.ErrorKind{}
+	if !retryTruncated {
+		var err error
+		if settled, err = s.Store.SettledErrors(); err != nil {
+			return nil, err
+		}
+	}
+	batched, err := runner.BatchedKeys(s.Store)
+	if err != nil {
+		return nil, err
+	}
+	if len(settled) == 0 && len(batched) == 0 {
+		return status, nil
+	}
+	done := make(map[string]bool, len(status)+len(batched))
+	for k, ok := range status {
+		done[k] = ok || settled[k].Settled()
+	}
+	for k := range batched {
+		done[k] = true
+	}
+	return done, nil
+}
+
 // Pending returns the indices of the plan's calls not stored yet, given
 // the stored status of every call.
 func (s *Session) Pending(status map[string]bool) []int {
@@ -117,12 +156,16 @@ func (s *Session) Run(ctx context.Context, o RunOptions, obs Observer) (Outcome,
 	if err != nil {
 		return out, err
 	}
-	pending := s.Pending(status)
+	done, err := s.CallsDone(status, o.RetryTruncated)
+	if err != nil {
+		return out, err
+	}
+	pending := s.Pending(done)
 	if len(pending) > 0 {
 		// Until the run ends: judging after the answers is bounded too.
 		// The limit is process-wide; a process runs one audit at a time.
 		defer limitRunMemory()()
-		if out.Answers, out.GradeErrors, err = s.runAnswers(ctx, o, obs, status, len(pending)); err != nil {
+		if out.Answers, out.GradeErrors, err = s.runAnswers(ctx, o, obs, done, len(pending)); err != nil {
 			return out, err
 		}
 		if out.Answers.Stopped.Reason != runner.Completed {
@@ -143,8 +186,8 @@ func (s *Session) Run(ctx context.Context, o RunOptions, obs Observer) (Outcome,
 
 func completed(p Phase) bool { return !p.Ran || p.Stopped.Reason == runner.Completed }
 
-// runAnswers makes the plan's calls that are not stored yet.
-func (s *Session) runAnswers(ctx context.Context, o RunOptions, obs Observer, status map[string]bool, pending int) (Phase, []error, error) {
+// runAnswers makes the plan's calls that done does not hold.
+func (s *Session) runAnswers(ctx context.Context, o RunOptions, obs Observer, done map[string]bool, pending int) (Phase, []error, error) {
 	// The plan's calls name their model's endpoint by index; answered ones
 	// are skipped (runner.Options.Skip): a copy of the calls still to make
 	// would double the largest structure of a large audit.
@@ -162,7 +205,7 @@ func (s *Session) runAnswers(ctx context.Context, o RunOptions, obs Observer, st
 		Timeout:     callTimeout(s.Audit.File.Models),
 		MaxWait:     o.MaxWait,
 		Budget:      o.Budget,
-		Skip:        func(i int) bool { return status[s.Plan.Calls[i].Key] },
+		Skip:        func(i int) bool { return done[s.Plan.Calls[i].Key] },
 	}))
 	if err := w.Close(); err != nil {
 		return Phase{Ran: true, Stopped: stopped}, sink.GradeErrors(), fmt.Errorf("saving answers: %w", err)

@@ -111,6 +111,20 @@ func (m *MemStore) StatusUsing(key func([]byte) string) (map[string]bool, error)
 	return out, nil
 }
 
+// SettledErrorsUsing implements audit.Reader.
+func (m *MemStore) SettledErrorsUsing(key func([]byte) string) (map[string]model.ErrorKind, error) {
+	m.mu.Lock()
+	defer m.mu.Unlock()
+	m.reads++
+	out := map[string]model.ErrorKind{}
+	for k, r := range m.responses {
+		if !r.OK() && r.ErrorKind.Settled() {
+			out[useKey(key, k)] = r.ErrorKind
+		}
+	}
+	return out, nil
+}
+
 // GradesFor implements audit.Reader.
 func (m *MemStore) GradesFor(grader, version string) (map[string]model.Grade, error) {
 	return m.GradesForUsing(grader, version, nil)

@@ -12,9 +12,13 @@ import (
 
 // Count tallies one case under one variant.
 type Count struct {
-	Fails       int // graded failures (violations; refusals on controls)
-	N           int // graded answers
-	Errors      int // calls that failed for good: their own state, not in N
+	Fails  int // graded failures (violations; refusals on controls)
+	N      int // graded answers
+	Errors int // calls that failed for good: their own state, not in N
+	// Truncated counts answers cut off by the token limit or empty
+	// (model.ErrorKind.Settled): neither a pass nor a failure, not in N,
+	// and not asked again (raising the limit asks everything afresh).
+	Truncated   int
 	Unparseable int // answers the grader could not grade
 	Pending     int // not yet answered, or answered but not yet graded
 	// Ungraded counts answers of a rule that names no predicate: answered,
@@ -60,6 +64,7 @@ type Arm struct {
 // the rate with a standard error clustered by case.
 type ArmSide struct {
 	Fails, N, Errors, Pending int
+	Truncated                 int // see Count.Truncated
 	Rate                      float64
 	Wilson                    stats.Interval
 	Clustered                 *stats.Arm // nil with fewer than two graded cases
@@ -97,6 +102,7 @@ type RuleResult struct {
 	Staleness *Staleness
 	Done      int // graded answers
 	Errors    int
+	Truncated int // see Count.Truncated
 	Pending   int
 }
 
@@ -122,14 +128,27 @@ type Tally struct {
 	// run grades with next.
 	preds  *grade.Predicates
 	status map[string]bool
-	grades map[string]map[string]model.Grade // grader version -> response key -> grade
-	labels map[string]model.Label
-	sets   []labels.LabelSet // label sets, for weighting stratified labels
+	// settled holds the stored calls answered truncated or empty, with
+	// their kind (counted in Count.Truncated, not Errors).
+	settled map[string]model.ErrorKind
+	grades  map[string]map[string]model.Grade // grader version -> response key -> grade
+	labels  map[string]model.Label
+	sets    []labels.LabelSet // label sets, for weighting stratified labels
 	// histories holds each rule's recorded texts, by rule index.
 	histories [][]TextSeen
 	// lengths holds the answer lengths of rules with no input class, by
 	// response key; nil when the audit has none.
 	lengths map[string]answerLength
+}
+
+// SettledReader is a Reader that tells the calls answered truncated or
+// empty from those that failed (store.Store and audittest.MemStore are):
+// it maps the key (made by key, as in StatusUsing) of every stored call
+// whose answer was cut off by the token limit or came back empty to its
+// error kind (model.ErrorKind.Settled). With a Reader that is not one,
+// such calls count as errors.
+type SettledReader interface {
+	SettledErrorsUsing(key func(k []byte) string) (map[string]model.ErrorKind, error)
 }
 
 // NewTally loads the state of the plan's calls from src, graded by the
@@ -141,6 +160,12 @@ func NewTally(p *audit.Plan, preds *grade.Predicates, src audit.Reader) (*Tally,
 	if err != nil {
 		return nil, err
 	}
+	settled := map[string]model.ErrorKind{}
+	if sr, ok := src.(SettledReader); ok {
+		if settled, err = sr.SettledErrorsUsing(p.Key); err != nil {
+			return nil, err
+		}
+	}
 	labelled, err := src.Labels()
 	if err != nil {
 		return nil, err
@@ -149,7 +174,7 @@ func NewTally(p *audit.Plan, preds *grade.Predicates, src audit.Reader) (*Tally,
 	if err != nil {
 		return nil, err
 	}
-	t := &Tally{plan: p, preds: preds, status: status, labels: labelled, sets: sets, grades: map[string]map[string]model.Grade{}}
+	t := &Tally{plan: p, preds: preds, status: status, settled: settled, labels: labelled, sets: sets, grades: map[string]map[string]model.Grade{}}
 	if err := t.loadLengths(src); err != nil {
 		return nil, err
 	}
@@ -228,6 +253,11 @@ func (t *Tally) Record(r model.Response, grades []model.Grade) {
 		return
 	}
 	t.status[r.Key] = r.OK()
+	if !r.OK() && r.ErrorKind.Settled() {
+		t.settled[r.Key] = r.ErrorKind
+	} else {
+		delete(t.settled, r.Key)
+	}
 	t.recordLength(r)
 	for _, g := range grades {
 		t.RecordGrade(r.Key, g)
@@ -257,7 +287,7 @@ func (t *Tally) Results() (*Results, error) {
 			if rule.Config.NoInputClass() {
 				lengths = t.measureLengths(ri, mi)
 			}
-			rr, err := aggregateRule(p, ri, mi, t.status, t.PredicateGrades(ri), t.ruleQuality(ri, mi), lengths)
+			rr, err := aggregateRule(p, ri, mi, t.status, t.settled, t.PredicateGrades(ri), t.ruleQuality(ri, mi), lengths)
 			if err != nil {
 				return nil, err
 			}
@@ -277,7 +307,7 @@ func (t *Tally) Results() (*Results, error) {
 	return res, nil
 }
 
-func aggregateRule(p *audit.Plan, ri, mi int, status map[string]bool, grades map[string]model.Grade, quality labels.GraderQuality, lengths *Lengths) (*RuleResult, error) {
+func aggregateRule(p *audit.Plan, ri, mi int, status map[string]bool, settled map[string]model.ErrorKind, grades map[string]model.Grade, quality labels.GraderQuality, lengths *Lengths) (*RuleResult, error) {
 	rule := p.Audit.Rules[ri]
 	rr := &RuleResult{Rule: rule, RuleIndex: ri, Model: mi, ModelName: p.Audit.File.Models[mi].Name,
 		Arms: map[model.Kind]*Arm{}}
@@ -298,6 +328,9 @@ func aggregateRule(p *audit.Plan, ri, mi int, status map[string]bool, grades map
 		switch {
 		case !stored:
 			cnt.Pending++
+			continue
+		case !ok && settled[cell.Key].Settled():
+			cnt.Truncated++
 			continue
 		case !ok:
 			cnt.Errors++
@@ -325,6 +358,7 @@ func aggregateRule(p *audit.Plan, ri, mi int, status map[string]bool, grades map
 		for _, c := range []Count{cr.Baseline, cr.Deleted} {
 			rr.Done += c.N
 			rr.Errors += c.Errors
+			rr.Truncated += c.Truncated
 			rr.Pending += c.Pending
 		}
 	}
@@ -422,6 +456,7 @@ func buildArm(name string, cases []CaseResult, match func(model.Kind) bool) *Arm
 			s.Fails += c.Fails
 			s.N += c.N
 			s.Errors += c.Errors
+			s.Truncated += c.Truncated
 			s.Pending += c.Pending
 			if c.N > 0 {
 				fails = append(fails, c.Fails)

@@ -72,8 +72,14 @@ the set concurrency. Makes no calls. --format json gives the same as an object.`
 				return err
 			}
 			defer s.Close()
+			if err := sayNotices(std, s); err != nil {
+				return err
+			}
 			status, err := s.Status()
 			if err != nil {
+				return err
+			}
+			if status, err = s.CallsDone(status, false); err != nil {
 				return err
 			}
 			conc := s.Audit.File.Concurrency

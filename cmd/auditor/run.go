@@ -6,6 +6,7 @@ import (
 	"fmt"
 	"os"
 	"os/signal"
+	"path/filepath"
 	"strings"
 	"syscall"
 	"time"
@@ -29,6 +30,13 @@ type runFlags struct {
 	maxWait     time.Duration
 	simLatency  time.Duration
 	rejudge     int
+	// retryTruncated asks again the calls whose answers were truncated or
+	// empty; requestLog names the file --request-log (or --debug) records
+	// every request and response in, key redacted.
+	retryTruncated bool
+	requestLog     string
+	// batch sends the answer calls through the providers' batch APIs.
+	batch bool
 }
 
 func newRunCmd(std Stdio) *cobra.Command {
@@ -48,6 +56,7 @@ Exit codes: 0 completed; 1 calls failed for good or the run stopped early
 130 interrupted.`,
 		Args: exactArgs(1),
 		RunE: func(cmd *cobra.Command, args []string) error {
+			f.requestLog = requestLogPath(cmd, f, args[0])
 			return runAudit(cmd.Context(), std, args[0], f, os.Args[0]+" run")
 		},
 	}
@@ -65,6 +74,29 @@ func addRunFlags(c *cobra.Command, f *runFlags) {
 	c.Flags().DurationVar(&f.maxWait, "max-wait", 10*time.Minute, "longest rate-limit wait to sit out; a longer one stops the run")
 	c.Flags().DurationVar(&f.simLatency, "sim-latency", 0, "mean answer latency of the simulated model")
 	c.Flags().IntVar(&f.rejudge, "rejudge", 0, "after the run, ask each judge again about this many graded answers and report how often it flips")
+	c.Flags().BoolVar(&f.retryTruncated, "retry-truncated", false, "ask again the calls whose answers were cut off by the token limit or came back empty (biases rates toward short answers; raising max_tokens is better)")
+	c.Flags().BoolVar(&f.batch, "batch", false, "send the answer calls through the provider's batch API (half price, answered within 24 hours); a later run collects them")
+	addRequestLogFlags(c, f)
+}
+
+// addRequestLogFlags adds --request-log and --debug, which record every
+// request and response of the run's providers.
+func addRequestLogFlags(c *cobra.Command, f *runFlags) {
+	c.Flags().StringVar(&f.requestLog, "request-log", "", "record every HTTP request and response (API key redacted) in this file, one JSON object a line")
+	c.Flags().Bool("debug", false, "same as --request-log auditor-requests.jsonl beside the audit file")
+}
+
+// requestLogPath is the file the run's requests are logged to: --request-log,
+// else with --debug auditor-requests.jsonl beside the audit file; "" for
+// none.
+func requestLogPath(c *cobra.Command, f runFlags, auditPath string) string {
+	if f.requestLog != "" {
+		return f.requestLog
+	}
+	if debug, _ := c.Flags().GetBool("debug"); debug {
+		return filepath.Join(filepath.Dir(auditPath), "auditor-requests.jsonl")
+	}
+	return ""
 }
 
 // exactArgs is cobra.ExactArgs with errors that map to exit code 2.
@@ -90,21 +122,49 @@ func runAudit(ctx context.Context, std Stdio, path string, f runFlags, resumeCmd
 	}
 	defer s.Close()
 	sayRegraded(std, s)
+	if err := sayNotices(std, s); err != nil {
+		return err
+	}
 
 	concurrency := s.Audit.File.Concurrency
 	if f.concurrency > 0 {
 		concurrency = f.concurrency
 	}
+	ro := workbench.RunOptions{Concurrency: concurrency, Budget: f.budget, MaxWait: f.maxWait,
+		SimLatency: f.simLatency, Rejudge: f.rejudge, RetryTruncated: f.retryTruncated}
+	if f.requestLog != "" {
+		rl, err := runner.OpenRequestLog(f.requestLog)
+		if err != nil {
+			return err
+		}
+		defer func() {
+			if err := rl.Close(); err != nil {
+				fmt.Fprintf(std.Err, "request log %s: %v\n", f.requestLog, err)
+			}
+		}()
+		ro.RequestLog = rl
+		fmt.Fprintf(std.Err, "logging every request and response to %s (API keys redacted)\n", f.requestLog)
+	}
+	if err := collectBatches(ctx, std, s, ro); err != nil {
+		return err
+	}
 	status, err := s.Status()
 	if err != nil {
 		return err
 	}
-	est, err := s.Estimate(status, concurrency, f.simLatency, true)
+	done, err := s.CallsDone(status, f.retryTruncated)
 	if err != nil {
 		return err
 	}
-	ro := workbench.RunOptions{Concurrency: concurrency, Budget: f.budget, MaxWait: f.maxWait,
-		SimLatency: f.simLatency, Rejudge: f.rejudge}
+	est, err := s.Estimate(done, concurrency, f.simLatency, true)
+	if err != nil {
+		return err
+	}
+	if f.batch {
+		if submitted, err := submitBatches(ctx, std, s, ro, est, f, path, resumeCmd); submitted || err != nil {
+			return err
+		}
+	}
 	if interactive(std, f.headless) {
 		return runInteractive(ctx, std, s, status, est, ro, f, path, resumeCmd)
 	}
@@ -134,6 +194,17 @@ func runAudit(ctx context.Context, std Stdio, path string, f runFlags, resumeCmd
 		return err
 	}
 	return finishRun(std, s, out, f, path, resumeCmd)
+}
+
+// sayNotices tells the user, before any call, where calls go when the
+// audit file leaves it to a default ($OPENAI_BASE_URL) or sends no key. An
+// endpoint that cannot be used is an error naming the audit file's line.
+func sayNotices(std Stdio, s *workbench.Session) error {
+	notes, err := s.Notices()
+	for _, n := range notes {
+		fmt.Fprintf(std.Err, "note: %s\n", n)
+	}
+	return err
 }
 
 // sayRegraded tells the user when opening the audit graded stored answers
@@ -188,8 +259,23 @@ func runOutcome(std Stdio, out workbench.Outcome, res *evidence.Results, regrade
 			fmt.Fprintf(std.Err, "\nInterrupted: %d calls finished and stored, %d not made. Resume with:\n  %s\n", st.Done, st.Remaining, resume)
 			return &exitError{code: exitInterrupted}
 		}
-		fmt.Fprintf(std.Err, "\nStopped (%s): %s. %d calls stored, %d not made. Resume with:\n  %s\n", st.Reason, st.Detail, st.Done, st.Remaining, resume)
+		detail := strings.TrimRight(st.Detail, ". ")
+		if st.Reason == runner.SystematicFailure || st.Reason == runner.AuthFailed {
+			// Every other call would fail the same way: one message, and
+			// what to fix, rather than a resume that repeats it.
+			fmt.Fprintf(std.Err, "\nStopped (%s): %s.\nNo more calls were made (%d stored, %d not made). Fix this, then run again:\n  %s\n",
+				st.Reason, detail, st.Done, st.Remaining, resume)
+			return &exitError{code: exitFailed}
+		}
+		fmt.Fprintf(std.Err, "\nStopped (%s): %s. %d calls stored, %d not made. Resume with:\n  %s\n", st.Reason, detail, st.Done, st.Remaining, resume)
 		return &exitError{code: exitFailed}
+	}
+	truncated := 0
+	for _, rr := range res.Rules {
+		truncated += rr.Truncated
+	}
+	if truncated > 0 {
+		fmt.Fprintf(std.Err, "\n%d answers were cut off by the token limit or came back empty: %s.\n", truncated, report.TruncatedAdvice)
 	}
 	failed := 0
 	for _, rr := range res.Rules {
@@ -229,6 +315,12 @@ func resumeCommand(base, path string, f runFlags) string {
 	}
 	if f.gate {
 		parts = append(parts, "--gate")
+	}
+	if f.retryTruncated {
+		parts = append(parts, "--retry-truncated")
+	}
+	if f.batch {
+		parts = append(parts, "--batch")
 	}
 	return strings.Join(parts, " ")
 }
