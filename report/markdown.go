@@ -139,7 +139,7 @@ func writeMarkdownRule(b *strings.Builder, rr *evidence.RuleResult, multiModel b
 		for i, cr := range rr.Cases {
 			cl := rr.Lengths.PerCase[i]
 			fmt.Fprintf(b, "| %s | %s | %s | %s | %s | %s |\n", mdEscape(cr.Case.ID), cr.Case.Kind, mdEscape(cr.Case.Added),
-				meanCell(cl.BaselineMean, cl.BaselineN), meanCell(cl.DeletedMean, cl.DeletedN), mdEscape(truncate(cr.Case.Msg, 80)))
+				meanCell(cl.BaselineMean, cl.BaselineN), meanCell(cl.DeletedMean, cl.DeletedN), mdEscape(truncate(cr.Case.Summary(), 80)))
 		}
 		b.WriteString("\n</details>\n\n")
 		return
@@ -147,7 +147,7 @@ func writeMarkdownRule(b *strings.Builder, rr *evidence.RuleResult, multiModel b
 	b.WriteString("<details><summary>Per case</summary>\n\n| case | kind | added | baseline | deleted | message |\n|---|---|---|---:|---:|---|\n")
 	for _, cr := range rr.Cases {
 		fmt.Fprintf(b, "| %s | %s | %s | %s | %s | %s |\n", mdEscape(cr.Case.ID), cr.Case.Kind, mdEscape(cr.Case.Added),
-			caseCount(cr.Baseline), caseCount(cr.Deleted), mdEscape(truncate(cr.Case.Msg, 80)))
+			caseCount(cr.Baseline), caseCount(cr.Deleted), mdEscape(truncate(cr.Case.Summary(), 80)))
 	}
 	b.WriteString("\n</details>\n\n")
 }

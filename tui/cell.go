@@ -96,7 +96,7 @@ func (v *cellView) View() string {
 	var b strings.Builder
 	b.WriteString(st.Title.Render(oneLine(cs.ID)) + st.Muted.Render(" ("+string(cs.Kind)+") · ") + variantSummary(c, v.ref))
 	b.WriteByte('\n')
-	b.WriteString(st.Muted.Render("user: ") + oneLine(cs.Msg))
+	b.WriteString(st.Muted.Render("user: ") + oneLine(cs.Summary()))
 	b.WriteByte('\n')
 	b.WriteString(v.counts())
 	b.WriteByte('\n')

@@ -263,7 +263,7 @@ func (g *gridView) label(kase, w int) string {
 	idW := textWidth(id)
 	s := pt.header.on(id)
 	if rest := w - idW - 1; rest > 0 {
-		msg := truncateText(oneLine(cs.Msg), rest)
+		msg := truncateText(oneLine(cs.Summary()), rest)
 		s += " " + pt.muted.on(msg)
 		idW += 1 + textWidth(msg)
 	}

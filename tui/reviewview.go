@@ -429,7 +429,7 @@ func (v *reviewView) compareLines() []string {
 			if cc.A.N > 0 && cc.B.N > 0 {
 				diff = fmt.Sprintf("%+.2f", cc.A.Rate()-cc.B.Rate())
 			}
-			add(fit(oneLine(cc.Case.ID)+" "+oneLine(cc.Case.Msg), labelW) + fmt.Sprintf(" %-9s %-16s %-16s %s",
+			add(fit(oneLine(cc.Case.ID)+" "+oneLine(cc.Case.Summary()), labelW) + fmt.Sprintf(" %-9s %-16s %-16s %s",
 				cc.Case.Kind, countRate(cc.A), countRate(cc.B), diff))
 		}
 		for _, k := range model.Kinds {
