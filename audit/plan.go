@@ -63,7 +63,7 @@ func NewPlan(a *Audit, opts PlanOptions) *Plan {
 	full := a.Prompt.Text()
 	deleted := make([]string, len(a.Rules))
 	for i, r := range a.Rules {
-		deleted[i] = a.Prompt.Without(r.Line)
+		deleted[i] = r.System(a.Prompt)
 	}
 	tok := newTokenCache(a)
 	// The templates, in the order cells are laid out within one sample.

@@ -68,6 +68,9 @@ type RuleDoc struct {
 	Lengths *LengthsDoc `json:"lengths"`
 	Errors  int         `json:"errors"`
 	Pending int         `json:"pending"`
+	// Variant describes a rewording or an addition, whose side of every
+	// arm is under "deleted"; absent for a deletion.
+	Variant *VariantDoc `json:"variant,omitempty"`
 }
 
 // VerdictNumbersDoc is what Decide computed: pooled provoking counts over
@@ -435,7 +438,7 @@ func Build(res *evidence.Results, spend audit.Spend, simulated bool) Doc {
 			Numbers: verdictNumbers(rr.Verdict), Control: controlNumbers(rr.Verdict),
 			Notes: append([]string{}, rr.Verdict.Notes...), Needed: rr.Verdict.Needed,
 			Arms: map[string]ArmDoc{}, Graders: map[string]GraderDoc{}, Kappa: map[string]float64{},
-			Errors: rr.Errors, Pending: rr.Pending,
+			Errors: rr.Errors, Pending: rr.Pending, Variant: variantDoc(rr),
 		}
 		// An arm appears when it has cases the predicate grades: an arm of
 		// no case, or of a rule with no predicate, has no rate to report

@@ -71,8 +71,15 @@ func WriteMarkdown(w io.Writer, res *evidence.Results, spend audit.Spend, simula
 
 // writeMarkdownRule writes one line's section.
 func writeMarkdownRule(b *strings.Builder, rr *evidence.RuleResult, multiModel bool) {
-	fmt.Fprintf(b, "## Line %d: %s\n\n", rr.Rule.Line, mdEscape(rr.Rule.Text))
+	if rr.Rule.Deletion() {
+		fmt.Fprintf(b, "## Line %d: %s\n\n", rr.Rule.Line, mdEscape(rr.Rule.Text))
+	} else {
+		fmt.Fprintf(b, "## %s\n\n", mdEscape(VariantHeading(rr.Rule)))
+	}
 	fmt.Fprintf(b, "**%s**: %s\n\n", rr.Verdict.Decision, mdEscape(rr.Verdict.Reason))
+	if line := FlipsLine(rr); line != "" {
+		fmt.Fprintf(b, "- %s\n", mdEscape(line))
+	}
 	if multiModel {
 		fmt.Fprintf(b, "- model: `%s`\n", mdEscape(rr.ModelName))
 	}
@@ -98,8 +105,8 @@ func writeMarkdownRule(b *strings.Builder, rr *evidence.RuleResult, multiModel b
 	b.WriteString("\n")
 	graded := rr.Rule.HasPredicate()
 	if graded {
-		fmt.Fprintf(b, "| kind | cases | baseline | rate [95%% CI] | %s | rate [95%% CI] | deleted - baseline [95%% CI] | corrected baseline | corrected %s |\n",
-			rr.Rule.Variant(), rr.Rule.Variant())
+		fmt.Fprintf(b, "| kind | cases | baseline | rate [95%% CI] | %s | rate [95%% CI] | %s - baseline [95%% CI] | corrected baseline | corrected %s |\n",
+			rr.Rule.Variant(), diffName(rr.Rule), rr.Rule.Variant())
 		b.WriteString("|---|---:|---:|---|---:|---|---|---|---|\n")
 		for _, a := range armsInOrder(rr) {
 			if a.Cases == 0 && rr.Lengths != nil {
