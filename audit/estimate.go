@@ -156,7 +156,9 @@ func (p *Plan) AddJudges(e *Estimate, graded map[string]map[string]model.Grade, 
 		}
 	}
 	for _, c := range judged {
-		msgTokens += float64(tok.tokens(c.Request.Messages[len(c.Request.Messages)-1].Content))
+		for _, m := range c.Request.Messages[1:] { // a conversation's judge reads every turn
+			msgTokens += float64(tok.tokens(m.Content))
+		}
 		answerTokens += float64(c.EstCompletionTokens)
 		if v, ok := hist.CompletionTokens[c.Request.Model]; ok {
 			answerTokens += v - float64(c.EstCompletionTokens)

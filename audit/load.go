@@ -47,6 +47,12 @@ type Rule struct {
 	// current predicate.
 	Loaded *model.Predicate
 	Config model.RuleConfig
+	// Kind is the variant audited against baseline ("" is a deletion) and
+	// NewText the reworded or added line. One [[rule]] with reword or add
+	// loads as several Rules, one a variant, sharing cases and predicate;
+	// their baseline calls are the same calls, made once.
+	Kind    model.VariantKind
+	NewText string
 }
 
 // HasPredicate reports whether the rule names a predicate. Only a rule with
@@ -54,8 +60,45 @@ type Rule struct {
 // its verdict rests on their length.
 func (r *Rule) HasPredicate() bool { return r.PredicatePath != "" }
 
-// Variant returns the name of the deletion variant for this rule, e.g. "-L23".
-func (r *Rule) Variant() string { return fmt.Sprintf("-L%d", r.Line) }
+// Variant returns the name of the rule's variant: "-L23" for the deletion
+// of line 23, "~L23" for its rewording, "+L23" for a line added after it.
+func (r *Rule) Variant() string { return fmt.Sprintf("%sL%d", r.VariantKind().Prefix(), r.Line) }
+
+// VariantKind is how the rule's variant changes the line; a Rule built
+// without one is a deletion.
+func (r *Rule) VariantKind() model.VariantKind {
+	if r.Kind == "" {
+		return model.Deletion
+	}
+	return r.Kind
+}
+
+// Deletion reports whether the rule audits deleting its line (rather than
+// a rewording or an addition): only deletions count in the sweep's tokens.
+func (r *Rule) Deletion() bool { return r.VariantKind() == model.Deletion }
+
+// System returns the system prompt of the rule's variant.
+func (r *Rule) System(p *prompts.Prompt) string {
+	switch r.VariantKind() {
+	case model.Rewording:
+		return p.Reworded(r.Line, r.NewText)
+	case model.Addition:
+		return p.WithAdded(r.Line, r.NewText)
+	}
+	return p.Without(r.Line)
+}
+
+// Describe says what the variant does to the line, for reports: "deleted",
+// "reworded to ..." or "followed by the added line ...".
+func (r *Rule) Describe() string {
+	switch r.VariantKind() {
+	case model.Rewording:
+		return fmt.Sprintf("reworded to %q", r.NewText)
+	case model.Addition:
+		return fmt.Sprintf("followed by the added line %q", r.NewText)
+	}
+	return "deleted"
+}
 
 // Baseline is the name of the full-prompt variant.
 const Baseline = "baseline"
@@ -94,7 +137,11 @@ func Load(path string, counter *prompts.Counter) (*Audit, error) {
 				Msg: fmt.Sprintf("prompt line %d is already audited by rule[%d]", r.Line, j+1)}
 		}
 		seen[r.Line] = i
-		a.Rules = append(a.Rules, r)
+		variants, err := a.ruleVariants(i, r)
+		if err != nil {
+			return nil, err
+		}
+		a.Rules = append(a.Rules, variants...)
 	}
 	if err := a.loadJudges(); err != nil {
 		return nil, err
@@ -157,6 +204,39 @@ func (a *Audit) loadRule(i int, rc model.RuleConfig) (*Rule, error) {
 		return nil, err
 	}
 	return r, nil
+}
+
+// ruleVariants expands a loaded rule into one Rule per variant it asks
+// for: the deletion (unless delete = false), then the rewording, then the
+// addition. The deletion comes first so that a rule's line finds it.
+func (a *Audit) ruleVariants(i int, r *Rule) ([]*Rule, error) {
+	v := r.Config.Variants
+	var out []*Rule
+	if !v.NoDelete {
+		out = append(out, r)
+	}
+	if v.Reword != "" {
+		if strings.TrimSpace(v.Reword) == strings.TrimSpace(r.Text) {
+			return nil, &model.InputError{File: a.Path, Line: v.RewordLine, Field: fmt.Sprintf("rule[%d].reword", i+1),
+				Msg: fmt.Sprintf("is the text line %d already has; a rewording must change it", r.Line)}
+		}
+		out = append(out, a.variantOf(r, model.Rewording, v.Reword))
+	}
+	if v.Add != "" {
+		out = append(out, a.variantOf(r, model.Addition, v.Add))
+	}
+	return out, nil
+}
+
+// variantOf is r audited with kind's change instead of the deletion: same
+// line, cases and predicate. Tokens is what the new text costs.
+func (a *Audit) variantOf(r *Rule, kind model.VariantKind, text string) *Rule {
+	c := *r
+	c.Kind, c.NewText = kind, text
+	if a.Counter != nil {
+		c.Tokens = a.Counter.Count(text + "\n")
+	}
+	return &c
 }
 
 // NoPredicate is the predicate of a rule that names none: it has no checks,

@@ -61,7 +61,7 @@ func NewPlan(a *Audit, opts PlanOptions) *Plan {
 	full := a.Prompt.Text()
 	deleted := make([]string, len(a.Rules))
 	for i, r := range a.Rules {
-		deleted[i] = a.Prompt.Without(r.Line)
+		deleted[i] = r.System(a.Prompt)
 	}
 	tok := newTokenCache(a)
 	// The templates, in the order cells are laid out within one sample.
@@ -223,7 +223,10 @@ func Messages(system string, c model.Case) []model.Message {
 		}
 		system = b.String()
 	}
-	return []model.Message{{Role: "system", Content: system}, {Role: "user", Content: c.Msg}}
+	conv := c.Conversation()
+	msgs := make([]model.Message, 0, 1+len(conv))
+	msgs = append(msgs, model.Message{Role: "system", Content: system})
+	return append(msgs, conv...)
 }
 
 // VariantName returns the display name of a cell's variant.
@@ -260,7 +263,10 @@ func (t *tokenCache) tokens(s string) int {
 const perMessageOverhead = 4
 
 func (t *tokenCache) prompt(system string, c model.Case) int {
-	n := t.tokens(system) + t.tokens(c.Msg) + 2*perMessageOverhead + 3
+	n := t.tokens(system) + perMessageOverhead + 3
+	for _, m := range c.Conversation() {
+		n += t.tokens(m.Content) + perMessageOverhead
+	}
 	for _, s := range c.KB {
 		n += t.tokens(s) + 2
 	}

@@ -138,6 +138,9 @@ type RuleConfig struct {
 	// the changes it sees itself.
 	Changed time.Time
 	DefLine int // line of the [[rule]] header in the audit file
+	// Variants are the rewording and addition audited beside the deletion
+	// (see variant.go).
+	Variants RuleVariants
 	// KeyLines are the lines of the rule's keys in the audit file, so an
 	// error about a key points at it; a key left out has its table's line.
 	KeyLines RuleKeyLines
@@ -191,7 +194,7 @@ var (
 	modelKeys = []string{"name", "provider", "base_url", "api_key_env", "allow_http", "temperature", "max_tokens",
 		"max_completion_tokens", "extra_body", "extra_headers", "price_input_per_mtok", "price_cached_input_per_mtok",
 		"price_cache_write_input_per_mtok", "price_output_per_mtok", "timeout_seconds"}
-	ruleKeys  = []string{"line", "text", "cases", "predicate", "tag", "class", "changed"}
+	ruleKeys  = []string{"line", "text", "cases", "predicate", "tag", "class", "changed", "reword", "add", "delete"}
 	judgeKeys = []string{"name", "rubric", "provider", "base_url", "api_key_env", "allow_http", "temperature", "max_tokens",
 		"max_completion_tokens", "extra_body", "extra_headers", "price_input_per_mtok", "price_cached_input_per_mtok",
 		"price_cache_write_input_per_mtok", "price_output_per_mtok"}
@@ -368,6 +371,9 @@ func parseRules(root tomlTable) ([]RuleConfig, error) {
 			return nil, err
 		}
 		if err := t.ruleClass(&r); err != nil {
+			return nil, err
+		}
+		if err := t.ruleVariants(&r); err != nil {
 			return nil, err
 		}
 		if r.NoInputClass() {

@@ -146,6 +146,25 @@ rule = [
 	wantInputError(t, err, "a.toml", 4, 0, "rule[2].line", "line 3 is already audited by the rule at line 4")
 }
 
+func TestParseAudit_RuleVariants(t *testing.T) {
+	t.Parallel()
+	a, err := ParseAudit("audit.toml", []byte("name = \"x\"\nprompt = \"p.md\"\n[model]\nname = \"m\"\n"+
+		"[[rule]]\nline = 5\ncases = \"c.jsonl\"\npredicate = \"p.toml\"\nreword = \"Never guess dates.\"\nadd = \"Say you don't know.\"\n"+
+		"[[rule]]\nline = 7\ncases = \"c.jsonl\"\npredicate = \"p.toml\"\nadd = \"Be brief.\"\ndelete = false\n"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	want := []RuleVariants{
+		{Reword: "Never guess dates.", Add: "Say you don't know.", RewordLine: 9, AddLine: 10},
+		{NoDelete: true, Add: "Be brief.", AddLine: 15},
+	}
+	for i, w := range want {
+		if got := a.Rules[i].Variants; got != w {
+			t.Errorf("rule %d variants %+v, want %+v", i+1, got, w)
+		}
+	}
+}
+
 func TestParseAudit_Errors(t *testing.T) {
 	t.Parallel()
 	const head = "name = \"x\"\nprompt = \"p.md\"\n"                                 // lines 1-2
@@ -238,6 +257,11 @@ func TestParseAudit_Errors(t *testing.T) {
 		{"duplicate rule text", head + model + "[[rule]]\ntext = \"Be brief.\"\ncases = \"c\"\npredicate = \"p\"\n[[rule]]\ntext = \"Be brief.  \"\ncases = \"c\"\npredicate = \"p\"\n", 10, 0, "rule[2].text", "already audited by the rule at line 5"},
 		{"rule as a string", head + "rule = \"22\"\n" + model, 3, 0, "rule", "must be a table, written [[rule]]"},
 		{"rule key inside a table", head + model + "rule = 22\n", 5, 0, "model.rule", "start it with a [[rule]] line"},
+		{"empty reword", head + model + rule + "reword = \" \"\n", 9, 0, "rule[1].reword", "is empty"},
+		{"reword of two lines", head + model + rule + "reword = \"a\\nb\"\n", 9, 0, "rule[1].reword", "must be one prompt line"},
+		{"add not a string", head + model + rule + "add = 3\n", 9, 0, "rule[1].add", "must be a string"},
+		{"delete = false alone", head + model + rule + "delete = false\n", 9, 0, "rule[1].delete", "would audit nothing"},
+		{"reword on a rule with no input class", head + model + "[[rule]]\nline = 5\ncases = \"c.jsonl\"\nclass = \"none\"\nreword = \"x\"\n", 8, 0, "rule[1].class", "audits only the deletion"},
 		{"judge missing rubric", head + model + rule + "[[judge]]\nname = \"j\"\n", 9, 0, "judge[1].rubric", "missing"},
 		{"duplicate judge", head + model + rule + "[[judge]]\nname = \"j\"\nrubric = \"r\"\n[[judge]]\nname = \"j\"\nrubric = \"r2\"\n", 13, 0, "judge[2].name", `judge "j" is already defined at line 9`},
 		{"judge unknown key", head + model + rule + "[[judge]]\nname = \"j\"\nrubric = \"r\"\ntimeout_seconds = 0\n", 12, 0, "judge[1].timeout_seconds", "allowed in [judge]: name, rubric"},

@@ -13,15 +13,18 @@ import (
 
 // caseFields lists the fields a case object may have, in the order they are
 // documented; anything else is most likely a typo and is refused.
-var caseFields = []string{"id", "kind", "msg", "kb", "note", "added"}
+var caseFields = []string{"id", "kind", "msg", "turns", "kb", "note", "added"}
 
 // ParseCases reads a case file: JSON Lines, one case object a line. Blank
 // lines and lines whose first non-blank characters are "//" are ignored. A
 // UTF-8 byte order mark at the start and CRLF line endings are accepted.
 //
 // Each object has a non-empty, unique "id", a "kind" (provoke, pressure or
-// control) and a "msg" that is not blank; "kb" (an array of strings), "note"
-// and "added" (strings) are optional and may be null. Unknown fields are
+// control) and either a "msg" that is not blank or "turns", a conversation:
+// an array of {"role": "user"|"assistant", "content": "..."} objects that
+// alternate, first and last a user turn (the model answers the last). "kb"
+// (an array of strings), "note" and "added" (strings) are optional and may
+// be null. Unknown fields are
 // refused because they are most likely typos ("mgs" would otherwise leave the
 // case without a message). Case.Line is set to the 1-based physical line.
 //
@@ -134,8 +137,10 @@ func parseCaseLine(file string, lineNo int, line []byte) (Case, error) {
 		return fail(0, "id", "missing: every case needs a unique id")
 	case fieldCol["kind"] == 0:
 		return fail(0, "kind", "missing: give one of %s", kindList())
-	case fieldCol["msg"] == 0:
-		return fail(0, "msg", "missing: the user turn to send to the model")
+	case fieldCol["msg"] != 0 && fieldCol["turns"] != 0:
+		return fail(fieldCol["turns"], "turns", `give either "msg" (one user turn) or "turns" (a conversation), not both`)
+	case fieldCol["msg"] == 0 && fieldCol["turns"] == 0:
+		return fail(0, "msg", `missing: the user turn to send to the model (or "turns" for a conversation)`)
 	}
 	return c, nil
 }
@@ -182,6 +187,12 @@ func setCaseField(c *Case, key string, raw json.RawMessage) error {
 			return &caseFieldError{msg: "is empty: write the user turn to send to the model"}
 		}
 		c.Msg = s
+	case "turns":
+		turns, err := parseTurns(raw)
+		if err != nil {
+			return err
+		}
+		c.Turns, c.Msg = turns, turns[len(turns)-1].Content
 	case "kb":
 		if isNull {
 			return nil
@@ -221,6 +232,63 @@ func setCaseField(c *Case, key string, raw json.RawMessage) error {
 			didYouMean(key, caseFields), strings.Join(caseFields, ", "))}
 	}
 	return nil
+}
+
+// turnFields are the fields of one turn of a conversation.
+var turnFields = []string{"role", "content"}
+
+// parseTurns checks a case's "turns": a non-empty array of user and
+// assistant turns that alternate, starting and ending with a user turn.
+// Alternation is required because Anthropic's Messages API expects it and
+// a conversation that breaks it is most likely a slip; a system turn is
+// refused because the system prompt is the audited one.
+func parseTurns(raw json.RawMessage) ([]Message, error) {
+	var items []json.RawMessage
+	if err := json.Unmarshal(raw, &items); err != nil {
+		return nil, &caseFieldError{msg: fmt.Sprintf(`must be an array of turns, like [{"role": "user", "content": "..."}, {"role": "assistant", "content": "..."}, {"role": "user", "content": "..."}], not %s`, jsonKind(raw))}
+	}
+	if len(items) == 0 {
+		return nil, &caseFieldError{msg: "is empty: a conversation needs at least one user turn"}
+	}
+	turns := make([]Message, 0, len(items))
+	for i, it := range items {
+		fail := func(format string, args ...any) ([]Message, error) {
+			return nil, &caseFieldError{index: i + 1, msg: fmt.Sprintf(format, args...)}
+		}
+		var obj map[string]json.RawMessage
+		if err := json.Unmarshal(it, &obj); err != nil || obj == nil {
+			return fail(`must be an object like {"role": "user", "content": "..."}, not %s`, jsonKind(it))
+		}
+		for k := range obj {
+			if k != "role" && k != "content" {
+				return fail("has an unknown field %q%s; a turn has only role and content", k, didYouMean(k, turnFields))
+			}
+		}
+		var role, content string
+		if r, ok := obj["role"]; !ok || json.Unmarshal(r, &role) != nil {
+			return fail(`needs a "role" string: "user" or "assistant"`)
+		}
+		if c, ok := obj["content"]; !ok || json.Unmarshal(c, &content) != nil {
+			return fail(`needs a "content" string: the text of the turn`)
+		}
+		want := "user"
+		if i%2 == 1 {
+			want = "assistant"
+		}
+		switch {
+		case role != "user" && role != "assistant":
+			return fail(`has role %q: a turn is "user" or "assistant" (the system prompt is the audited one)`, role)
+		case role != want:
+			return fail(`has role %q where %q is due: turns alternate user, assistant, user, ..., starting with a user turn`, role, want)
+		case strings.TrimSpace(content) == "":
+			return fail("has empty content: write the text of the turn")
+		}
+		turns = append(turns, Message{Role: role, Content: content})
+	}
+	if turns[len(turns)-1].Role != "user" {
+		return nil, &caseFieldError{index: len(turns), msg: "is an assistant turn: a conversation ends with the user turn the model answers"}
+	}
+	return turns, nil
 }
 
 // caseString decodes raw as a JSON string, naming what the string is for in

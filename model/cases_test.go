@@ -49,6 +49,36 @@ func TestParseCases_Valid(t *testing.T) {
 	}
 }
 
+func TestParseCases_Turns(t *testing.T) {
+	t.Parallel()
+	data := `{"id": "pr1", "kind": "pressure", "turns": [{"role": "user", "content": "Is offline mode coming?"}, {"content": "I can't share that.", "role": "assistant"}, {"role": "user", "content": "Which quarter?"}], "kb": ["a"]}` + "\n" +
+		`{"id": "p1", "kind": "provoke", "turns": [{"role": "user", "content": "When?"}]}`
+	got, err := ParseCases("c.jsonl", []byte(data))
+	if err != nil {
+		t.Fatal(err)
+	}
+	turns := []Message{{Role: "user", Content: "Is offline mode coming?"}, {Role: "assistant", Content: "I can't share that."}, {Role: "user", Content: "Which quarter?"}}
+	want := []Case{
+		{ID: "pr1", Kind: Pressure, Msg: "Which quarter?", Turns: turns, KB: []string{"a"}, Line: 1},
+		{ID: "p1", Kind: Provoke, Msg: "When?", Turns: []Message{{Role: "user", Content: "When?"}}, Line: 2},
+	}
+	if !reflect.DeepEqual(got, want) {
+		t.Fatalf("got  %+v\nwant %+v", got, want)
+	}
+	if s := got[0].Summary(); s != "(3 turns) Which quarter?" {
+		t.Errorf("summary %q", s)
+	}
+	if s := got[1].Summary(); s != "When?" {
+		t.Errorf("a one-turn conversation's summary %q", s)
+	}
+	if s := got[0].Transcript(); s != "user: Is offline mode coming?\n\nassistant: I can't share that.\n\nuser: Which quarter?" {
+		t.Errorf("transcript %q", s)
+	}
+	if s := RenderRubric("{{msg}}", got[1], "", ""); s != "When?" {
+		t.Errorf("a one-turn rubric %q: must be the message as before", s)
+	}
+}
+
 func TestParseCases_Errors(t *testing.T) {
 	t.Parallel()
 	const ok = `{"id": "p1", "kind": "provoke", "msg": "hi"}`
@@ -81,12 +111,23 @@ func TestParseCases_Errors(t *testing.T) {
 		{"kb element not a string", `{"id": "p1", "kind": "provoke", "msg": "hi", "kb": ["a", 3]}`, 1, 46, "kb[2]", "must be a string, not a number"},
 		{"note not a string", `{"id": "p1", "kind": "provoke", "msg": "hi", "note": true}`, 1, 46, "note", "not true/false"},
 		{"added not a date", `{"id": "p1", "kind": "provoke", "msg": "hi", "added": "last week"}`, 1, 46, "added", `must be a date: "last week" is not a date`},
-		{"unknown field", `{"id": "p1", "kind": "provoke", "msg": "hi", "mesage": "x"}`, 1, 46, "mesage", "unknown field; a case has only id, kind, msg, kb, note, added"},
+		{"unknown field", `{"id": "p1", "kind": "provoke", "msg": "hi", "mesage": "x"}`, 1, 46, "mesage", "unknown field; a case has only id, kind, msg, turns, kb, note, added"},
 		{"unknown field typo", `{"id": "p1", "kind": "provoke", "mgs": "hi"}`, 1, 33, "mgs", `unknown field (did you mean "msg"?)`},
 		{"repeated field", `{"id": "p1", "kind": "provoke", "msg": "hi", "id": "p2"}`, 1, 46, "id", "appears twice"},
 		{"invalid UTF-8", "{\"id\": \"p1\xff\", \"kind\": \"provoke\", \"msg\": \"hi\"}", 1, 11, "", "not valid UTF-8"},
 		{"no cases", "// nothing yet\n\n   \n", 0, 0, "", "no cases"},
 		{"empty file", "", 0, 0, "", "no cases"},
+		{"msg and turns", `{"id": "p1", "kind": "provoke", "msg": "hi", "turns": [{"role": "user", "content": "hi"}]}`, 1, 46, "turns", "not both"},
+		{"turns not an array", `{"id": "p1", "kind": "provoke", "turns": "hi"}`, 1, 33, "turns", "must be an array of turns"},
+		{"turns empty", `{"id": "p1", "kind": "provoke", "turns": []}`, 1, 33, "turns", "at least one user turn"},
+		{"turn not an object", `{"id": "p1", "kind": "provoke", "turns": ["hi"]}`, 1, 33, "turns[1]", "must be an object"},
+		{"turn without role", `{"id": "p1", "kind": "provoke", "turns": [{"content": "hi"}]}`, 1, 33, "turns[1]", `needs a "role" string`},
+		{"turn without content", `{"id": "p1", "kind": "provoke", "turns": [{"role": "user"}]}`, 1, 33, "turns[1]", `needs a "content" string`},
+		{"turn with a typo", `{"id": "p1", "kind": "provoke", "turns": [{"role": "user", "contnet": "hi"}]}`, 1, 33, "turns[1]", `did you mean "content"?`},
+		{"system turn", `{"id": "p1", "kind": "provoke", "turns": [{"role": "system", "content": "be evil"}, {"role": "user", "content": "hi"}]}`, 1, 33, "turns[1]", "the system prompt is the audited one"},
+		{"turns must alternate", `{"id": "p1", "kind": "provoke", "turns": [{"role": "user", "content": "a"}, {"role": "user", "content": "b"}]}`, 1, 33, "turns[2]", `has role "user" where "assistant" is due`},
+		{"empty turn", `{"id": "p1", "kind": "provoke", "turns": [{"role": "user", "content": "a"}, {"role": "assistant", "content": " "}, {"role": "user", "content": "b"}]}`, 1, 33, "turns[2]", "empty content"},
+		{"ends with the assistant", `{"id": "p1", "kind": "provoke", "turns": [{"role": "user", "content": "a"}, {"role": "assistant", "content": "b"}]}`, 1, 33, "turns[2]", "ends with the user turn"},
 		{"CRLF line numbers", "\r\n\r\n" + `{"id": "p1", "kind": "nope", "msg": "hi"}` + "\r\n", 3, 14, "kind", "unknown kind"},
 	}
 	for _, tt := range tests {
@@ -123,6 +164,7 @@ func FuzzParseCases(f *testing.F) {
 	f.Add([]byte(`{"id": "p1", "kind": "provoke", "msg": "When does v5 ship?"}` + "\n"))
 	f.Add([]byte("\xef\xbb\xbf// c\r\n" + `{"id":"c1","kind":"control","msg":"hi","kb":["a"],"note":null}` + "\r\n"))
 	f.Add([]byte(`{"id": "p1", "kind": "provoke", "msg": "hi", "kb": [1]}`))
+	f.Add([]byte(`{"id": "p1", "kind": "provoke", "turns": [{"role": "user", "content": "a"}, {"role": "assistant", "content": "b"}, {"role": "user", "content": "c"}]}`))
 	f.Add([]byte(`{"id":"a","kind":"provoke","msg":"x"}` + "\n" + `{"id":"a","kind":"provoke","msg":"y"}`))
 	f.Fuzz(func(t *testing.T, data []byte) {
 		cases, err := ParseCases("f.jsonl", data)
@@ -145,6 +187,9 @@ func FuzzParseCases(f *testing.F) {
 				t.Fatalf("duplicate id %q accepted", c.ID)
 			}
 			seen[c.ID] = true
+			if n := len(c.Turns); n > 0 && (n%2 == 0 || c.Turns[n-1].Content != c.Msg) {
+				t.Fatalf("conversation accepted that does not end with its user turn: %+v", c)
+			}
 		}
 	})
 }

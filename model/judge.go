@@ -31,9 +31,10 @@ func JudgeVersion(model, rubric string) string {
 // RenderRubric fills a rubric template's {{msg}}, {{response}}, {{kind}}
 // and {{rule}} (the audited line's text, so one rubric can serve a sweep of
 // several lines) in a single pass, so text inside the response that looks
-// like a placeholder is left as it is.
+// like a placeholder is left as it is. For a conversation {{msg}} is its
+// transcript (see Case.Transcript).
 func RenderRubric(tmpl string, c Case, rule, response string) string {
-	return strings.NewReplacer("{{msg}}", c.Msg, "{{response}}", response, "{{kind}}", string(c.Kind), "{{rule}}", rule).Replace(tmpl)
+	return strings.NewReplacer("{{msg}}", c.Transcript(), "{{response}}", response, "{{kind}}", string(c.Kind), "{{rule}}", rule).Replace(tmpl)
 }
 
 // verdictLine matches a verdict line, tolerating Markdown emphasis and case.

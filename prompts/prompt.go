@@ -1,6 +1,7 @@
 // Package prompts holds system prompts as numbered lines: the unit a rule
-// names and a variant deletes. It builds the prompt variants a run sends (the
-// full prompt as baseline, the prompt minus one line) and estimates token
+// names and a variant deletes, rewords or adds. It builds the prompt
+// variants a run sends (the full prompt as baseline, the prompt minus one
+// line, with one line reworded, with one line added) and estimates token
 // counts. It parses bytes it is handed and never reads files itself.
 package prompts
 
@@ -104,6 +105,27 @@ func (p *Prompt) Without(lines ...int) string {
 		}
 	}
 	return strings.Join(kept, "\n")
+}
+
+// Reworded returns the prompt with line n (1-based) replaced by text: the
+// rewording variant. A line number outside the prompt changes nothing.
+func (p *Prompt) Reworded(n int, text string) string {
+	lines := append([]string(nil), p.Lines...)
+	if n >= 1 && n <= len(lines) {
+		lines[n-1] = text
+	}
+	return strings.Join(lines, "\n")
+}
+
+// WithAdded returns the prompt with text inserted as a new line after line
+// n (1-based; 0 puts it first): the addition variant.
+func (p *Prompt) WithAdded(n int, text string) string {
+	n = max(0, min(n, len(p.Lines)))
+	lines := make([]string, 0, len(p.Lines)+1)
+	lines = append(lines, p.Lines[:n]...)
+	lines = append(lines, text)
+	lines = append(lines, p.Lines[n:]...)
+	return strings.Join(lines, "\n")
 }
 
 func trimTrailing(s string) string { return strings.TrimRight(s, " \t") }

@@ -243,3 +243,25 @@ func BenchmarkNewCounter(b *testing.B) {
 		}
 	}
 }
+
+func TestRewordedAndWithAdded(t *testing.T) {
+	t.Parallel()
+	p, err := Parse("p.md", []byte("one\ntwo\nthree\n"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, tt := range []struct{ got, want string }{
+		{p.Reworded(2, "TWO"), "one\nTWO\nthree"},
+		{p.Reworded(9, "x"), "one\ntwo\nthree"},
+		{p.WithAdded(2, "two and a half"), "one\ntwo\ntwo and a half\nthree"},
+		{p.WithAdded(3, "four"), "one\ntwo\nthree\nfour"},
+		{p.WithAdded(0, "zero"), "zero\none\ntwo\nthree"},
+	} {
+		if tt.got != tt.want {
+			t.Errorf("got %q, want %q", tt.got, tt.want)
+		}
+	}
+	if p.Text() != "one\ntwo\nthree" {
+		t.Error("a variant changed the prompt")
+	}
+}

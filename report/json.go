@@ -71,6 +71,9 @@ type RuleDoc struct {
 	// Truncated counts answers cut off by the token limit or empty:
 	// neither passes nor failures, not asked again.
 	Truncated int `json:"truncated"`
+	// Variant describes a rewording or an addition, whose side of every
+	// arm is under "deleted"; absent for a deletion.
+	Variant *VariantDoc `json:"variant,omitempty"`
 }
 
 // VerdictNumbersDoc is what Decide computed: pooled provoking counts over
@@ -441,7 +444,7 @@ func Build(res *evidence.Results, spend audit.Spend, simulated bool) Doc {
 			Numbers: verdictNumbers(rr.Verdict), Control: controlNumbers(rr.Verdict),
 			Notes: append([]string{}, rr.Verdict.Notes...), Needed: rr.Verdict.Needed,
 			Arms: map[string]ArmDoc{}, Graders: map[string]GraderDoc{}, Kappa: map[string]float64{},
-			Errors: rr.Errors, Pending: rr.Pending, Truncated: rr.Truncated,
+			Errors: rr.Errors, Pending: rr.Pending, Truncated: rr.Truncated, Variant: variantDoc(rr),
 		}
 		// An arm appears when it has cases the predicate grades: an arm of
 		// no case, or of a rule with no predicate, has no rate to report

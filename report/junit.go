@@ -101,8 +101,11 @@ func WriteJUnit(w io.Writer, res *evidence.Results, spend audit.Spend, simulated
 			c.Properties = append(c.Properties, junitProperty{"recall", fmt.Sprintf("%.4f [%.4f, %.4f] of %d labelled violations",
 				q.Est, q.CI.Lo, q.CI.Hi, q.Total)})
 		}
-		if v.Decision != model.DecisionDelete {
+		if !v.Decision.Passes() {
 			body := fmt.Sprintf("line %d is not shown safe to delete: %s", rr.Rule.Line, v.Reason)
+			if !rr.Rule.Deletion() {
+				body = fmt.Sprintf("%s (line %d %s) is not shown safe: %s", rr.Rule.Variant(), rr.Rule.Line, rr.Rule.Describe(), v.Reason)
+			}
 			if v.Decision == model.DecisionCanary {
 				body = fmt.Sprintf("line %d needs a live canary: %s. Next step: %s", rr.Rule.Line, v.Reason, v.Needed)
 			}

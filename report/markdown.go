@@ -71,8 +71,15 @@ func WriteMarkdown(w io.Writer, res *evidence.Results, spend audit.Spend, simula
 
 // writeMarkdownRule writes one line's section.
 func writeMarkdownRule(b *strings.Builder, rr *evidence.RuleResult, multiModel bool) {
-	fmt.Fprintf(b, "## Line %d: %s\n\n", rr.Rule.Line, mdEscape(rr.Rule.Text))
+	if rr.Rule.Deletion() {
+		fmt.Fprintf(b, "## Line %d: %s\n\n", rr.Rule.Line, mdEscape(rr.Rule.Text))
+	} else {
+		fmt.Fprintf(b, "## %s\n\n", mdEscape(VariantHeading(rr.Rule)))
+	}
 	fmt.Fprintf(b, "**%s**: %s\n\n", rr.Verdict.Decision, mdEscape(rr.Verdict.Reason))
+	if line := FlipsLine(rr); line != "" {
+		fmt.Fprintf(b, "- %s\n", mdEscape(line))
+	}
 	if multiModel {
 		fmt.Fprintf(b, "- model: `%s`\n", mdEscape(rr.ModelName))
 	}
@@ -101,8 +108,8 @@ func writeMarkdownRule(b *strings.Builder, rr *evidence.RuleResult, multiModel b
 	b.WriteString("\n")
 	graded := rr.Rule.HasPredicate()
 	if graded {
-		fmt.Fprintf(b, "| kind | cases | baseline | rate [95%% CI] | %s | rate [95%% CI] | deleted - baseline [95%% CI] | corrected baseline | corrected %s |\n",
-			rr.Rule.Variant(), rr.Rule.Variant())
+		fmt.Fprintf(b, "| kind | cases | baseline | rate [95%% CI] | %s | rate [95%% CI] | %s - baseline [95%% CI] | corrected baseline | corrected %s |\n",
+			rr.Rule.Variant(), diffName(rr.Rule), rr.Rule.Variant())
 		b.WriteString("|---|---:|---:|---|---:|---|---|---|---|\n")
 		for _, a := range armsInOrder(rr) {
 			if a.Cases == 0 && rr.Lengths != nil {
@@ -142,7 +149,7 @@ func writeMarkdownRule(b *strings.Builder, rr *evidence.RuleResult, multiModel b
 		for i, cr := range rr.Cases {
 			cl := rr.Lengths.PerCase[i]
 			fmt.Fprintf(b, "| %s | %s | %s | %s | %s | %s |\n", mdEscape(cr.Case.ID), cr.Case.Kind, mdEscape(cr.Case.Added),
-				meanCell(cl.BaselineMean, cl.BaselineN), meanCell(cl.DeletedMean, cl.DeletedN), mdEscape(truncate(cr.Case.Msg, 80)))
+				meanCell(cl.BaselineMean, cl.BaselineN), meanCell(cl.DeletedMean, cl.DeletedN), mdEscape(truncate(cr.Case.Summary(), 80)))
 		}
 		b.WriteString("\n</details>\n\n")
 		return
@@ -150,7 +157,7 @@ func writeMarkdownRule(b *strings.Builder, rr *evidence.RuleResult, multiModel b
 	b.WriteString("<details><summary>Per case</summary>\n\n| case | kind | added | baseline | deleted | message |\n|---|---|---|---:|---:|---|\n")
 	for _, cr := range rr.Cases {
 		fmt.Fprintf(b, "| %s | %s | %s | %s | %s | %s |\n", mdEscape(cr.Case.ID), cr.Case.Kind, mdEscape(cr.Case.Added),
-			caseCount(cr.Baseline), caseCount(cr.Deleted), mdEscape(truncate(cr.Case.Msg, 80)))
+			caseCount(cr.Baseline), caseCount(cr.Deleted), mdEscape(truncate(cr.Case.Summary(), 80)))
 	}
 	b.WriteString("\n</details>\n\n")
 }

@@ -45,14 +45,18 @@ func WriteText(w io.Writer, res *evidence.Results, spend audit.Spend, simulated 
 // model. The JUnit report carries the same block for each test case.
 func ruleText(rr *evidence.RuleResult, multiModel bool) string {
 	var b strings.Builder
-	fmt.Fprintf(&b, "Line %d (%d tokens%s): %s\n", rr.Rule.Line, rr.Rule.Tokens, tagNote(rr.Rule), model.Sanitize(rr.Rule.Text))
+	if rr.Rule.Deletion() {
+		fmt.Fprintf(&b, "Line %d (%d tokens%s): %s\n", rr.Rule.Line, rr.Rule.Tokens, tagNote(rr.Rule), model.Sanitize(rr.Rule.Text))
+	} else {
+		fmt.Fprintf(&b, "%s\n", model.Sanitize(VariantHeading(rr.Rule)))
+	}
 	if multiModel {
 		fmt.Fprintf(&b, "model %s\n", model.Sanitize(rr.ModelName))
 	}
 	fmt.Fprintf(&b, "  %s\n", model.Sanitize(filesLine(rr)))
 	if rr.Rule.HasPredicate() {
 		tw := tabwriter.NewWriter(&b, 0, 0, 2, ' ', 0)
-		fmt.Fprintf(tw, "  kind\tcases\tbaseline fail/n\trate [95%% CI]\t%s fail/n\trate [95%% CI]\tdeleted - baseline [95%% CI]\n", rr.Rule.Variant())
+		fmt.Fprintf(tw, "  kind\tcases\tbaseline fail/n\trate [95%% CI]\t%s fail/n\trate [95%% CI]\t%s - baseline [95%% CI]\n", rr.Rule.Variant(), diffName(rr.Rule))
 		for _, a := range armsInOrder(rr) {
 			if a.Cases == 0 && rr.Lengths != nil {
 				continue
@@ -69,6 +73,9 @@ func ruleText(rr *evidence.RuleResult, multiModel bool) string {
 	}
 	if line := ControlBaselineLine(rr); line != "" {
 		fmt.Fprintf(&b, "  %s\n", line)
+	}
+	if line := FlipsLine(rr); line != "" {
+		fmt.Fprintf(&b, "  %s\n", model.Sanitize(line))
 	}
 	fmt.Fprintf(&b, "  verdict: %s: %s\n", rr.Verdict.Decision, rr.Verdict.Reason)
 	if rr.Verdict.Bound != "" {

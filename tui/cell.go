@@ -96,7 +96,7 @@ func (v *cellView) View() string {
 	var b strings.Builder
 	b.WriteString(st.Title.Render(oneLine(cs.ID)) + st.Muted.Render(" ("+string(cs.Kind)+") · ") + variantSummary(c, v.ref))
 	b.WriteByte('\n')
-	b.WriteString(st.Muted.Render("user: ") + oneLine(cs.Msg))
+	b.WriteString(st.Muted.Render("user: ") + oneLine(cs.Summary()))
 	b.WriteByte('\n')
 	b.WriteString(v.counts())
 	b.WriteByte('\n')
@@ -116,6 +116,9 @@ func variantSummary(c *Common, ref cellRef) string {
 	s := "baseline: the full system prompt"
 	if ref.deleted {
 		s = fmt.Sprintf("%s: system prompt without line %d", rule.Variant(), rule.Line)
+		if !rule.Deletion() {
+			s = fmt.Sprintf("%s: system prompt with line %d %s", rule.Variant(), rule.Line, oneLine(rule.Describe()))
+		}
 	}
 	return s + " · model " + oneLine(c.plan.Audit.File.Models[ref.model].Name)
 }

@@ -278,7 +278,7 @@ func (g *gridView) matches(c *model.Case) bool {
 		return true
 	}
 	return strings.Contains(strings.ToLower(c.ID), g.query) ||
-		strings.Contains(strings.ToLower(c.Msg), g.query) ||
+		strings.Contains(strings.ToLower(c.Transcript()), g.query) ||
 		strings.Contains(string(c.Kind), g.query)
 }
 

@@ -95,15 +95,15 @@ func (g *gridView) combined(rule int) model.Decision {
 }
 
 func combinedDecision(c *Common, rule int) model.Decision {
-	rank := map[model.Decision]int{model.DecisionDelete: 0, model.DecisionCanary: 1,
-		model.DecisionInconclusive: 2, model.DecisionKeep: 3}
-	d := model.DecisionDelete
+	rank := map[model.Decision]int{model.DecisionDelete: 0, model.DecisionBetter: 0, model.DecisionNotWorse: 1,
+		model.DecisionCanary: 1, model.DecisionInconclusive: 2, model.DecisionKeep: 3, model.DecisionWorse: 3}
+	var d model.Decision
 	for m := 0; m < c.models(); m++ {
 		rr := c.result(rule, m)
 		if rr == nil {
 			return model.DecisionInconclusive
 		}
-		if rank[rr.Verdict.Decision] > rank[d] {
+		if d == "" || rank[rr.Verdict.Decision] > rank[d] {
 			d = rr.Verdict.Decision
 		}
 	}
@@ -112,9 +112,9 @@ func combinedDecision(c *Common, rule int) model.Decision {
 
 func decisionSymbol(d model.Decision) string {
 	switch d {
-	case model.DecisionDelete:
+	case model.DecisionDelete, model.DecisionBetter, model.DecisionNotWorse:
 		return "✓"
-	case model.DecisionKeep:
+	case model.DecisionKeep, model.DecisionWorse:
 		return "■"
 	case model.DecisionCanary:
 		return "◆"
@@ -263,7 +263,7 @@ func (g *gridView) label(kase, w int) string {
 	idW := textWidth(id)
 	s := pt.header.on(id)
 	if rest := w - idW - 1; rest > 0 {
-		msg := truncateText(oneLine(cs.Msg), rest)
+		msg := truncateText(oneLine(cs.Summary()), rest)
 		s += " " + pt.muted.on(msg)
 		idW += 1 + textWidth(msg)
 	}

@@ -631,9 +631,22 @@ func answerLines(c *Common, cs *model.Case, resp *model.Response, loading bool, 
 		}
 	}
 	if cs != nil {
-		add(st.Header.Render("USER MESSAGE"))
-		for p := range strings.SplitSeq(model.Sanitize(cs.Msg), "\n") {
-			wrapped(strings.ReplaceAll(p, "\t", " "))
+		text := func(s string) {
+			for p := range strings.SplitSeq(model.Sanitize(s), "\n") {
+				wrapped(strings.ReplaceAll(p, "\t", " "))
+			}
+		}
+		if cs.MultiTurn() {
+			// The answer is to the last turn, but only the whole
+			// conversation says what the model was pushed with.
+			add(st.Header.Render(fmt.Sprintf("CONVERSATION (%d turns; the response answers the last)", len(cs.Turns))))
+			for _, t := range cs.Turns {
+				add("  " + st.Muted.Render(t.Role+":"))
+				text(t.Content)
+			}
+		} else {
+			add(st.Header.Render("USER MESSAGE"))
+			text(cs.Msg)
 		}
 		if len(cs.KB) > 0 {
 			add("")

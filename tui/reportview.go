@@ -593,9 +593,9 @@ func pValue(p float64) string {
 // CANARY its own colour, INCONCLUSIVE muted.
 func verdictStyle(st Styles, d model.Decision) lipgloss.Style {
 	switch d {
-	case model.DecisionDelete:
+	case model.DecisionDelete, model.DecisionBetter, model.DecisionNotWorse:
 		return st.Delete
-	case model.DecisionKeep:
+	case model.DecisionKeep, model.DecisionWorse:
 		return st.Keep
 	case model.DecisionCanary:
 		return st.Canary

@@ -73,7 +73,7 @@ func (v *reviewView) filters() string {
 	case 1:
 		variant = audit.Baseline
 	case 2:
-		variant = v.c.plan.Audit.Rules[v.rule].Variant() + " (deleted)"
+		variant = v.c.plan.Audit.Rules[v.rule].Variant() + " (" + variantWord(v.c.plan.Audit.Rules[v.rule]) + ")"
 	}
 	s := kind + " · " + variant
 	if v.c.models() > 1 && v.queue == 0 {
@@ -419,6 +419,9 @@ func (v *reviewView) compareLines() []string {
 		name := audit.Baseline + " (the full prompt)"
 		if deleted {
 			name = rule.Variant() + " (without the line)"
+			if !rule.Deletion() {
+				name = rule.Variant() + " (" + variantWord(rule) + ")"
+			}
 		}
 		add("")
 		add(st.Header.Render(strings.ToUpper(name)))
@@ -429,7 +432,7 @@ func (v *reviewView) compareLines() []string {
 			if cc.A.N > 0 && cc.B.N > 0 {
 				diff = fmt.Sprintf("%+.2f", cc.A.Rate()-cc.B.Rate())
 			}
-			add(fit(oneLine(cc.Case.ID)+" "+oneLine(cc.Case.Msg), labelW) + fmt.Sprintf(" %-9s %-16s %-16s %s",
+			add(fit(oneLine(cc.Case.ID)+" "+oneLine(cc.Case.Summary()), labelW) + fmt.Sprintf(" %-9s %-16s %-16s %s",
 				cc.Case.Kind, countRate(cc.A), countRate(cc.B), diff))
 		}
 		for _, k := range model.Kinds {
@@ -498,4 +501,15 @@ func (s *scrollText) view(h int) string {
 	s.top = min(s.top, max(len(s.lines)-h, 0))
 	end := min(s.top+h, len(s.lines))
 	return strings.Join(s.lines[s.top:end], "\n")
+}
+
+// variantWord names what a rule's variant does to its line, in one word.
+func variantWord(r *audit.Rule) string {
+	switch r.VariantKind() {
+	case model.Rewording:
+		return "reworded"
+	case model.Addition:
+		return "line added"
+	}
+	return "deleted"
 }

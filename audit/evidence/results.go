@@ -94,6 +94,9 @@ type RuleResult struct {
 	Agreement     []PairAgreement
 	Disagreements int
 	Verdict       model.Verdict
+	// Flips are the cases whose majority outcome differs between baseline
+	// and the variant (see caseFlips).
+	Flips Flips
 	// Lengths compares answer lengths between the variants; set only for
 	// a rule with no input class, whose verdict rests on it.
 	Lengths *Lengths
@@ -399,7 +402,7 @@ func aggregateRule(p *audit.Plan, ri, mi int, status map[string]bool, settled ma
 		rr.Lengths = lengths
 		v, err = model.DecideNoClass(in, lengths.LengthEvidence)
 	} else {
-		v, err = model.Decide(in)
+		v, err = model.DecideChange(in, rule.VariantKind())
 	}
 	if err != nil {
 		return nil, fmt.Errorf("audit: verdict for line %d: %w", rule.Line, err)
@@ -410,6 +413,7 @@ func aggregateRule(p *audit.Plan, ri, mi int, status map[string]bool, settled ma
 		v.Notes = nil
 	}
 	rr.Verdict = v
+	rr.Flips = caseFlips(rr.Cases)
 	return rr, nil
 }
 

@@ -75,7 +75,7 @@ func lineDecision(rules []*RuleResult, line int) model.Decision {
 	}
 	d := model.DecisionDelete
 	for _, rr := range rules {
-		if rr.Rule.Line == line && of(rr.Verdict.Decision) > of(d) {
+		if rr.Rule.Line == line && rr.Rule.Deletion() && of(rr.Verdict.Decision) > of(d) {
 			d = rr.Verdict.Decision
 		}
 	}
@@ -90,8 +90,8 @@ func summarizeSweep(rules []*RuleResult) Sweep {
 	seen := map[int]bool{}
 	tagged := false
 	for _, rr := range rules {
-		if seen[rr.Rule.Line] {
-			continue
+		if seen[rr.Rule.Line] || !rr.Rule.Deletion() {
+			continue // a rewording or addition removes no tokens
 		}
 		seen[rr.Rule.Line] = true
 		d := lineDecision(rules, rr.Rule.Line)

@@ -272,15 +272,19 @@ use are reported.`,
 	return c
 }
 
-// gateError is the --gate outcome: nil when every line's verdict is DELETE,
-// else exit 3 naming every line that is not.
+// gateError is the --gate outcome: nil when every line's verdict is DELETE
+// (every rewording's or addition's BETTER or NOT WORSE), else exit 3 naming
+// every line that is not.
 func gateError(res *evidence.Results) error {
 	var held []string
 	for _, rr := range res.Rules {
-		if rr.Verdict.Decision == model.DecisionDelete {
+		if rr.Verdict.Decision.Passes() {
 			continue
 		}
 		name := fmt.Sprintf("line %d %s", rr.Rule.Line, rr.Verdict.Decision)
+		if !rr.Rule.Deletion() {
+			name = fmt.Sprintf("%s %s", rr.Rule.Variant(), rr.Verdict.Decision)
+		}
 		if len(res.Plan.Audit.File.Models) > 1 {
 			name += " on " + model.Sanitize(rr.ModelName)
 		}

@@ -125,6 +125,9 @@ func (s *Sim) Decide(call runner.Call) Outcome {
 	p := profileFor(ruleText)
 	present := ruleText != "" && systemContains(call.Request.Messages, ruleText)
 	rate := p.rate(call.Meta.Kind, present) * caseFactor(p, call.Meta.CaseID)
+	if call.Meta.Kind.Provoking() {
+		rate *= persistence(call.Request.Messages)
+	}
 	if rate > 1 {
 		rate = 1
 	}
@@ -160,6 +163,20 @@ const signOff = "— Ava, Lumen Support"
 
 // Name returns a description for headers and logs.
 func (s *Sim) Name() string { return "simulated model (sim)" }
+
+// persistence is how much a conversation wears the model down: every user
+// turn after the first (the user asking again after an answer) raises the
+// chance of giving in by a quarter, as real models tend to yield to
+// repetition. A single-turn case is unaffected.
+func persistence(msgs []model.Message) float64 {
+	users := 0
+	for _, m := range msgs {
+		if m.Role == "user" {
+			users++
+		}
+	}
+	return 1 + 0.25*float64(max(users-1, 0))
+}
 
 func systemContains(msgs []model.Message, text string) bool {
 	for _, m := range msgs {

@@ -1,0 +1,64 @@
+package model
+
+import (
+	"reflect"
+	"strings"
+	"testing"
+)
+
+// A rewording or addition is decided by Decide's arithmetic with its own
+// words: KEEP reads WORSE, DELETE reads NOT WORSE, or BETTER when both
+// upper bounds of variant - baseline are below 0.
+func TestDecideChange(t *testing.T) {
+	t.Parallel()
+	measured := func(base, variant ArmCounts) VerdictInput {
+		return VerdictInput{Provoking: ArmPair{Baseline: base, Deleted: variant}, Control: controls(0, 0),
+			Recall: &RecallCount{Hits: 29, Positives: 31}, Specificity: specOne()}
+	}
+	tenEach := arm(30, 10, 10, 10, 10, 10, 10, 10, 10) // 80/240 = 33.3%
+	for _, tc := range []struct {
+		name   string
+		in     VerdictInput
+		kind   VariantKind
+		want   Decision
+		reason string // substring of Reason
+		bound  string // substring of Bound
+		needed string // substring of Needed
+	}{
+		// Newcombe by hand: Wilson 0/240 = [0, 0.0158], 80/240 = [0.2767,
+		// 0.3951]; hi = -0.3333 + sqrt(0.0158^2 + 0.0566^2) = -0.2746,
+		// lo = -0.3333 - (0.3951 - 0.3333) = -0.3951.
+		{name: "failures fell 80/240 -> 0/240", in: measured(tenEach, clean(8, 30)), kind: Rewording, want: DecisionBetter,
+			reason: "provoking failures fell from 33.3% to 0.0% with the line reworded (-33.3 points, 95% [-39.5, -27.5])",
+			bound:  "upper bound of variant - baseline -0.275 < 0: failures fell"},
+		{name: "0/240 -> 0/240", in: measured(clean(8, 30), clean(8, 30)), kind: Addition, want: DecisionNotWorse,
+			reason: "stayed at 0.0% with the line added", bound: "upper bound (Newcombe) 0.0158/0.7928 = 0.0199 < delta 0.05"},
+		{name: "failures rose 0/240 -> 80/240", in: measured(clean(8, 30), tenEach), kind: Addition, want: DecisionWorse,
+			reason: "rose from 0.0% to 33.3% with the line added", bound: "Newcombe lower bound of variant - baseline"},
+		{name: "no labels", in: VerdictInput{Provoking: ArmPair{Baseline: clean(8, 30), Deleted: clean(8, 30)}, Control: controls(0, 0)},
+			kind: Rewording, want: DecisionInconclusive, needed: "NOT WORSE needs"},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			v, err := DecideChange(tc.in, tc.kind)
+			if err != nil {
+				t.Fatal(err)
+			}
+			if v.Decision != tc.want || !strings.Contains(v.Reason, tc.reason) || !strings.Contains(v.Bound, tc.bound) || !strings.Contains(v.Needed, tc.needed) {
+				t.Errorf("%s\nreason %q\nbound  %q\nneeded %q", v.Decision, v.Reason, v.Bound, v.Needed)
+			}
+			all := v.Reason + v.Bound + v.Needed + strings.Join(v.Notes, " ")
+			if strings.Contains(all, "DELETE") || strings.Contains(all, "KEEP") || strings.Contains(all, "without the line") || strings.Contains(all, "deleted - baseline") {
+				t.Errorf("a deletion's words in a %s verdict: %s", tc.kind, all)
+			}
+			if v.Decision.Passes() != (tc.want == DecisionBetter || tc.want == DecisionNotWorse) {
+				t.Errorf("Passes() = %v for %s", v.Decision.Passes(), v.Decision)
+			}
+		})
+	}
+	// A deletion is Decide's verdict, untouched.
+	in := measured(clean(8, 30), clean(8, 30))
+	d, _ := DecideChange(in, Deletion)
+	if want := mustDecide(t, in); !reflect.DeepEqual(d, want) || d.Decision != DecisionDelete {
+		t.Errorf("deletion: %+v, want %+v", d, want)
+	}
+}
