@@ -104,7 +104,10 @@ func TestPlanJSON(t *testing.T) {
 		t.Errorf("plan sent %d requests", requests)
 	}
 	want := map[string]float64{"calls": float64(distinct), "answer_calls": float64(distinct), "judge_calls": 0, "cached_calls": 0,
-		"completion_tokens": float64(distinct * 100)} // half of max_tokens = 200
+		// No answer stored: 250 tokens an answer assumed, or half of
+		// max_tokens = 200 when less; at most max_tokens.
+		"completion_tokens": float64(distinct * 100), "completion_tokens_at_most": float64(distinct * 200),
+		"schema_version": 1}
 	for f, w := range want {
 		if got := num(before, f); got != w {
 			t.Errorf("plan before the run: %s = %v, want %v", f, got, w)
