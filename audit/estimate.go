@@ -1,7 +1,10 @@
 package audit
 
 import (
+	"fmt"
 	"math"
+	"slices"
+	"strings"
 
 	"github.com/auditor-dev/auditor/model"
 	"github.com/auditor-dev/auditor/runner"
@@ -9,23 +12,41 @@ import (
 
 // Estimate is what a plan will cost before it runs. Its JSON form is the
 // stable output of `auditor plan --format json`.
+//
+// Two figures are given for tokens, dollars and minutes: the expected one,
+// from the mean answer length (and latency) of the answers already stored
+// for each model, or from the assumptions the Basis fields state when none
+// is stored; and the at-most one, every answer running to its max_tokens
+// limit (the bound the provider enforces) and every judge call made.
 type Estimate struct {
+	SchemaVersion    int     `json:"schema_version"`
 	Calls            int     `json:"calls"`        // calls still to make
 	AnswerCalls      int     `json:"answer_calls"` // of which answers from the models under test
-	JudgeCalls       int     `json:"judge_calls"`  // of which judge calls
+	JudgeCalls       int     `json:"judge_calls"`  // of which judge calls (at most: identical answers share one)
 	CachedCalls      int     `json:"cached_calls"` // already stored: free
 	PromptTokens     int64   `json:"prompt_tokens"`
 	CompletionTokens int64   `json:"completion_tokens"`
 	USD              float64 `json:"usd"`
 	USDWithCaching   float64 `json:"usd_with_prompt_caching"`
 	Minutes          float64 `json:"minutes"`
-	Samples          int     `json:"samples"`
-	Concurrency      int     `json:"concurrency"`
-	// CompletionBasis says where the completion-token estimate came from:
-	// "stored responses" once some exist, else "half of max_tokens".
-	CompletionBasis string         `json:"completion_basis"`
-	Rules           []RuleEstimate `json:"rules"`
+	// The at-most figures: every answer and judge call at its token limit.
+	CompletionTokensAtMost int64   `json:"completion_tokens_at_most"`
+	USDAtMost              float64 `json:"usd_at_most"`
+	MinutesAtMost          float64 `json:"minutes_at_most"`
+	Samples                int     `json:"samples"`
+	Concurrency            int     `json:"concurrency"`
+	// CompletionBasis says where the expected completion tokens came from,
+	// per model: the mean of its stored answers, or the stated assumption.
+	CompletionBasis string `json:"completion_basis"`
+	// LatencyBasis says the same of the minutes.
+	LatencyBasis string         `json:"latency_basis"`
+	Rules        []RuleEstimate `json:"rules"`
 }
+
+// EstimateSchemaVersion is the version of Estimate's JSON form; it goes up
+// when a field changes meaning or is removed (fields are only ever added
+// otherwise).
+const EstimateSchemaVersion = 1
 
 // RuleEstimate describes one audited line in a plan.
 type RuleEstimate struct {
@@ -41,10 +62,32 @@ type RuleEstimate struct {
 }
 
 // History is what stored responses say about a model: its mean completion
-// length and latency. The zero value means nothing is known yet.
+// length and latency, over Answers stored answers. The zero value means
+// nothing is known yet.
 type History struct {
 	CompletionTokens map[string]float64 // by model name
 	LatencyMS        map[string]float64 // by model name
+	Answers          map[string]int     // by model name
+}
+
+// What an estimate assumes for a model with no stored answers. A chat
+// answer to one support-style question runs to a few hundred tokens, far
+// below the usual max_tokens (reasoning models' 4,000 above all), so an
+// answer is assumed to take 250 tokens, or half of max_tokens when that is
+// less; a hosted model starts answering in about half
+// a second and then streams about 100 tokens a second. Both are stated with
+// every estimate that uses them, and replaced by the model's own numbers
+// once it has answered.
+const (
+	AssumedCompletionTokens = 250
+	assumedFirstTokenMS     = 500
+	assumedMSPerToken       = 10
+)
+
+// assumedLatencyMS is the time one call is assumed to take to produce
+// tokens output tokens.
+func assumedLatencyMS(tokens float64) float64 {
+	return assumedFirstTokenMS + assumedMSPerToken*tokens
 }
 
 // Prompt caching, as the large providers implement it: a prompt prefix of at
@@ -54,39 +97,40 @@ const (
 	cacheStep      = 128
 )
 
-// defaultLatencyMS is assumed per call when no response has been stored yet:
-// a few hundred output tokens from a hosted model.
-const defaultLatencyMS = 3000
-
 // Estimate projects the cost of the calls not yet stored. done maps keys of
 // stored calls to whether they succeeded; failed calls are made again.
+// hist holds what stored answers say of each model; simLatencyMS is the
+// simulated model's mean latency.
 func (p *Plan) Estimate(done map[string]bool, concurrency int, hist History, simLatencyMS float64) Estimate {
-	e := Estimate{Samples: p.Samples, Concurrency: concurrency, CompletionBasis: "half of max_tokens"}
+	e := Estimate{SchemaVersion: EstimateSchemaVersion, Samples: p.Samples, Concurrency: concurrency}
+	var bases basisList
 	seenSystem := map[string]bool{}
 	systemTokens := map[string]int{}
-	var latencySum float64
+	var latencySum, latencyMaxSum float64
+	outlooks := make([]callOutlook, len(p.Audit.File.Models))
+	for i, m := range p.Audit.File.Models {
+		outlooks[i] = hist.outlook(m.Name, m.CompletionLimit(), m.Provider == "sim", simLatencyMS, &bases)
+	}
 	for _, c := range p.Calls {
 		if done[c.Key] {
 			e.CachedCalls++
 			continue
 		}
 		m := p.Audit.File.Models[c.Provider] // a plan's calls name their model's endpoint by index
+		o := outlooks[c.Provider]
 		e.Calls++
 		if c.Meta.Judge != "" {
 			e.JudgeCalls++
 		} else {
 			e.AnswerCalls++
 		}
-		completion := float64(c.EstCompletionTokens)
-		if v, ok := hist.CompletionTokens[m.Name]; ok {
-			completion = v
-			e.CompletionBasis = "stored responses"
-		}
 		prompt := c.EstPromptTokens
+		completion := int(math.Round(o.completion))
 		e.PromptTokens += int64(prompt)
-		e.CompletionTokens += int64(math.Round(completion))
-		full := c.Price.Cost(prompt, 0, int(math.Round(completion)))
-		e.USD += full
+		e.CompletionTokens += int64(completion)
+		e.CompletionTokensAtMost += int64(o.completionMax)
+		e.USD += c.Price.Cost(prompt, 0, completion)
+		e.USDAtMost += c.Price.Cost(prompt, 0, o.completionMax)
 
 		system := c.Request.Messages[0].Content
 		cached := 0
@@ -101,22 +145,16 @@ func (p *Plan) Estimate(done map[string]bool, concurrency int, hist History, sim
 			}
 		}
 		seenSystem[system] = true
-		e.USDWithCaching += c.Price.Cost(prompt, cached, int(math.Round(completion)))
-
-		lat := defaultLatencyMS
-		switch {
-		case hist.LatencyMS[m.Name] > 0:
-			latencySum += hist.LatencyMS[m.Name]
-		case m.Provider == "sim":
-			latencySum += simLatencyMS
-		default:
-			latencySum += float64(lat)
-		}
+		e.USDWithCaching += c.Price.Cost(prompt, cached, completion)
+		latencySum += o.latencyMS
+		latencyMaxSum += o.latencyMaxMS
 	}
 	if concurrency < 1 {
 		concurrency = 1
 	}
 	e.Minutes = latencySum / float64(concurrency) / 60000
+	e.MinutesAtMost = latencyMaxSum / float64(concurrency) / 60000
+	bases.addTo(&e)
 	for _, r := range p.Audit.Rules {
 		re := RuleEstimate{Line: r.Line, Text: r.Text, Tokens: r.Tokens, Cases: map[model.Kind]int{}}
 		for _, k := range model.Kinds {
@@ -129,6 +167,87 @@ func (p *Plan) Estimate(done map[string]bool, concurrency int, hist History, sim
 		e.Rules = append(e.Rules, re)
 	}
 	return e
+}
+
+// callOutlook is what one call of a model is expected to produce and take,
+// and the most it can produce (its token limit) and the time that takes.
+type callOutlook struct {
+	completion, latencyMS float64
+	completionMax         int
+	latencyMaxMS          float64
+}
+
+// outlook projects one call of the named model from its stored answers, or
+// from the stated assumptions when it has none, and records in bases which
+// it used.
+func (h History) outlook(name string, limit int, simulated bool, simLatencyMS float64, bases *basisList) callOutlook {
+	label := model.Sanitize(name) // a model name from the audit file reaches screens and reports
+	o := callOutlook{completion: math.Min(AssumedCompletionTokens, float64(limit/2)), completionMax: limit}
+	mean, stored := h.CompletionTokens[name]
+	n := h.Answers[name]
+	if stored {
+		o.completion = math.Min(mean, float64(limit))
+		if n > 0 {
+			bases.addTokens(fmt.Sprintf("%s: mean of %d stored answers, %.0f tokens", label, n, mean))
+		} else {
+			bases.addTokens(fmt.Sprintf("%s: mean of its stored answers, %.0f tokens", label, mean))
+		}
+	} else {
+		bases.addTokens(fmt.Sprintf("%s: assumed %.0f tokens an answer (250, or half of max_tokens if less; none stored yet)", label, o.completion))
+	}
+	lat := h.LatencyMS[name]
+	switch {
+	case simulated:
+		o.latencyMS, o.latencyMaxMS = simLatencyMS, simLatencyMS
+		bases.addLatency(fmt.Sprintf("%s: simulated, %.1f s a call", label, simLatencyMS/1000))
+	case lat > 0:
+		// Stored answers give the model's time per call at its usual
+		// length; an answer at the limit takes longer in proportion.
+		o.latencyMS, o.latencyMaxMS = lat, lat
+		if mean > 0 && float64(limit) > mean {
+			o.latencyMaxMS = lat * float64(limit) / mean
+		}
+		bases.addLatency(fmt.Sprintf("%s: mean stored latency, %.1f s a call", label, lat/1000))
+	default:
+		o.latencyMS, o.latencyMaxMS = assumedLatencyMS(o.completion), assumedLatencyMS(float64(limit))
+		bases.addLatency(fmt.Sprintf("%s: assumed %.1f s a call (0.5 s to the first token, then 100 tokens a second; none stored yet)",
+			label, o.latencyMS/1000))
+	}
+	return o
+}
+
+// basisList collects the distinct statements of where an estimate's
+// figures came from, in the order first met.
+type basisList struct{ tokens, latency []string }
+
+func (b *basisList) addTokens(s string)  { b.tokens = appendNew(b.tokens, s) }
+func (b *basisList) addLatency(s string) { b.latency = appendNew(b.latency, s) }
+
+// addTo appends the statements not already in an estimate's bases.
+func (b *basisList) addTo(e *Estimate) {
+	for _, s := range b.tokens {
+		e.CompletionBasis = joinNew(e.CompletionBasis, s)
+	}
+	for _, s := range b.latency {
+		e.LatencyBasis = joinNew(e.LatencyBasis, s)
+	}
+}
+
+func joinNew(list, s string) string {
+	switch {
+	case list == "":
+		return s
+	case slices.Contains(strings.Split(list, "; "), s):
+		return list
+	}
+	return list + "; " + s
+}
+
+func appendNew(xs []string, s string) []string {
+	if slices.Contains(xs, s) {
+		return xs
+	}
+	return append(xs, s)
 }
 
 func (p *Plan) systemTokens(system string) int {
@@ -147,22 +266,26 @@ func (p *Plan) AddJudges(e *Estimate, graded map[string]map[string]model.Grade, 
 	if len(p.Audit.Judges) == 0 {
 		return
 	}
-	var msgTokens, answerTokens float64
+	var bases basisList
+	answers := make([]callOutlook, len(p.Audit.File.Models))
+	for i, m := range p.Audit.File.Models {
+		answers[i] = hist.outlook(m.Name, m.CompletionLimit(), m.Provider == "sim", 0, &basisList{})
+	}
+	// A judge reads the case's message and the answer: the answer is
+	// expected at its model's usual length and at most at its limit.
+	var msgTokens, answerTokens, answerTokensMax float64
 	tok := newTokenCache(p.Audit)
 	var judged []runner.Call // the answers judges grade (see Plan.Judged)
 	for _, c := range p.Calls {
-		if p.Judged(c.Key) {
-			judged = append(judged, c)
+		if !p.Judged(c.Key) {
+			continue
 		}
-	}
-	for _, c := range judged {
+		judged = append(judged, c)
 		for _, m := range c.Request.Messages[1:] { // a conversation's judge reads every turn
 			msgTokens += float64(tok.tokens(m.Content))
 		}
-		answerTokens += float64(c.EstCompletionTokens)
-		if v, ok := hist.CompletionTokens[c.Request.Model]; ok {
-			answerTokens += v - float64(c.EstCompletionTokens)
-		}
+		answerTokens += answers[c.Provider].completion
+		answerTokensMax += float64(answers[c.Provider].completionMax)
 	}
 	n := float64(len(judged))
 	if n == 0 {
@@ -170,6 +293,7 @@ func (p *Plan) AddJudges(e *Estimate, graded map[string]map[string]model.Grade, 
 	}
 	msgTokens /= n
 	answerTokens /= n
+	answerTokensMax /= n
 	if concurrency < 1 {
 		concurrency = 1
 	}
@@ -184,26 +308,25 @@ func (p *Plan) AddJudges(e *Estimate, graded map[string]map[string]model.Grade, 
 			continue
 		}
 		rubric := p.countTokens(j.Rubric) + p.countTokens(model.JudgeSystemPrompt)
-		prompt := rubric + int(msgTokens+answerTokens) + 2*perMessageOverhead + 3
-		completion := j.Config.CompletionLimit() / 2
-		if v, ok := hist.CompletionTokens[j.Config.Name]; ok {
-			completion = int(v)
-		}
+		overhead := rubric + 2*perMessageOverhead + 3
+		prompt := overhead + int(msgTokens+answerTokens)
+		promptMax := overhead + int(msgTokens+answerTokensMax)
+		o := hist.outlook(j.Config.Name, j.Config.CompletionLimit(), j.Config.Provider == "sim", 0, &bases)
+		completion := int(math.Round(o.completion))
 		price := judgePrice(j.Config)
+		r := float64(remaining)
 		e.Calls += remaining
 		e.JudgeCalls += remaining
 		e.PromptTokens += int64(prompt * remaining)
 		e.CompletionTokens += int64(completion * remaining)
-		e.USD += float64(remaining) * price.Cost(prompt, 0, completion)
-		e.USDWithCaching += float64(remaining) * price.Cost(prompt, 0, completion)
-		lat := float64(defaultLatencyMS)
-		if v := hist.LatencyMS[j.Config.Name]; v > 0 {
-			lat = v
-		} else if j.Config.Provider == "sim" {
-			lat = 0
-		}
-		e.Minutes += float64(remaining) * lat / float64(concurrency) / 60000
+		e.CompletionTokensAtMost += int64(o.completionMax * remaining)
+		e.USD += r * price.Cost(prompt, 0, completion)
+		e.USDWithCaching += r * price.Cost(prompt, 0, completion)
+		e.USDAtMost += r * price.Cost(promptMax, 0, o.completionMax)
+		e.Minutes += r * o.latencyMS / float64(concurrency) / 60000
+		e.MinutesAtMost += r * o.latencyMaxMS / float64(concurrency) / 60000
 	}
+	bases.addTo(e)
 }
 
 func (p *Plan) countTokens(s string) int {

@@ -42,6 +42,7 @@ type ResponseRecord struct {
 	Attempts         int                    `json:"attempts"`
 	Error            string                 `json:"error"`
 	Grades           map[string]GradeRecord `json:"grades"`
+	SchemaVersion    int                    `json:"schema_version"` // see SchemaVersion
 }
 
 // GradeRecord is a grader's verdict inside a ResponseRecord. Unparseable
@@ -59,6 +60,9 @@ type LabelRecord struct {
 	Labeller  string `json:"labeller"`
 	Note      string `json:"note"`
 	At        string `json:"at"`
+	// SchemaVersion is SchemaVersion on export; import-labels accepts a
+	// record without it (one written by hand) or with this version or older.
+	SchemaVersion int `json:"schema_version"`
 }
 
 // ExportResponses writes one record per planned cell whose call is stored,
@@ -118,7 +122,7 @@ func ExportResponses(w io.Writer, p *audit.Plan, versions []string, src ExportSo
 			Sample: cell.Sample, Model: p.Audit.File.Models[cell.Model].Name, Text: r.Text,
 			FinishReason: r.FinishReason, PromptTokens: r.PromptTokens, CachedTokens: r.CachedTokens,
 			CompletionTokens: r.CompletionTokens, LatencyMS: r.LatencyMS, Attempts: r.Attempts, Error: r.Error,
-			Grades: map[string]GradeRecord{},
+			Grades: map[string]GradeRecord{}, SchemaVersion: SchemaVersion,
 		}
 		// A rule with no predicate has no predicate grade, whatever an
 		// older version of auditor may have stored for it.
@@ -216,6 +220,7 @@ func ExportGrades(w io.Writer, p *audit.Plan, versions []string, src ExportSourc
 		Pass     bool   `json:"pass"`
 		Reason   string `json:"reason"`
 		Check    int    `json:"check"`
+		Schema   int    `json:"schema_version"`
 	}
 	var cw *csv.Writer
 	var enc *json.Encoder
@@ -250,7 +255,7 @@ func ExportGrades(w io.Writer, p *audit.Plan, versions []string, src ExportSourc
 			continue
 		}
 		rec := gradeRecord{Key: cell.Key, RuleLine: rule.Line, Case: rule.Cases[cell.Case].ID, Variant: p.VariantName(cell),
-			Sample: cell.Sample, Grader: g.Grader, Version: g.Version, Pass: g.Pass, Reason: g.Reason, Check: g.Check}
+			Sample: cell.Sample, Grader: g.Grader, Version: g.Version, Pass: g.Pass, Reason: g.Reason, Check: g.Check, Schema: SchemaVersion}
 		if enc != nil {
 			if err := enc.Encode(rec); err != nil {
 				return err
@@ -270,7 +275,8 @@ func ExportGrades(w io.Writer, p *audit.Plan, versions []string, src ExportSourc
 }
 
 func labelRecord(l model.Label) LabelRecord {
-	return LabelRecord{Key: l.Key, Violation: l.Violation, Labeller: l.Labeller, Note: l.Note, At: l.At.UTC().Format(time.RFC3339)}
+	return LabelRecord{Key: l.Key, Violation: l.Violation, Labeller: l.Labeller, Note: l.Note, At: l.At.UTC().Format(time.RFC3339),
+		SchemaVersion: SchemaVersion}
 }
 
 // ParseLabels reads import-labels JSONL. Errors name the file and line.
@@ -290,11 +296,15 @@ func ParseLabels(file string, data []byte) ([]model.Label, error) {
 			Labeller  string  `json:"labeller"`
 			Note      string  `json:"note"`
 			At        string  `json:"at"`
+			Schema    int     `json:"schema_version"`
 		}
 		if err := dec.Decode(&raw); err != nil {
 			return nil, &model.InputError{File: file, Line: i + 1, Msg: "invalid label: " + err.Error()}
 		}
 		switch {
+		case raw.Schema > SchemaVersion:
+			return nil, &model.InputError{File: file, Line: i + 1, Field: "schema_version",
+				Msg: fmt.Sprintf("%d is newer than this auditor reads (%d): upgrade auditor", raw.Schema, SchemaVersion)}
 		case raw.Key == nil || *raw.Key == "":
 			return nil, &model.InputError{File: file, Line: i + 1, Field: "key", Msg: "missing"}
 		case raw.Violation == nil:

@@ -19,9 +19,12 @@ import (
 // Doc is the JSON report (`auditor report --format json`). Its field names
 // are a stable interface: add fields, never rename or remove them.
 type Doc struct {
-	Audit     string  `json:"audit"`
-	Simulated bool    `json:"simulated"`
-	Delta     float64 `json:"delta"`
+	// SchemaVersion goes up when a field changes meaning or is removed;
+	// fields are only ever added otherwise.
+	SchemaVersion int     `json:"schema_version"`
+	Audit         string  `json:"audit"`
+	Simulated     bool    `json:"simulated"`
+	Delta         float64 `json:"delta"`
 	// AffectedShare is s in the chance (1-s)^C, stated with every DELETE,
 	// that a type of request making up s of provoking traffic is in none of
 	// C provoking cases (audit.toml's affected_share).
@@ -30,13 +33,22 @@ type Doc struct {
 	Sweep         SweepDoc    `json:"sweep"`
 	Spend         audit.Spend `json:"spend"`
 	Progress      ProgressDoc `json:"progress"`
+	// Comparisons sets the first model beside each other one, case by
+	// case; empty with one model.
+	Comparisons []ComparisonDoc `json:"comparisons"`
 }
+
+// SchemaVersion is the version of every JSON document auditor writes: the
+// report, plan --format json (audit.EstimateSchemaVersion) and each record
+// of a JSONL export.
+const SchemaVersion = 1
 
 // RuleDoc is one audited line for one model.
 type RuleDoc struct {
 	Line          int    `json:"line"`
 	Text          string `json:"text"`
 	Tokens        int    `json:"tokens"`
+	Variant       string `json:"variant"` // the deletion's name, "-L<line>": the prompt without this line
 	Model         string `json:"model"`
 	Tag           string `json:"tag"`
 	Class         string `json:"class"` // "targeted" or "none"
@@ -71,9 +83,11 @@ type RuleDoc struct {
 	// Truncated counts answers cut off by the token limit or empty:
 	// neither passes nor failures, not asked again.
 	Truncated int `json:"truncated"`
-	// Variant describes a rewording or an addition, whose side of every
-	// arm is under "deleted"; absent for a deletion.
-	Variant *VariantDoc `json:"variant,omitempty"`
+	// Change describes a rewording or an addition (Variant names it), whose
+	// side of every arm is under "deleted"; absent for a deletion.
+	Change *VariantDoc `json:"change,omitempty"`
+	// Cases are the per-case rows behind the arms, in the case file's order.
+	Cases []CaseDoc `json:"cases"`
 }
 
 // VerdictNumbersDoc is what Decide computed: pooled provoking counts over
@@ -429,7 +443,7 @@ type ProgressDoc struct {
 
 // Build turns results into the JSON document.
 func Build(res *evidence.Results, spend audit.Spend, simulated bool) Doc {
-	d := Doc{Audit: res.Plan.Audit.File.Name, Simulated: simulated, Delta: res.Delta, AffectedShare: AffectedShare(res), Spend: spend,
+	d := Doc{SchemaVersion: SchemaVersion, Comparisons: comparisonDocs(res), Audit: res.Plan.Audit.File.Name, Simulated: simulated, Delta: res.Delta, AffectedShare: AffectedShare(res), Spend: spend,
 		Sweep: SweepDoc{SweepGroupDoc: sweepGroupDoc(res.Sweep.SweepGroup), ByTag: []SweepGroupDoc{}}}
 	for _, g := range res.Sweep.ByTag {
 		d.Sweep.ByTag = append(d.Sweep.ByTag, sweepGroupDoc(g))
@@ -437,14 +451,15 @@ func Build(res *evidence.Results, spend audit.Spend, simulated bool) Doc {
 	d.Progress.Cells = len(res.Plan.Cells)
 	for _, rr := range res.Rules {
 		rd := RuleDoc{
-			Line: rr.Rule.Line, Text: rr.Rule.Text, Tokens: rr.Rule.Tokens, Model: rr.ModelName,
-			Tag: rr.Rule.Config.Tag, Class: ruleClass(rr.Rule), CasesFile: rr.Rule.Config.Cases,
+			Line: rr.Rule.Line, Text: rr.Rule.Text, Tokens: rr.Rule.Tokens, Variant: rr.Rule.Variant(), Model: rr.ModelName,
+			Cases: caseDocs(rr),
+			Tag:   rr.Rule.Config.Tag, Class: ruleClass(rr.Rule), CasesFile: rr.Rule.Config.Cases,
 			PredicateFile: rr.Rule.Config.Predicate, Predicate: rr.PredicateVersion,
 			Verdict: string(rr.Verdict.Decision), Reason: rr.Verdict.Reason, Bound: rr.Verdict.Bound, Flags: Flags(rr.Verdict),
 			Numbers: verdictNumbers(rr.Verdict), Control: controlNumbers(rr.Verdict),
 			Notes: append([]string{}, rr.Verdict.Notes...), Needed: rr.Verdict.Needed,
 			Arms: map[string]ArmDoc{}, Graders: map[string]GraderDoc{}, Kappa: map[string]float64{},
-			Errors: rr.Errors, Pending: rr.Pending, Truncated: rr.Truncated, Variant: variantDoc(rr),
+			Errors: rr.Errors, Pending: rr.Pending, Truncated: rr.Truncated, Change: variantDoc(rr),
 		}
 		// An arm appears when it has cases the predicate grades: an arm of
 		// no case, or of a rule with no predicate, has no rate to report

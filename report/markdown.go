@@ -64,6 +64,7 @@ func WriteMarkdown(w io.Writer, res *evidence.Results, spend audit.Spend, simula
 	for _, rr := range res.Rules {
 		writeMarkdownRule(&b, rr, multiModel)
 	}
+	b.WriteString(comparisonMarkdown(res))
 	fmt.Fprintf(&b, "**%s.**\n", strings.TrimPrefix(spendLine(spend, simulated), "Spend: "))
 	_, err := io.WriteString(w, b.String())
 	return err
@@ -84,6 +85,7 @@ func writeMarkdownRule(b *strings.Builder, rr *evidence.RuleResult, multiModel b
 		fmt.Fprintf(b, "- model: `%s`\n", mdEscape(rr.ModelName))
 	}
 	fmt.Fprintf(b, "- %d tokens%s; %s\n", rr.Rule.Tokens, mdEscape(tagNote(rr.Rule)), mdEscape(filesLine(rr)))
+	fmt.Fprintf(b, "- variants: baseline is the full prompt, %s the prompt without line %d\n", rr.Rule.Variant(), rr.Rule.Line)
 	if rr.Verdict.Bound != "" {
 		fmt.Fprintf(b, "- bound: %s\n", mdEscape(rr.Verdict.Bound))
 	}

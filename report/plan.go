@@ -33,12 +33,15 @@ func WritePlan(w io.Writer, a *audit.Audit, e audit.Estimate, budget float64) er
 		fmt.Fprintf(&b, "; of those, %d answers and at most %d judge calls (answers with identical text share one)", e.AnswerCalls, e.JudgeCalls)
 	}
 	b.WriteString("\n")
-	fmt.Fprintf(&b, "tokens: %d input, %d output (estimate; output from %s)\n", e.PromptTokens, e.CompletionTokens, e.CompletionBasis)
-	fmt.Fprintf(&b, "cost: $%.2f, or $%.2f with prompt caching", e.USD, e.USDWithCaching)
+	fmt.Fprintf(&b, "tokens: %d input, %d output expected, at most %d (every answer at its max_tokens)\n",
+		e.PromptTokens, e.CompletionTokens, e.CompletionTokensAtMost)
+	fmt.Fprintf(&b, "cost: $%.2f expected ($%.2f with prompt caching), at most $%.2f", e.USD, e.USDWithCaching, e.USDAtMost)
 	if budget > 0 {
 		fmt.Fprintf(&b, "; budget $%.2f", budget)
 	}
-	fmt.Fprintf(&b, "\ntime: about %.1f minutes at concurrency %d\n", e.Minutes, e.Concurrency)
+	fmt.Fprintf(&b, "\ntime: %s expected, at most %s, at concurrency %d\n", minutesText(e.Minutes), minutesText(e.MinutesAtMost), e.Concurrency)
+	fmt.Fprintf(&b, "  output tokens from %s\n", e.CompletionBasis)
+	fmt.Fprintf(&b, "  time from %s\n", e.LatencyBasis)
 	_, err := io.WriteString(w, b.String())
 	return err
 }
@@ -72,4 +75,17 @@ func WriteStability(w io.Writer, stab []grade.Stability) error {
 	}
 	_, err := io.WriteString(w, b.String())
 	return err
+}
+
+// minutesText is a duration in minutes as a person says it.
+func minutesText(m float64) string {
+	switch {
+	case m < 1.0/60:
+		return "under a second"
+	case m < 1:
+		return fmt.Sprintf("about %.0f seconds", m*60)
+	case m < 90:
+		return fmt.Sprintf("about %.1f minutes", m)
+	}
+	return fmt.Sprintf("about %.1f hours", m/60)
 }

@@ -28,15 +28,29 @@ func WriteText(w io.Writer, res *evidence.Results, spend audit.Spend, simulated 
 	if simulated {
 		fmt.Fprintf(&b, "%s\n\n", SimulatedBanner)
 	}
-	fmt.Fprintf(&b, "%s\n\n", IntervalLegend)
+	// Results first: a reader who stops after a few lines has the verdicts.
+	multiModel := len(res.Plan.Audit.File.Models) > 1
+	b.WriteString("Verdicts:\n")
 	for _, rr := range res.Rules {
-		b.WriteString(ruleText(rr, len(res.Plan.Audit.File.Models) > 1))
+		name := ""
+		if multiModel {
+			name = " on " + model.Sanitize(rr.ModelName)
+		}
+		fmt.Fprintf(&b, "  line %d%s: %-12s %s\n", rr.Rule.Line, name, rr.Verdict.Decision, truncate(model.Sanitize(rr.Rule.Text), 60))
+	}
+	b.WriteString("\n")
+	for _, rr := range res.Rules {
+		b.WriteString(ruleText(rr, multiModel))
 		b.WriteString("\n")
+	}
+	if c := comparisonText(res); c != "" {
+		b.WriteString(c + "\n")
 	}
 	for _, l := range sweepLines(res) {
 		b.WriteString(l + "\n")
 	}
 	b.WriteString(spendLine(spend, simulated) + "\n")
+	fmt.Fprintf(&b, "\n%s\n", IntervalLegend)
 	_, err := io.WriteString(w, b.String())
 	return err
 }
@@ -54,6 +68,7 @@ func ruleText(rr *evidence.RuleResult, multiModel bool) string {
 		fmt.Fprintf(&b, "model %s\n", model.Sanitize(rr.ModelName))
 	}
 	fmt.Fprintf(&b, "  %s\n", model.Sanitize(filesLine(rr)))
+	fmt.Fprintf(&b, "  variants: baseline is the full prompt, %s the prompt without line %d\n", rr.Rule.Variant(), rr.Rule.Line)
 	if rr.Rule.HasPredicate() {
 		tw := tabwriter.NewWriter(&b, 0, 0, 2, ' ', 0)
 		fmt.Fprintf(tw, "  kind\tcases\tbaseline fail/n\trate [95%% CI]\t%s fail/n\trate [95%% CI]\t%s - baseline [95%% CI]\n", rr.Rule.Variant(), diffName(rr.Rule))

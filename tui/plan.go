@@ -128,7 +128,7 @@ func (p *planView) content() string {
 	} else {
 		kv("calls", fmt.Sprintf("%d to make, %d already stored (free)", e.Calls, e.CachedCalls))
 	}
-	cost := fmt.Sprintf("$%.2f, or $%.2f with prompt caching", e.USD, e.USDWithCaching)
+	cost := fmt.Sprintf("$%.2f expected ($%.2f with prompt caching), at most $%.2f", e.USD, e.USDWithCaching, e.USDAtMost)
 	if c.simulated {
 		cost += " (simulated prices: nothing is billed)"
 	}
@@ -141,9 +141,10 @@ func (p *planView) content() string {
 	default:
 		kv("budget", "none")
 	}
-	kv("time", fmt.Sprintf("about %s at concurrency %d", minutes(e.Minutes), e.Concurrency))
-	kv("tokens", fmt.Sprintf("%s input, %s output (estimate; output from %s)",
-		thousands(e.PromptTokens), thousands(e.CompletionTokens), e.CompletionBasis))
+	kv("time", fmt.Sprintf("about %s expected, at most %s, at concurrency %d (%s)",
+		minutes(e.Minutes), minutes(e.MinutesAtMost), e.Concurrency, e.LatencyBasis))
+	kv("tokens", fmt.Sprintf("%s input, %s output expected, at most %s (output from %s)",
+		thousands(e.PromptTokens), thousands(e.CompletionTokens), thousands(e.CompletionTokensAtMost), e.CompletionBasis))
 	b.WriteString("\n")
 	rows := [][]string{{"line", "tokens", "provoke", "pressure", "control", "text"}}
 	for _, r := range e.Rules {

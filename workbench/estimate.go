@@ -35,7 +35,7 @@ func (s *Session) Estimate(status map[string]bool, concurrency int, simLatency t
 
 // history summarises stored answers per model, to estimate the rest.
 func (s *Session) history() audit.History {
-	h := audit.History{CompletionTokens: map[string]float64{}, LatencyMS: map[string]float64{}}
+	h := audit.History{CompletionTokens: map[string]float64{}, LatencyMS: map[string]float64{}, Answers: map[string]int{}}
 	if s.Store == nil {
 		return h
 	}
@@ -63,6 +63,7 @@ func (s *Session) history() audit.History {
 	for m, a := range byModel {
 		h.CompletionTokens[m] = a.tok / float64(a.n)
 		h.LatencyMS[m] = a.lat / float64(a.n)
+		h.Answers[m] = a.n
 	}
 	return h
 }

@@ -82,6 +82,26 @@ func (t *Tally) Compare(rule, a, b int, deleted bool) Comparison {
 	return cmp
 }
 
+// ModelComparisons compares, for every rule a predicate grades, the audit's
+// first model (A, the reference) with each other model (B), under the full
+// prompt and then under the rule's deletion: the comparisons the reports
+// print. Empty with one model.
+func (t *Tally) ModelComparisons() []Comparison {
+	a := t.plan.Audit
+	var out []Comparison
+	for ri, r := range a.Rules {
+		if !r.HasPredicate() {
+			continue // answers nobody grades have no failures to compare
+		}
+		for b := 1; b < len(a.File.Models); b++ {
+			for _, deleted := range []bool{false, true} {
+				out = append(out, t.Compare(ri, 0, b, deleted))
+			}
+		}
+	}
+	return out
+}
+
 // countCell adds one cell's outcome to a count.
 func countCell(cnt *Count, key string, status map[string]bool, grades map[string]model.Grade) {
 	ok, stored := status[key]

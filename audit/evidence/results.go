@@ -117,6 +117,9 @@ type Results struct {
 	// Sweep counts the verdicts and sums the tokens the lines safe to
 	// delete remove against those every audited line claims, also by tag.
 	Sweep Sweep
+	// Comparisons sets the audit's first model beside each other one, case
+	// by case (see ModelComparisons); empty with one model.
+	Comparisons []Comparison
 }
 
 // Tally is the in-memory state results are computed from: which calls are
@@ -307,6 +310,7 @@ func (t *Tally) Results() (*Results, error) {
 		}
 	}
 	res.Sweep = summarizeSweep(res.Rules)
+	res.Comparisons = t.ModelComparisons()
 	return res, nil
 }
 

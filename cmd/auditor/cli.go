@@ -102,7 +102,9 @@ Start with 'auditor demo --headless' to see a complete audit against the
 built-in simulated model.`,
 		SilenceUsage:  true,
 		SilenceErrors: true,
+		Version:       version(),
 	}
+	root.SetVersionTemplate("auditor version {{.Version}}\n")
 	root.SetIn(std.In)
 	root.SetOut(std.Out)
 	root.SetErr(std.Err)

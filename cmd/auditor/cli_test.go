@@ -10,6 +10,7 @@ import (
 	"testing"
 
 	"github.com/auditor-dev/auditor/examples"
+	"github.com/auditor-dev/auditor/report"
 )
 
 // TestDemo runs the bundled demo as a new user would, and checks that its
@@ -38,6 +39,22 @@ func TestDemo(t *testing.T) {
 	}
 	if len(verdicts) != 4 {
 		t.Errorf("want verdicts for 4 lines, got %v", verdicts)
+	}
+	// Issue 11: results first (after the SIMULATED mark), not a paragraph
+	// of statistics; the variant's name explained where it first appears;
+	// the next commands, on the real path, at the end.
+	lines := strings.SplitN(r.out, "\n", 4)
+	if len(lines) < 4 || lines[0] != report.SimulatedBanner || lines[2] != "Verdicts:" || !strings.HasPrefix(lines[3], "  line 23: KEEP") {
+		t.Errorf("demo stdout does not open with the verdicts:\n%s", r.out)
+	}
+	if first, explained := strings.Index(r.out, "-L23"), strings.Index(r.out, "-L23 the prompt without line 23"); first < 0 || first != explained {
+		t.Errorf("-L23 first appears at %d, explained at %d", first, explained)
+	}
+	audit := shellQuote(filepath.Join(dir, "audit.toml"))
+	for _, cmd := range []string{" open " + audit, " label " + audit, " review " + audit, " report " + audit + " --format md"} {
+		if !strings.Contains(r.errOut, cmd+"\n") {
+			t.Errorf("demo does not end with the next command %q:\n%s", strings.TrimSpace(cmd), r.errOut)
+		}
 	}
 
 	// The demo again in the same directory: everything is stored already.
@@ -104,7 +121,10 @@ func TestPlanJSON(t *testing.T) {
 		t.Errorf("plan sent %d requests", requests)
 	}
 	want := map[string]float64{"calls": float64(distinct), "answer_calls": float64(distinct), "judge_calls": 0, "cached_calls": 0,
-		"completion_tokens": float64(distinct * 100)} // half of max_tokens = 200
+		// No answer stored: 250 tokens an answer assumed, or half of
+		// max_tokens = 200 when less; at most max_tokens.
+		"completion_tokens": float64(distinct * 100), "completion_tokens_at_most": float64(distinct * 200),
+		"schema_version": 1}
 	for f, w := range want {
 		if got := num(before, f); got != w {
 			t.Errorf("plan before the run: %s = %v, want %v", f, got, w)

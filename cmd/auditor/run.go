@@ -292,10 +292,32 @@ func runOutcome(std Stdio, out workbench.Outcome, res *evidence.Results, regrade
 	if regradeErr != nil || len(out.GradeErrors) > 0 {
 		return &exitError{code: exitFailed, msg: "some answers could not be graded (see above); they are not in the numbers"}
 	}
+	writeNextSteps(std, strings.TrimSuffix(resumeCmd, " run"), path)
 	if f.gate {
 		return gateError(res)
 	}
 	return nil
+}
+
+// writeNextSteps ends a finished run with the commands a user types next,
+// on the audit's real path. It goes to standard error, like the progress,
+// so standard output stays the report alone.
+func writeNextSteps(std Stdio, prog, path string) {
+	if strings.Contains(prog, "go-build") {
+		prog = "go run ./cmd/auditor" // `go run` built it in a temporary directory
+	}
+	p := shellQuote(path)
+	fmt.Fprintf(std.Err, `
+Next:
+  browse the grid, any answer, and the prompt marked with verdicts:
+    %[1]s open %[2]s
+  label a blind sample (measures the predicate's recall and false alarms; no line reaches DELETE without them):
+    %[1]s label %[2]s
+  read the answers where the predicate and the judges disagree:
+    %[1]s review %[2]s
+  the verdicts and their evidence for a pull request:
+    %[1]s report %[2]s --format md
+`, prog, p)
 }
 
 // resumeCommand rebuilds the command line that continues this run.

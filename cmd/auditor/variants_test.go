@@ -54,17 +54,18 @@ func TestRun_RewordAndAddVariants(t *testing.T) {
 	var doc struct {
 		Rules []struct {
 			Verdict string `json:"verdict"`
-			Variant *struct {
+			Variant string `json:"variant"`
+			Change  *struct {
 				Kind, Name string
 				Flips      struct{ Fixed, Broken []string }
-			} `json:"variant"`
+			} `json:"change"`
 		} `json:"rules"`
 	}
 	if err := json.Unmarshal([]byte(mustRun(t, exitOK, "report", path, "--format", "json").out), &doc); err != nil {
 		t.Fatal(err)
 	}
-	if len(doc.Rules) != 3 || doc.Rules[0].Variant != nil || doc.Rules[1].Variant == nil || doc.Rules[1].Variant.Name != "~L5" ||
-		doc.Rules[2].Variant == nil || doc.Rules[2].Variant.Kind != "add" {
+	if len(doc.Rules) != 3 || doc.Rules[0].Change != nil || doc.Rules[1].Change == nil || doc.Rules[1].Change.Name != "~L5" ||
+		doc.Rules[1].Variant != "~L5" || doc.Rules[2].Change == nil || doc.Rules[2].Change.Kind != "add" {
 		t.Fatalf("json rules: %+v", doc.Rules)
 	}
 	for _, r := range doc.Rules[1:] {
