@@ -101,4 +101,3 @@ type Grade struct {
 	// is neither pass nor failure and is counted apart.
 	Unparseable bool `json:"unparseable,omitempty"`
 }
-

@@ -303,3 +303,43 @@ func (s *Store) LabelSets() ([]string, error) {
 	}
 	return names, nil // bbolt iterates in byte order, which is sorted order
 }
+
+// MergeLabels appends, in order, every record that its response's history
+// does not already hold (see ImportLabels for when two records are the
+// same), in one transaction; it returns how many it appended. It is the
+// union of two histories: nothing is a conflict and nothing is lost, so a
+// label file pulled from a colleague's commit joins the store as given. A
+// record without a source is blind; a zero At is set to now.
+func (s *Store) MergeLabels(ls []model.Label) (int, error) {
+	for i, l := range ls {
+		if err := validateKey(l.Key); err != nil {
+			return 0, fmt.Errorf("store: merge labels: label %d (key %q): %w", i+1, l.Key, err)
+		}
+	}
+	now := time.Now().UTC()
+	added := 0
+	err := s.update(func(tx *bolt.Tx) error {
+		added = 0
+		for _, l := range ls {
+			if l.Source == "" {
+				l.Source = model.LabelBlind
+			}
+			hist, err := s.history(tx, l.Key)
+			if err != nil {
+				return err
+			}
+			if slices.ContainsFunc(hist, func(h model.Label) bool { return sameRecord(h, l) }) {
+				continue
+			}
+			if l.At.IsZero() {
+				l.At = now
+			}
+			if err := appendLabel(tx, l); err != nil {
+				return err
+			}
+			added++
+		}
+		return nil
+	})
+	return added, err
+}

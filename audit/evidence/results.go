@@ -123,8 +123,10 @@ type Tally struct {
 	preds  *grade.Predicates
 	status map[string]bool
 	grades map[string]map[string]model.Grade // grader version -> response key -> grade
-	labels map[string]model.Label
-	sets   []labels.LabelSet // label sets, for weighting stratified labels
+	// book resolves every label record: its Truth (first labeller's blind
+	// labels) is what graders are measured against.
+	book *model.LabelBook
+	sets []labels.LabelSet // label sets, for weighting stratified labels
 	// histories holds each rule's recorded texts, by rule index.
 	histories [][]TextSeen
 	// lengths holds the answer lengths of rules with no input class, by
@@ -141,7 +143,7 @@ func NewTally(p *audit.Plan, preds *grade.Predicates, src audit.Reader) (*Tally,
 	if err != nil {
 		return nil, err
 	}
-	labelled, err := src.Labels()
+	log, err := src.LabelLog()
 	if err != nil {
 		return nil, err
 	}
@@ -149,7 +151,8 @@ func NewTally(p *audit.Plan, preds *grade.Predicates, src audit.Reader) (*Tally,
 	if err != nil {
 		return nil, err
 	}
-	t := &Tally{plan: p, preds: preds, status: status, labels: labelled, sets: sets, grades: map[string]map[string]model.Grade{}}
+	book := model.NewLabelBook(log, labels.LegacySource(sets))
+	t := &Tally{plan: p, preds: preds, status: status, book: book, sets: sets, grades: map[string]map[string]model.Grade{}}
 	if err := t.loadLengths(src); err != nil {
 		return nil, err
 	}
@@ -234,8 +237,8 @@ func (t *Tally) Record(r model.Response, grades []model.Grade) {
 	}
 }
 
-// SetLabel records a human label.
-func (t *Tally) SetLabel(l model.Label) { t.labels[l.Key] = l }
+// SetLabel records a label record (a label or an undo) just stored.
+func (t *Tally) SetLabel(l model.Label) { t.book.Add(l) }
 
 // Answered reports whether a call is stored with an answer.
 func (t *Tally) Answered(key string) bool { return t.status[key] }

@@ -190,7 +190,10 @@ guarded against spreadsheet formulas.`,
 					err = report.ExportGrades(w, s.Plan, s.PredicateVersions(), s.Store, format)
 				}
 			case "labels":
-				err = report.ExportLabels(w, s.Store, format)
+				var book *model.LabelBook
+				if book, err = s.LabelBook(); err == nil {
+					err = report.ExportLabels(w, book, format)
+				}
 			default:
 				err = &usageError{fmt.Errorf("unknown --what %q (want responses, grades or labels)", what)}
 			}

@@ -141,14 +141,7 @@ func runLabel(cmd *cobra.Command, std Stdio, path string, f labelFlags) error {
 	labels := s.Tally.Labels()
 	who := "current labels"
 	if f.labeller != "" {
-		by, err := s.Store.LabelsByLabeller()
-		if err != nil {
-			return err
-		}
-		labels, who = by[f.labeller], "labels by "+model.Sanitize(f.labeller)
-		if labels == nil {
-			labels = map[string]model.Label{}
-		}
+		labels, who = s.Tally.LabelBook().Of(f.labeller), "blind labels by "+model.Sanitize(f.labeller)
 	}
 	if !f.show && interactive(std, false) {
 		// On a terminal, label: --labeller is who labels (default: the user).
