@@ -40,8 +40,11 @@ type CaseResult struct {
 
 // Arm is one kind (or the pooled provoking kinds) under both variants.
 type Arm struct {
-	Name     string // "provoke", "pressure", "control" or "provoking"
-	Cases    int
+	Name string // "provoke", "pressure", "control" or "provoking"
+	// Cases counts the arm's cases with at least one graded answer (either
+	// variant): the cases its rates are on. Planned counts every case of
+	// the arm's kinds, graded or not.
+	Cases, Planned int
 	Baseline ArmSide
 	Deleted  ArmSide
 	// Diff is deleted minus baseline on the pooled counts of the cases
@@ -411,7 +414,10 @@ func buildArm(name string, cases []CaseResult, match func(model.Kind) bool) *Arm
 	a := &Arm{Name: name}
 	for _, cr := range cases {
 		if match(cr.Case.Kind) {
-			a.Cases++
+			a.Planned++
+			if cr.Baseline.N > 0 || cr.Deleted.N > 0 {
+				a.Cases++
+			}
 		}
 	}
 	side := func(pick func(CaseResult) Count) ArmSide {
