@@ -45,8 +45,8 @@ type Arm struct {
 	// variant): the cases its rates are on. Planned counts every case of
 	// the arm's kinds, graded or not.
 	Cases, Planned int
-	Baseline ArmSide
-	Deleted  ArmSide
+	Baseline       ArmSide
+	Deleted        ArmSide
 	// Diff is deleted minus baseline on the pooled counts of the cases
 	// graded in both variants (the cases the verdict compares), with
 	// Newcombe's interval; Paired is the case-paired difference when two or
