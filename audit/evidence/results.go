@@ -92,6 +92,12 @@ type RuleResult struct {
 	Agreement     []PairAgreement
 	Disagreements int
 	Verdict       model.Verdict
+	// Adjudications are the review queue's decisions on the rule's answers,
+	// kept apart from the labels above.
+	Adjudications Adjudications
+	// Labellers compares every pair of labellers (their blind labels) on
+	// the rule's answers both labelled; empty with fewer than two.
+	Labellers []labels.LabellerAgreement
 	// Lengths compares answer lengths between the variants; set only for
 	// a rule with no input class, whose verdict rests on it.
 	Lengths *Lengths
@@ -271,6 +277,7 @@ func (t *Tally) Results() (*Results, error) {
 			if !rule.Config.NoInputClass() {
 				t.addGraders(rr) // judges never grade a rule with no input class
 			}
+			t.addLabelSummary(rr)
 			var h []TextSeen
 			if t.histories != nil {
 				h = t.histories[ri]
