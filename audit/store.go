@@ -21,10 +21,10 @@ type Reader interface {
 	Response(key string) (model.Response, error)
 	// ForEachResponseMeta visits every stored response without its text.
 	ForEachResponseMeta(fn func(model.Response) error) error
-	// Labels returns the current human label of every labelled response.
-	Labels() (map[string]model.Label, error)
-	// LabelsByLabeller returns each labeller's latest label per response.
-	LabelsByLabeller() (map[string]map[string]model.Label, error)
+	// LabelLog returns every label record ever stored (labels and undo
+	// records), each response's in the order given; model.LabelBook
+	// resolves them.
+	LabelLog() ([]model.Label, error)
 	// LabelSets lists the stored label sets by name; LabelSet reads one.
 	LabelSets() ([]string, error)
 	LabelSet(name string) (keys []string, meta map[string]string, err error)

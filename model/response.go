@@ -104,13 +104,3 @@ type Grade struct {
 	// is neither pass nor failure and is counted apart.
 	Unparseable bool `json:"unparseable,omitempty"`
 }
-
-// Label is a human's judgement of one response: the truth graders are
-// measured against.
-type Label struct {
-	Key       string    `json:"key"`
-	Violation bool      `json:"violation"` // the response breaks the rule's intent (or, on a control, refuses)
-	Labeller  string    `json:"labeller"`
-	Note      string    `json:"note"`
-	At        time.Time `json:"at"`
-}

@@ -6,7 +6,6 @@ import (
 	"errors"
 	"fmt"
 	"io"
-	"sort"
 	"strconv"
 	"strings"
 	"time"
@@ -20,7 +19,6 @@ import (
 type ExportSource interface {
 	Response(key string) (model.Response, error)
 	GradesFor(grader, version string) (map[string]model.Grade, error)
-	Labels() (map[string]model.Label, error)
 }
 
 // ResponseRecord is one line of `export --what responses --format jsonl`.
@@ -62,7 +60,9 @@ type LabelRecord struct {
 	At        string `json:"at"`
 	// SchemaVersion is SchemaVersion on export; import-labels accepts a
 	// record without it (one written by hand) or with this version or older.
-	SchemaVersion int `json:"schema_version"`
+	SchemaVersion int    `json:"schema_version"`
+	Source        string `json:"source,omitempty"` // "blind" or "seen"
+	Undo          bool   `json:"undo,omitempty"`   // takes back the labeller's latest label of this source
 }
 
 // ExportResponses writes one record per planned cell whose call is stored,
@@ -168,35 +168,30 @@ func ExportResponses(w io.Writer, p *audit.Plan, versions []string, src ExportSo
 	return nil
 }
 
-// ExportLabels writes the current label of every labelled response, sorted
-// by key so the file diffs cleanly in a repository.
-func ExportLabels(w io.Writer, src ExportSource, format string) error {
-	labels, err := src.Labels()
-	if err != nil {
-		return err
-	}
-	keys := make([]string, 0, len(labels))
-	for k := range labels {
-		keys = append(keys, k)
-	}
-	sort.Strings(keys)
+// ExportLabels writes every label record of the book (labels and undo
+// records, each with its source), responses sorted by key and each one's
+// records in the order given, so the file diffs cleanly in a repository and
+// import-labels reads it back as a no-op.
+func ExportLabels(w io.Writer, book *model.LabelBook, format string) error {
+	hist := book.History()
 	switch format {
 	case "jsonl":
 		enc := json.NewEncoder(c1Escaper{w})
-		for _, k := range keys {
-			if err := enc.Encode(labelRecord(labels[k])); err != nil {
+		for _, l := range hist {
+			if err := enc.Encode(labelRecord(book, l)); err != nil {
 				return err
 			}
 		}
 		return nil
 	case "csv":
 		cw := csv.NewWriter(w)
-		if err := cw.Write([]string{"key", "violation", "labeller", "note", "at"}); err != nil {
+		if err := cw.Write([]string{"key", "violation", "labeller", "note", "at", "source", "undo"}); err != nil {
 			return err
 		}
-		for _, k := range keys {
-			r := labelRecord(labels[k])
-			if err := cw.Write(csvSafe([]string{r.Key, strconv.FormatBool(r.Violation), r.Labeller, r.Note, r.At})); err != nil {
+		for _, l := range hist {
+			r := labelRecord(book, l)
+			if err := cw.Write(csvSafe([]string{r.Key, strconv.FormatBool(r.Violation), r.Labeller, r.Note, r.At,
+				r.Source, strconv.FormatBool(r.Undo)})); err != nil {
 				return err
 			}
 		}
@@ -274,12 +269,17 @@ func ExportGrades(w io.Writer, p *audit.Plan, versions []string, src ExportSourc
 	return nil
 }
 
-func labelRecord(l model.Label) LabelRecord {
-	return LabelRecord{Key: l.Key, Violation: l.Violation, Labeller: l.Labeller, Note: l.Note, At: l.At.UTC().Format(time.RFC3339),
+// labelRecord is a label as exported, with its source resolved: a label
+// stored before sources were recorded gets the book's legacy source.
+func labelRecord(book *model.LabelBook, l model.Label) LabelRecord {
+	return LabelRecord{Key: l.Key, Violation: l.Violation, Labeller: l.Labeller, Note: l.Note,
+		At: l.At.UTC().Format(time.RFC3339), Source: book.SourceOf(l), Undo: l.Undo,
 		SchemaVersion: SchemaVersion}
 }
 
-// ParseLabels reads import-labels JSONL. Errors name the file and line.
+// ParseLabels reads import-labels JSONL (what ExportLabels writes). A
+// record without a source is blind; an undo record needs no verdict.
+// Errors name the file and line.
 func ParseLabels(file string, data []byte) ([]model.Label, error) {
 	var out []model.Label
 	lines := strings.Split(strings.TrimPrefix(string(data), "\ufeff"), "\n")
@@ -293,10 +293,12 @@ func ParseLabels(file string, data []byte) ([]model.Label, error) {
 		var raw struct {
 			Key       *string `json:"key"`
 			Violation *bool   `json:"violation"`
-			Labeller  string  `json:"labeller"`
+			Labeller  *string `json:"labeller"`
 			Note      string  `json:"note"`
 			At        string  `json:"at"`
 			Schema    int     `json:"schema_version"`
+			Source    string  `json:"source"`
+			Undo      bool    `json:"undo"`
 		}
 		if err := dec.Decode(&raw); err != nil {
 			return nil, &model.InputError{File: file, Line: i + 1, Msg: "invalid label: " + err.Error()}
@@ -307,11 +309,17 @@ func ParseLabels(file string, data []byte) ([]model.Label, error) {
 				Msg: fmt.Sprintf("%d is newer than this auditor reads (%d): upgrade auditor", raw.Schema, SchemaVersion)}
 		case raw.Key == nil || *raw.Key == "":
 			return nil, &model.InputError{File: file, Line: i + 1, Field: "key", Msg: "missing"}
-		case raw.Violation == nil:
+		case raw.Violation == nil && !raw.Undo:
 			return nil, &model.InputError{File: file, Line: i + 1, Field: "violation", Msg: "missing (want true or false)"}
-		case raw.Labeller == "":
+		case raw.Labeller == nil:
 			return nil, &model.InputError{File: file, Line: i + 1, Field: "labeller", Msg: "missing: every label records who gave it"}
+		case raw.Source != "" && raw.Source != model.LabelBlind && raw.Source != model.LabelSeen:
+			return nil, &model.InputError{File: file, Line: i + 1, Field: "source", Msg: fmt.Sprintf("%q (want blind or seen)", raw.Source)}
 		}
+		if raw.Source == "" {
+			raw.Source = model.LabelBlind
+		}
+		violation := raw.Violation != nil && *raw.Violation
 		at := time.Now().UTC()
 		if raw.At != "" {
 			t, err := time.Parse(time.RFC3339, raw.At)
@@ -320,7 +328,8 @@ func ParseLabels(file string, data []byte) ([]model.Label, error) {
 			}
 			at = t
 		}
-		out = append(out, model.Label{Key: *raw.Key, Violation: *raw.Violation, Labeller: raw.Labeller, Note: raw.Note, At: at})
+		out = append(out, model.Label{Key: *raw.Key, Violation: violation, Labeller: *raw.Labeller, Note: raw.Note, At: at,
+			Source: raw.Source, Undo: raw.Undo})
 	}
 	return out, nil
 }

@@ -466,11 +466,11 @@ func Build(res *evidence.Results, spend audit.Spend, simulated bool) Doc {
 		// (zeros there would read as measured).
 		if rr.Rule.HasPredicate() {
 			for _, k := range model.Kinds {
-				if a := rr.Arms[k]; a.Cases > 0 {
+				if a := rr.Arms[k]; a.Planned > 0 {
 					rd.Arms[string(k)] = armDoc(a)
 				}
 			}
-			if rr.Provoking.Cases > 0 {
+			if rr.Provoking.Planned > 0 {
 				rd.Arms["provoking"] = armDoc(rr.Provoking)
 			}
 		}

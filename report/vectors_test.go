@@ -156,9 +156,9 @@ func TestReports_DeleteShowsItsGrader(t *testing.T) {
 		var err error
 		switch {
 		case fail:
-			err = src.PutLabel(model.Label{Key: c.Key, Violation: true, Labeller: "ana"})
+			err = src.PutLabel(model.Label{Source: model.LabelBlind, Key: c.Key, Violation: true, Labeller: "ana"})
 		case provoke && clean < 200:
-			err = src.PutLabel(model.Label{Key: c.Key, Labeller: "ana"})
+			err = src.PutLabel(model.Label{Source: model.LabelBlind, Key: c.Key, Labeller: "ana"})
 			clean++
 		}
 		if err != nil {

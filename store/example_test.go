@@ -96,7 +96,8 @@ func ExampleStore_PutLabel() {
 	// 2026-05-01T10:00:00Z ben true
 }
 
-// Importing never overwrites a different label silently.
+// Importing never overwrites a labeller's different label silently; a second
+// labeller's label is added beside the first's.
 func ExampleStore_ImportLabels() {
 	path, cleanup := tempDB()
 	defer cleanup()
@@ -111,8 +112,8 @@ func ExampleStore_ImportLabels() {
 		log.Fatal(err)
 	}
 	res, err := s.ImportLabels([]model.Label{
+		{Key: "k1", Violation: false, Labeller: "ana", At: at.Add(time.Hour)},
 		{Key: "k1", Violation: false, Labeller: "ben", At: at},
-		{Key: "k2", Violation: false, Labeller: "ben", At: at},
 	}, false)
 	if err != nil {
 		log.Fatal(err)
@@ -124,7 +125,7 @@ func ExampleStore_ImportLabels() {
 	}
 	// Output:
 	// added: 1 conflicts: 1
-	// k1: stored true by ana, import says false by ben
+	// k1: stored true by ana, import says false by ana
 }
 
 // Open creates the file (mode 0600) on first use; meta records keep small

@@ -4,7 +4,9 @@ import (
 	"bytes"
 	"encoding/binary"
 	"encoding/json"
+	"errors"
 	"fmt"
+	"slices"
 	"time"
 
 	bolt "go.etcd.io/bbolt"
@@ -12,12 +14,12 @@ import (
 	"github.com/auditor-dev/auditor/model"
 )
 
-// PutLabel records l as the current label of the response l.Key and appends
-// it to that response's history, in one transaction committed (with fsync)
-// before PutLabel returns, so a label shown as saved survives a crash. A
-// zero l.At is set to the current time (UTC). Putting a label identical to
-// the current one, At included, changes nothing. Earlier labels stay in the
-// history: it is never rewritten.
+// PutLabel appends l (a label, or an undo record) to the history of the
+// response l.Key, in one transaction committed (with fsync) before PutLabel
+// returns, so a label shown as saved survives a crash. A zero l.At is set
+// to the current time (UTC). Putting a record identical to the last one of
+// the response, At included, changes nothing. The history is never
+// rewritten; model.LabelBook says which labels hold now.
 func (s *Store) PutLabel(l model.Label) error {
 	if err := validateKey(l.Key); err != nil {
 		return fmt.Errorf("store: put label %q: %w", l.Key, err)
@@ -26,81 +28,54 @@ func (s *Store) PutLabel(l model.Label) error {
 		l.At = time.Now().UTC()
 	}
 	return s.update(func(tx *bolt.Tx) error {
-		cur, ok, err := s.currentLabel(tx, l.Key)
+		hist, err := s.history(tx, l.Key)
 		if err != nil {
 			return err
 		}
-		if ok && cur.Violation == l.Violation && cur.Labeller == l.Labeller &&
-			cur.Note == l.Note && cur.At.Equal(l.At) {
+		if n := len(hist); n > 0 && sameRecord(hist[n-1], l) && hist[n-1].At.Equal(l.At) {
 			return nil
 		}
-		return setLabel(tx, l)
+		return appendLabel(tx, l)
 	})
 }
 
-// Label returns the current label of the response with the given key, or
-// an error matching ErrNotFound.
-func (s *Store) Label(key string) (model.Label, error) {
-	var l model.Label
-	err := s.view(func(tx *bolt.Tx) error {
-		cur, ok, err := s.currentLabel(tx, key)
-		if err != nil {
-			return err
-		}
-		if !ok {
-			return fmt.Errorf("store: label %s: %w", key, ErrNotFound)
-		}
-		l = cur
-		return nil
-	})
-	return l, err
-}
-
-// Labels returns the current label of every labelled response, by key.
-func (s *Store) Labels() (map[string]model.Label, error) {
-	m := map[string]model.Label{}
-	err := s.view(func(tx *bolt.Tx) error {
-		b := tx.Bucket(bucketLabels)
-		if b == nil {
-			return nil
-		}
-		return b.ForEach(func(k, v []byte) error {
-			l, err := s.decodeLabel(k, v)
-			if err != nil {
-				return err
-			}
-			l.Key = string(k)
-			m[l.Key] = l
-			return nil
-		})
-	})
-	if err != nil {
-		return nil, err
-	}
-	return m, nil
-}
-
-// LabelHistory returns every label ever put for the response with the given
-// key, oldest first; the last one is the current label. It is empty (nil)
-// when the response was never labelled.
+// LabelHistory returns every record ever put for the response with the
+// given key, oldest first. It is empty (nil) when the response was never
+// labelled.
 func (s *Store) LabelHistory(key string) ([]model.Label, error) {
 	var out []model.Label
 	err := s.view(func(tx *bolt.Tx) error {
+		var err error
+		out, err = s.history(tx, key)
+		return err
+	})
+	return out, err
+}
+
+// LabelLog returns every label record of every response: responses in key
+// order, each one's records in the order they were put.
+func (s *Store) LabelLog() ([]model.Label, error) {
+	var out []model.Label
+	err := s.view(func(tx *bolt.Tx) error {
 		b := tx.Bucket(bucketLabelHistory)
-		if b == nil || validateKey(key) != nil {
+		if b == nil {
 			return nil
 		}
-		prefix := historyPrefix(key)
-		c := b.Cursor()
-		for k, v := c.Seek(prefix); k != nil && bytes.HasPrefix(k, prefix); k, v = c.Next() {
+		// History keys are key + 0x00 + big-endian sequence: ForEach visits
+		// one response's records together, in the order they were put.
+		return b.ForEach(func(k, v []byte) error {
+			i := bytes.IndexByte(k, 0)
+			if i < 0 {
+				return s.corrupt("label history entry", k, errBadHistoryKey)
+			}
 			l, err := s.decodeLabel(k, v)
 			if err != nil {
 				return err
 			}
-			l.Key = key
+			l.Key = string(k[:i])
 			out = append(out, l)
-		}
-		return nil
+			return nil
+		})
 	})
 	if err != nil {
 		return nil, err
@@ -108,31 +83,60 @@ func (s *Store) LabelHistory(key string) ([]model.Label, error) {
 	return out, nil
 }
 
-// LabelConflict is an imported label that differs from the current label
-// of its response.
+// errBadHistoryKey marks a history key without the NUL separator.
+var errBadHistoryKey = errors.New("no key separator")
+
+func (s *Store) history(tx *bolt.Tx, key string) ([]model.Label, error) {
+	b := tx.Bucket(bucketLabelHistory)
+	if b == nil || validateKey(key) != nil {
+		return nil, nil
+	}
+	var out []model.Label
+	prefix := historyPrefix(key)
+	c := b.Cursor()
+	for k, v := c.Seek(prefix); k != nil && bytes.HasPrefix(k, prefix); k, v = c.Next() {
+		l, err := s.decodeLabel(k, v)
+		if err != nil {
+			return nil, err
+		}
+		l.Key = key
+		out = append(out, l)
+	}
+	return out, nil
+}
+
+// LabelConflict is an imported label that differs from the label its
+// labeller gave the same response from the same source.
 type LabelConflict struct {
 	Key      string
-	Current  model.Label // the label stored before the import
+	Current  model.Label // the labeller's label stored before the import
 	Incoming model.Label // the label in the import
 }
 
-// ImportResult counts what ImportLabels did with each label.
+// ImportResult counts what ImportLabels did with each record.
 type ImportResult struct {
-	Added       int             // labels for responses that had none
-	Unchanged   int             // labels identical to the current one: nothing written
+	Added       int             // records appended: a labeller's first label of a response, or an undo
+	Unchanged   int             // records the history already holds: nothing written
 	Overwritten []LabelConflict // differing labels applied because overwrite was set
 	Conflicts   []LabelConflict // differing labels not applied (overwrite unset)
 }
 
-// ImportLabels merges labels, in order, in one transaction committed before
-// it returns. A label for a response with no label is added. One that is
-// identical to the current label (same Violation, Labeller and Note, and
-// the same At to the second, or a zero At) is counted as unchanged. Any
-// other is a conflict: it is skipped and listed in Conflicts, or, when
-// overwrite is set, applied and listed in Overwritten. Applied labels join
-// the history like PutLabel's; a zero At is set to the import time. Labels
-// for keys with no stored response are imported too: the caller, which knows
-// the plan, reports unknown keys. If a label has an invalid key, nothing is
+// Refused counts the records not imported.
+func (r ImportResult) Refused() int { return len(r.Conflicts) }
+
+// ImportLabels merges label records, in order, in one transaction committed
+// before it returns. A record the response's history already holds (same
+// labeller, source, verdict, note and undo mark, and the same At to the
+// second, or a zero At) is unchanged: importing a file twice writes
+// nothing. A label from a labeller with no label of that source on the
+// response, and any undo record, is appended. A label that differs from its
+// labeller's current label (of that source) is a conflict: skipped and
+// listed, or, with overwrite, appended and listed in Overwritten. A second
+// labeller's label is never a conflict with the first's. A record without
+// a source is imported as blind (label sheets are filled in without the
+// graders' verdicts). A zero At is set to the import time. Labels for keys
+// with no stored response are imported too: the caller, which knows the
+// plan, reports unknown keys. If a record has an invalid key, nothing is
 // imported.
 func (s *Store) ImportLabels(ls []model.Label, overwrite bool) (ImportResult, error) {
 	for i, l := range ls {
@@ -145,19 +149,23 @@ func (s *Store) ImportLabels(ls []model.Label, overwrite bool) (ImportResult, er
 	err := s.update(func(tx *bolt.Tx) error {
 		res = ImportResult{}
 		for _, l := range ls {
-			cur, ok, err := s.currentLabel(tx, l.Key)
+			if l.Source == "" {
+				l.Source = model.LabelBlind
+			}
+			hist, err := s.history(tx, l.Key)
 			if err != nil {
 				return err
 			}
-			if ok && sameLabel(cur, l) {
+			if slices.ContainsFunc(hist, func(h model.Label) bool { return sameRecord(h, l) }) {
 				res.Unchanged++
 				continue
 			}
 			if l.At.IsZero() {
 				l.At = now
 			}
+			cur, ok := model.NewLabelBook(hist, nil).Current(l.Key, l.Labeller, l.Source)
 			switch {
-			case !ok:
+			case l.Undo || !ok:
 				res.Added++
 			case overwrite:
 				res.Overwritten = append(res.Overwritten, LabelConflict{Key: l.Key, Current: cur, Incoming: l})
@@ -165,7 +173,7 @@ func (s *Store) ImportLabels(ls []model.Label, overwrite bool) (ImportResult, er
 				res.Conflicts = append(res.Conflicts, LabelConflict{Key: l.Key, Current: cur, Incoming: l})
 				continue
 			}
-			if err := setLabel(tx, l); err != nil {
+			if err := appendLabel(tx, l); err != nil {
 				return err
 			}
 		}
@@ -177,18 +185,22 @@ func (s *Store) ImportLabels(ls []model.Label, overwrite bool) (ImportResult, er
 	return res, nil
 }
 
-// sameLabel reports whether an incoming label says what the current one
+// sameRecord reports whether an incoming record says what a stored one
 // says. Times are compared to the second because RFC 3339 exports may drop
-// fractions; a zero incoming time means "unknown" and is not compared.
-func sameLabel(cur, in model.Label) bool {
-	if cur.Violation != in.Violation || cur.Labeller != in.Labeller || cur.Note != in.Note {
+// fractions; a zero incoming time means "unknown" and is not compared. A
+// stored record without a source matches any source: it predates sources.
+func sameRecord(cur, in model.Label) bool {
+	if cur.Violation != in.Violation || cur.Labeller != in.Labeller || cur.Note != in.Note || cur.Undo != in.Undo {
+		return false
+	}
+	if cur.Source != "" && cur.Source != in.Source {
 		return false
 	}
 	return in.At.IsZero() || cur.At.Truncate(time.Second).Equal(in.At.Truncate(time.Second))
 }
 
-// setLabel appends l to the history and makes it the current label.
-func setLabel(tx *bolt.Tx, l model.Label) error {
+// appendLabel appends l to its response's history.
+func appendLabel(tx *bolt.Tx, l model.Label) error {
 	v, err := json.Marshal(l)
 	if err != nil {
 		return fmt.Errorf("store: encode label %s: %w", l.Key, err)
@@ -202,9 +214,6 @@ func setLabel(tx *bolt.Tx, l model.Label) error {
 	if err := hist.Put(hk, v); err != nil {
 		return fmt.Errorf("store: put label history %s: %w", l.Key, err)
 	}
-	if err := tx.Bucket(bucketLabels).Put([]byte(l.Key), v); err != nil {
-		return fmt.Errorf("store: put label %s: %w", l.Key, err)
-	}
 	return nil
 }
 
@@ -214,20 +223,6 @@ func historyPrefix(key string) []byte {
 	p := make([]byte, 0, len(key)+9)
 	p = append(p, key...)
 	return append(p, 0)
-}
-
-func (s *Store) currentLabel(tx *bolt.Tx, key string) (model.Label, bool, error) {
-	b := tx.Bucket(bucketLabels)
-	if b == nil {
-		return model.Label{}, false, nil
-	}
-	v := b.Get([]byte(key))
-	if v == nil {
-		return model.Label{}, false, nil
-	}
-	l, err := s.decodeLabel([]byte(key), v)
-	l.Key = key
-	return l, err == nil, err
 }
 
 func (s *Store) decodeLabel(k, v []byte) (model.Label, error) {
@@ -307,4 +302,44 @@ func (s *Store) LabelSets() ([]string, error) {
 		return nil, err
 	}
 	return names, nil // bbolt iterates in byte order, which is sorted order
+}
+
+// MergeLabels appends, in order, every record that its response's history
+// does not already hold (see ImportLabels for when two records are the
+// same), in one transaction; it returns how many it appended. It is the
+// union of two histories: nothing is a conflict and nothing is lost, so a
+// label file pulled from a colleague's commit joins the store as given. A
+// record without a source is blind; a zero At is set to now.
+func (s *Store) MergeLabels(ls []model.Label) (int, error) {
+	for i, l := range ls {
+		if err := validateKey(l.Key); err != nil {
+			return 0, fmt.Errorf("store: merge labels: label %d (key %q): %w", i+1, l.Key, err)
+		}
+	}
+	now := time.Now().UTC()
+	added := 0
+	err := s.update(func(tx *bolt.Tx) error {
+		added = 0
+		for _, l := range ls {
+			if l.Source == "" {
+				l.Source = model.LabelBlind
+			}
+			hist, err := s.history(tx, l.Key)
+			if err != nil {
+				return err
+			}
+			if slices.ContainsFunc(hist, func(h model.Label) bool { return sameRecord(h, l) }) {
+				continue
+			}
+			if l.At.IsZero() {
+				l.At = now
+			}
+			if err := appendLabel(tx, l); err != nil {
+				return err
+			}
+			added++
+		}
+		return nil
+	})
+	return added, err
 }

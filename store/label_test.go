@@ -60,24 +60,26 @@ func TestStore_PutLabel_History(t *testing.T) {
 		if !sameLabels(got, tc.want) {
 			t.Errorf("LabelHistory(%.8s) = %+v, want %+v", tc.key, got, tc.want)
 		}
-		cur, err := s.Label(tc.key)
-		if len(tc.want) == 0 {
-			if !errors.Is(err, ErrNotFound) {
-				t.Errorf("Label(%.8s): err = %v, want ErrNotFound", tc.key, err)
-			}
-			continue
-		}
-		if err != nil || !sameLabels([]model.Label{cur}, tc.want[len(tc.want)-1:]) {
-			t.Errorf("Label(%.8s) = %+v, %v; want the last of its history", tc.key, cur, err)
-		}
 	}
-	all, err := s.Labels()
+	all := truth(t, s)
+	// ana labelled k first: her latest label is the truth, not ben's.
+	if len(all) != 3 || !all[k].Violation || all["ab"].Violation || all[k].Note != steps[4].Note {
+		t.Errorf("truth = %+v", all)
+	}
+	log, err := s.LabelLog()
+	if err != nil || len(log) != 5 {
+		t.Errorf("LabelLog = %d records, %v; want 5", len(log), err)
+	}
+}
+
+// truth resolves the store's whole label history.
+func truth(t *testing.T, s *Store) map[string]model.Label {
+	t.Helper()
+	log, err := s.LabelLog()
 	if err != nil {
 		t.Fatal(err)
 	}
-	if len(all) != 3 || !all[k].Violation || all["ab"].Violation || all[k].Note != steps[4].Note {
-		t.Errorf("Labels = %+v", all)
-	}
+	return model.NewLabelBook(log, nil).Truth()
 }
 
 func TestStore_PutLabel_ZeroTime(t *testing.T) {
@@ -87,10 +89,7 @@ func TestStore_PutLabel_ZeroTime(t *testing.T) {
 	if err := s.PutLabel(model.Label{Key: testKey(1), Violation: true, Labeller: "ana"}); err != nil {
 		t.Fatal(err)
 	}
-	l, err := s.Label(testKey(1))
-	if err != nil {
-		t.Fatal(err)
-	}
+	l := truth(t, s)[testKey(1)]
 	if l.At.Before(before.Add(-time.Second)) {
 		t.Errorf("At = %v, want the time of PutLabel (after %v)", l.At, before)
 	}
@@ -140,23 +139,23 @@ func TestStore_ImportLabels(t *testing.T) {
 			historyK2:  1,
 		},
 		{
-			name:       "conflict is skipped, others merged",
-			in:         []model.Label{label(k2, true, "ben", testAt.Add(time.Hour)), label(k3, false, "ben", testAt)},
+			name:       "the same labeller's different label is a conflict, skipped; others merged",
+			in:         []model.Label{label(k2, true, "ana", testAt.Add(time.Hour)), label(k3, false, "ben", testAt)},
 			added:      1,
 			conflicts:  []string{k2},
 			wantLabels: map[string]bool{k1: true, k2: false, k3: false},
 			historyK2:  1,
 		},
 		{
-			name:       "same verdict by someone else is still a different label",
-			in:         []model.Label{label(k2, false, "ben", testAt)},
-			conflicts:  []string{k2},
+			name:       "a second labeller needs no overwrite and does not replace the first",
+			in:         []model.Label{label(k2, true, "ben", testAt)},
+			added:      1,
 			wantLabels: map[string]bool{k1: true, k2: false},
-			historyK2:  1,
+			historyK2:  2,
 		},
 		{
 			name:       "overwrite applies and keeps history",
-			in:         []model.Label{label(k2, true, "ben", testAt.Add(time.Hour))},
+			in:         []model.Label{label(k2, true, "ana", testAt.Add(time.Hour))},
 			overwrite:  true,
 			overwrote:  []string{k2},
 			wantLabels: map[string]bool{k1: true, k2: true},
@@ -165,10 +164,16 @@ func TestStore_ImportLabels(t *testing.T) {
 		{
 			name:       "duplicates within one import",
 			in:         []model.Label{label(k3, true, "ben", testAt), label(k3, true, "ben", testAt), label(k3, false, "cy", testAt)},
-			added:      1,
+			added:      2,
 			unchanged:  1,
-			conflicts:  []string{k3},
 			wantLabels: map[string]bool{k1: true, k2: false, k3: true},
+			historyK2:  1,
+		},
+		{
+			name:       "an undo record is appended and takes the label back",
+			in:         []model.Label{{Key: k1, Labeller: "ana", Source: model.LabelBlind, Undo: true, At: testAt.Add(time.Hour)}},
+			added:      1,
+			wantLabels: map[string]bool{k2: false},
 			historyK2:  1,
 		},
 	}
@@ -198,14 +203,11 @@ func TestStore_ImportLabels(t *testing.T) {
 					res, tc.added, tc.unchanged, tc.conflicts, tc.overwrote)
 			}
 			for _, c := range append(res.Conflicts, res.Overwritten...) {
-				if c.Current.Key != c.Key || c.Incoming.Key != c.Key || c.Current == c.Incoming {
+				if c.Current.Key != c.Key || c.Incoming.Key != c.Key || c.Current.Violation == c.Incoming.Violation {
 					t.Errorf("conflict %+v does not show both labels", c)
 				}
 			}
-			got, err := s.Labels()
-			if err != nil {
-				t.Fatal(err)
-			}
+			got := truth(t, s)
 			if len(got) != len(tc.wantLabels) {
 				t.Errorf("Labels = %+v, want %v", got, tc.wantLabels)
 			}
@@ -232,7 +234,7 @@ func TestStore_ImportLabels_InvalidKey(t *testing.T) {
 	if err == nil {
 		t.Fatal("import with an empty key succeeded")
 	}
-	if got, _ := s.Labels(); len(got) != 0 {
+	if got := truth(t, s); len(got) != 0 {
 		t.Errorf("a refused import stored %d labels", len(got))
 	}
 }

@@ -89,12 +89,11 @@ var (
 	bucketResponses    = []byte("responses")     // key -> compact record: all but the text (response.go); sequence counts keys
 	bucketTexts        = []byte("texts")         // big-endian number -> response text, in the order stored; sequence numbers them
 	bucketGrades       = []byte("grades")        // grader -> version -> key -> encoded grade; a version's sequence counts its keys
-	bucketLabels       = []byte("labels")        // key -> JSON model.Label (the current label)
 	bucketLabelHistory = []byte("label_history") // key + 0x00 + big-endian sequence -> JSON model.Label
 	bucketLabelSets    = []byte("label_sets")    // name -> JSON labelSet
 
 	allBuckets = [][]byte{bucketMeta, bucketResponses, bucketTexts, bucketGrades,
-		bucketLabels, bucketLabelHistory, bucketLabelSets}
+		bucketLabelHistory, bucketLabelSets}
 )
 
 // reservedMetaPrefix marks meta records the store keeps for itself.

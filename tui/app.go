@@ -310,6 +310,7 @@ func (a *App) handleKey(msg tea.KeyPressMsg) tea.Cmd {
 	if key.Matches(msg, k.Global.ForceQuit) {
 		return a.requestQuit()
 	}
+	a.clearStaleStatus()
 	if a.capturing() {
 		return a.current().Update(msg)
 	}

@@ -31,7 +31,7 @@ func TestGrid_CorrectedRow(t *testing.T) {
 		if c.Meta.RuleLine != 23 || c.Meta.Kind != model.Provoke {
 			continue
 		}
-		tally.SetLabel(model.Label{Key: f.plan.Calls[i].Key, Violation: f.sim.Decide(c).Failure, Labeller: "truth"})
+		tally.SetLabel(model.Label{Source: model.LabelBlind, Key: f.plan.Calls[i].Key, Violation: f.sim.Decide(c).Failure, Labeller: "truth"})
 	}
 	res, err := tally.Results()
 	if err != nil {

@@ -96,11 +96,11 @@ func (m *memSource) GradesFor(grader, version string) (map[string]model.Grade, e
 	return out, nil
 }
 
-func (m *memSource) Labels() (map[string]model.Label, error) {
+func (m *memSource) LabelLog() ([]model.Label, error) {
 	m.mu.Lock()
 	defer m.mu.Unlock()
 	m.reads++
-	return map[string]model.Label{}, nil
+	return nil, nil
 }
 
 func (m *memSource) Response(key string) (model.Response, error) {
@@ -157,9 +157,6 @@ func (m *memSource) ForEachResponseMeta(fn func(model.Response) error) error {
 	return nil
 }
 
-func (m *memSource) LabelsByLabeller() (map[string]map[string]model.Label, error) {
-	return map[string]map[string]model.Label{}, nil
-}
 func (m *memSource) LabelSets() ([]string, error) { return nil, nil }
 func (m *memSource) LabelSet(name string) ([]string, map[string]string, error) {
 	return nil, nil, fmt.Errorf("label set %s: %w", name, store.ErrNotFound)

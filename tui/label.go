@@ -49,7 +49,8 @@ type labelView struct {
 	resp    *model.Response
 	err     error
 
-	last int // position of the answer labelled just before, or -1
+	last  int             // position of the answer labelled just before, or -1
+	skips map[string]bool // answers skipped, in this session or before (labelskips.go)
 
 	results     *labelResults
 	showResults bool
@@ -59,7 +60,7 @@ type labelView struct {
 func newLabelView(c *Common, d *labelDesk, src ResponseSource, setName string) *labelView {
 	vp := viewport.New()
 	vp.SoftWrap = false
-	v := &labelView{c: c, decisions: newDecisions(d, screenLabel), src: src, vp: vp, last: -1}
+	v := &labelView{c: c, decisions: newDecisions(d, screenLabel), src: src, vp: vp, last: -1, skips: map[string]bool{}}
 	v.set = pickSet(c.tally.LabelSets(), setName)
 	if v.set != nil {
 		v.items = v.set.Items(c.plan)
@@ -67,7 +68,7 @@ func newLabelView(c *Common, d *labelDesk, src ResponseSource, setName string) *
 		for i, it := range v.items {
 			v.pos[it.Key] = i
 		}
-		if i := v.set.NextUnlabelled(c.tally.Labels()); i >= 0 {
+		if i := v.set.NextUnlabelled(v.mine()); i >= 0 {
 			v.index = i
 		}
 	}
@@ -98,12 +99,13 @@ func (v *labelView) resize() {
 	v.refresh()
 }
 
-// init loads the first answer when the screen has a set.
+// init loads the first answer, and the answers skipped before, when the
+// screen has a set.
 func (v *labelView) init() tea.Cmd {
 	if len(v.items) == 0 {
 		return nil
 	}
-	return v.load()
+	return tea.Batch(v.load(), v.loadSkips())
 }
 
 func (v *labelView) current() (labels.LabelItem, bool) {
@@ -118,9 +120,14 @@ func (v *labelView) label(i int) (model.Label, bool) {
 	if i < 0 || i >= len(v.items) {
 		return model.Label{}, false
 	}
-	l, ok := v.c.tally.Labels()[v.items[i].Key]
+	l, ok := v.mine()[v.items[i].Key]
 	return l, ok
 }
+
+// mine is the labeller's own blind labels: a second labeller sees no one
+// else's label before deciding, and review adjudications (seen labels)
+// never make an answer of a set look labelled.
+func (v *labelView) mine() map[string]model.Label { return v.c.tally.LabelBook().Of(v.d.who) }
 
 // revealed reports whether the current answer is labelled, and so may show
 // what the graders said.
@@ -186,19 +193,10 @@ func (v *labelView) moveTo(i int) tea.Cmd {
 	return v.load()
 }
 
-// nextUnlabelled returns the first unlabelled position after the current
-// one, wrapping to the start (so skipped answers come round again), or -1.
-func (v *labelView) nextUnlabelled() int {
-	labels := v.c.tally.Labels()
-	n := len(v.items)
-	for d := 1; d <= n; d++ {
-		i := (v.index + d) % n
-		if _, ok := labels[v.items[i].Key]; !ok {
-			return i
-		}
-	}
-	return -1
-}
+// nextUnlabelled returns the next unlabelled position after the current
+// one, wrapping to the start, answers skipped (now or in an earlier
+// session) after the others, or -1.
+func (v *labelView) nextUnlabelled() int { return v.openAfter(v.index, v.mine()) }
 
 // back closes what is open on the screen; it reports whether it did.
 func (v *labelView) back() bool {
@@ -252,7 +250,7 @@ func (v *labelView) Update(msg tea.Msg) tea.Cmd {
 	case key.Matches(km, k.Next):
 		return v.moveTo(v.index + 1)
 	case key.Matches(km, k.FirstUnlabelled):
-		if i := v.set.NextUnlabelled(v.c.tally.Labels()); i >= 0 {
+		if i := v.set.NextUnlabelled(v.mine()); i >= 0 {
 			return v.moveTo(i)
 		}
 		return say("Every answer of the set is labelled.")
@@ -329,15 +327,23 @@ func (v *labelView) skip() tea.Cmd {
 		return nil
 	}
 	v.skipped(it.Key, v.index)
+	store := v.remember(it.Key, true)
 	next := v.nextUnlabelled()
 	if next < 0 || next == v.index {
 		next = min(v.index+1, len(v.items)-1)
 	}
-	return v.moveTo(next)
+	return tea.Batch(v.moveTo(next), store)
 }
 
-// undoLast takes back the screen's last action (see labelView).
-func (v *labelView) undoLast() tea.Cmd { return v.takeBack(v.moveTo) }
+// undoLast takes back the screen's last action (see labelView); an undone
+// skip is forgotten.
+func (v *labelView) undoLast() tea.Cmd {
+	var forget tea.Cmd
+	if n := len(v.undo); n > 0 && v.undo[n-1].skipped && !v.d.busy() {
+		forget = v.remember(v.undo[n-1].key, false)
+	}
+	return tea.Batch(v.takeBack(v.moveTo), forget)
+}
 
 // saved moves on once a label has committed: to the next unlabelled
 // answer, or, after an undo, back to the answer undone.
@@ -352,7 +358,7 @@ func (v *labelView) saved(msg labelSavedMsg) tea.Cmd {
 		v.last = -1
 		return v.moveTo(e.pos)
 	}
-	if e.prev != nil && e.prev.Violation == msg.label.Violation {
+	if e.prev != nil && e.prev.Violation == msg.label.Violation && e.prev.Note != msg.label.Note {
 		v.refresh() // a note changed: stay
 		return nil
 	}
@@ -434,7 +440,7 @@ func shellWord(s string) string {
 // head is the title line and what the answer is about.
 func (v *labelView) head() []string {
 	c, st := v.c, v.c.styles
-	done, total := v.set.Progress(c.tally.Labels())
+	done, total := v.set.Progress(v.mine())
 	who := v.d.who
 	if who == "" {
 		who = "unnamed"

@@ -127,10 +127,11 @@ func TestE2E_LabelEditReview(t *testing.T) {
 
 	final := tm.FinalModel(t, teatest.WithFinalTimeout(10*time.Second)).(*labelProbe)
 	a := final.App
-	labels, err := st.Labels()
+	log, err := st.LabelLog()
 	if err != nil {
 		t.Fatal(err)
 	}
+	labels := model.NewLabelBook(log, nil).Truth()
 	if len(labels) != 5 || len(a.c.tally.Labels()) != 5 {
 		t.Fatalf("stored %d labels, the screen counted %d", len(labels), len(a.c.tally.Labels()))
 	}

@@ -167,7 +167,7 @@ func TestLabel_Keys(t *testing.T) {
 				t.Fatalf("skip then undo: %d writes, index %d (want %d)", n, w.a.label.index, start)
 			}
 		}},
-		{"u after a relabel records the earlier label again", func(t *testing.T, w *labelWorld) {
+		{"u after a relabel records an undo: the earlier label holds again", func(t *testing.T, w *labelWorld) {
 			start := w.a.label.index
 			key := w.a.label.items[start].Key
 			w.press("v", "left", "o") // violation, then changed to ok
@@ -175,7 +175,7 @@ func TestLabel_Keys(t *testing.T) {
 				t.Fatal("a changed label did not move on")
 			}
 			w.press("u")
-			l, _ := w.src.stored(key)
+			l, _ := w.src.current(key, "ana", model.LabelBlind)
 			n, _ := w.src.writes()
 			if n != 3 || !l.Violation || w.a.label.index != start {
 				t.Fatalf("undo: %d writes, current %+v, index %d (want %d)", n, l, w.a.label.index, start)
@@ -183,19 +183,60 @@ func TestLabel_Keys(t *testing.T) {
 			if got := w.a.c.tally.Labels()[key]; !got.Violation {
 				t.Fatal("the tally did not follow the undo")
 			}
-			if len(w.src.history) != 3 || w.src.history[0].Violation != true || w.src.history[1].Violation {
-				t.Fatalf("history was rewritten: %+v", w.src.history)
+			h := w.src.history
+			if len(h) != 3 || !h[0].Violation || h[1].Violation || !h[2].Undo || h[2].Source != model.LabelBlind {
+				t.Fatalf("history: %+v; want violation, ok, then an undo record", h)
 			}
 		}},
-		{"u after a first label writes nothing and keeps it", func(t *testing.T, w *labelWorld) {
+		{"u after a first label records an undo: the answer is unlabelled again", func(t *testing.T, w *labelWorld) {
 			start := w.a.label.index
 			key := w.a.label.items[start].Key
 			w.press("v", "u")
 			n, _ := w.src.writes()
-			if _, ok := w.a.c.tally.Labels()[key]; n != 1 || !ok || w.a.label.index != start {
-				t.Fatalf("undo of a first label: %d writes, label kept %v, index %d", n, ok, w.a.label.index)
+			if _, ok := w.a.c.tally.Labels()[key]; n != 2 || ok || w.a.label.index != start {
+				t.Fatalf("undo of a first label: %d writes, still labelled %v, index %d", n, ok, w.a.label.index)
 			}
-			contains(t, plain(w.a), "keeps its label")
+			if len(w.src.history) != 2 || !w.src.history[1].Undo {
+				t.Fatalf("history %+v; want the label and an undo record", w.src.history)
+			}
+			if w.a.label.revealed() {
+				t.Fatal("an undone answer still shows the graders' verdicts")
+			}
+		}},
+		{"a note survives relabelling", func(t *testing.T, w *labelWorld) {
+			start := w.a.label.index
+			key := w.a.label.items[start].Key
+			w.press("n", "x", "enter", "v", "left", "o")
+			l, _ := w.src.current(key, "ana", model.LabelBlind)
+			if l.Violation || l.Note != "x" {
+				t.Fatalf("after relabelling: %+v; want ok with the note kept", l)
+			}
+		}},
+		{"skipped answers are remembered for the next session", func(t *testing.T, w *labelWorld) {
+			first := w.a.label.items[w.a.label.index].Key
+			w.press("s")
+			raw, ok, _ := w.src.Meta(skipsKey(w.a.label.set.Name, "ana"))
+			if !ok || !strings.Contains(raw, first) {
+				t.Fatalf("skip not stored: %q %v", raw, ok)
+			}
+			// A new session on the same store opens past the skipped answer.
+			v := newLabelView(w.a.c, w.a.desk, w.src, w.a.label.set.Name)
+			if cmd := v.gotSkips(readSkips(w.src, skipsKey(v.set.Name, "ana"))().(skipsMsg)); cmd == nil && v.index == 0 {
+				t.Fatal("the new session did not move")
+			}
+			if v.items[v.index].Key == first {
+				t.Fatal("the new session opened on the answer skipped before")
+			}
+		}},
+		{"a status message is cleared by the next key", func(t *testing.T, w *labelWorld) {
+			w.press("u") // nothing to undo: says so
+			if w.a.status == "" {
+				t.Fatal("no status after u with nothing to undo")
+			}
+			w.press("right")
+			if w.a.status != "" {
+				t.Fatalf("stale status %q after the next key", w.a.status)
+			}
 		}},
 		{"n types a note saved with the next label", func(t *testing.T, w *labelWorld) {
 			key := w.a.label.items[w.a.label.index].Key

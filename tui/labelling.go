@@ -89,6 +89,17 @@ func say(s string) tea.Cmd { return func() tea.Msg { return statusMsg{text: s} }
 // sayErr puts an error on the status line.
 func sayErr(s string) tea.Cmd { return func() tea.Msg { return statusMsg{text: s, err: true} } }
 
+// sourceOf is where a screen's labels are given: the label screen hides
+// every grader's verdict until an answer is labelled (blind); the review
+// queue shows them (seen), so its labels are adjudications that never
+// enter recall.
+func sourceOf(from screen) string {
+	if from == screenLabel {
+		return model.LabelBlind
+	}
+	return model.LabelSeen
+}
+
 // save starts writing l for the screen from. The label's time is the app's
 // clock, so the tally and the store hold the same label.
 func (d *labelDesk) save(from screen, l model.Label, undo bool) tea.Cmd {
@@ -96,6 +107,8 @@ func (d *labelDesk) save(from screen, l model.Label, undo bool) tea.Cmd {
 		return nil
 	}
 	l.Labeller = d.who
+	l.Source = sourceOf(from)
+	l.Undo = undo
 	l.At = d.c.now.UTC()
 	d.seq++
 	d.inFlight = d.seq
@@ -129,7 +142,8 @@ func newDecisions(d *labelDesk, from screen) decisions {
 // decide writes a verdict for the answer key, at position pos of the
 // screen's list; current is its label now, nil when it has none. A note
 // typed before the answer was labelled goes with the label, and relabelling
-// with the same verdict keeps the note it had.
+// keeps the note it had (a changed mind rarely makes the reason wrong; n
+// edits it).
 func (s *decisions) decide(key string, pos int, current *model.Label, violation bool) tea.Cmd {
 	if ok, cmd := s.d.ready(); !ok {
 		return cmd
@@ -139,7 +153,7 @@ func (s *decisions) decide(key string, pos int, current *model.Label, violation 
 	if current != nil {
 		prev := *current
 		e.prev = &prev
-		if _, typed := s.note.pending[key]; !typed && current.Violation == violation {
+		if _, typed := s.note.pending[key]; !typed {
 			note = current.Note
 		}
 	}
@@ -171,6 +185,8 @@ func (s *decisions) skipped(key string, pos int) {
 }
 
 // takeBack undoes the screen's last action; moveTo goes back to its answer.
+// Undoing a label writes an undo record (the store never deletes one): the
+// answer's label is again what it was before, or none.
 func (s *decisions) takeBack(moveTo func(int) tea.Cmd) tea.Cmd {
 	if s.d.busy() {
 		return nil
@@ -179,21 +195,15 @@ func (s *decisions) takeBack(moveTo func(int) tea.Cmd) tea.Cmd {
 		return say("Nothing to undo on this screen.")
 	}
 	e := s.undo[len(s.undo)-1]
-	restore := undoPlan(e)
-	if restore == nil {
+	if e.skipped {
 		s.undo = s.undo[:len(s.undo)-1]
-		cmd := moveTo(e.pos)
-		if e.skipped {
-			return cmd
-		}
-		return tea.Batch(cmd, say(fmt.Sprintf(
-			"Answer %d keeps its label: it was the first, and the store never deletes a label. Press v or o to change it.", e.pos+1)))
+		return moveTo(e.pos)
 	}
 	if ok, cmd := s.d.ready(); !ok {
 		return cmd
 	}
 	s.pending = &e
-	return s.d.save(s.from, model.Label{Key: e.key, Violation: restore.Violation, Note: restore.Note}, true)
+	return s.d.save(s.from, model.Label{Key: e.key}, true)
 }
 
 // settle takes a committed write off the pending slot and updates the undo
@@ -215,24 +225,13 @@ func (s *decisions) settle(msg labelSavedMsg) (e undoEntry, undone, ok bool) {
 }
 
 // undoEntry is one labelling action of a screen, kept so u can take it
-// back. History in the store is never rewritten: undoing a label records the
-// label it replaced again, as a new label.
+// back. History in the store is never rewritten: undoing a label appends an
+// undo record.
 type undoEntry struct {
 	key     string
 	pos     int          // the answer's position in the screen's list when acted on
 	prev    *model.Label // the label before the action; nil when there was none
 	skipped bool         // the action was a skip: nothing was written
-}
-
-// undoPlan says what undoing e does: the label to record again, or nil when
-// nothing can be written (a skip, or a first label, which stays: the store
-// keeps every label and has no "unlabelled" to return to).
-func undoPlan(e undoEntry) *model.Label {
-	if e.skipped || e.prev == nil {
-		return nil
-	}
-	l := *e.prev
-	return &l
 }
 
 // noteBox edits the note attached to a label.
@@ -339,6 +338,8 @@ func (a *App) labelling(msg tea.Msg) tea.Cmd {
 	case statusMsg:
 		a.setStatus(msg.text, msg.err)
 		return a.clearStatusLater()
+	case skipsMsg:
+		return a.label.gotSkips(msg)
 	case labelSavedMsg:
 		return a.labelSaved(msg)
 	case itemResponseMsg:
@@ -461,4 +462,13 @@ func (a *App) restyleLabelling() {
 	a.label.refresh()
 	a.review.panel.width = -1
 	a.review.refresh()
+}
+
+// clearStaleStatus clears the status line on a key press in the label and
+// review screens: a message about the last answer is stale once the
+// labeller acts on the next.
+func (a *App) clearStaleStatus() {
+	if (a.screen == screenLabel || a.screen == screenReview) && a.status != "" {
+		a.setStatus("", false)
+	}
 }

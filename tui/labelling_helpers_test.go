@@ -5,6 +5,7 @@ import (
 	"fmt"
 	"os"
 	"path/filepath"
+	"slices"
 	"sync"
 	"testing"
 
@@ -70,14 +71,10 @@ func (s *labelSource) PutLabelSet(name string, keys []string, meta map[string]st
 	return nil
 }
 
-func (s *labelSource) Labels() (map[string]model.Label, error) {
+func (s *labelSource) LabelLog() ([]model.Label, error) {
 	s.mu.Lock()
 	defer s.mu.Unlock()
-	out := make(map[string]model.Label, len(s.labels))
-	for k, l := range s.labels {
-		out[k] = l
-	}
-	return out, nil
+	return slices.Clone(s.history), nil
 }
 
 func (s *labelSource) PutLabel(l model.Label) error {
@@ -140,6 +137,14 @@ func (s *labelSource) stored(key string) (model.Label, bool) {
 	defer s.mu.Unlock()
 	l, ok := s.labels[key]
 	return l, ok
+}
+
+// current is the labeller's label of the answer from source, resolved from
+// the history as the app resolves it (undo records taken into account).
+func (s *labelSource) current(key, who, source string) (model.Label, bool) {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	return model.NewLabelBook(s.history, nil).Current(key, who, source)
 }
 
 // judgeReason is what the fixture's judges say; distinct per judge.
@@ -245,7 +250,7 @@ func settle(a *App, cmd tea.Cmd) {
 		}
 		_, next := a.Update(m)
 		switch m.(type) {
-		case labelSavedMsg, itemResponseMsg, historyMsg, regradedMsg, predicateSavedMsg, labellersMsg:
+		case labelSavedMsg, itemResponseMsg, historyMsg, regradedMsg, predicateSavedMsg, labellersMsg, skipsMsg:
 			settle(a, next)
 		}
 		// Anything else (a status message, a cursor blink) returns ticks

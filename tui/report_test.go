@@ -63,7 +63,7 @@ func labelTruth(f *fixture, tally *evidence.Tally) {
 		if c.Meta.Kind == model.Control || c.Meta.RuleLine == 12 {
 			continue
 		}
-		tally.SetLabel(model.Label{Key: c.Key, Violation: f.sim.Decide(c).Failure, Labeller: "truth", At: t0})
+		tally.SetLabel(model.Label{Source: model.LabelBlind, Key: c.Key, Violation: f.sim.Decide(c).Failure, Labeller: "truth", At: t0})
 	}
 }
 
@@ -369,7 +369,7 @@ func TestReport_FollowsResults(t *testing.T) {
 	// A label measures recall: the recall line changes at once.
 	contains(t, line23(plain(a)), "predicate not measured: no labelled answers")
 	c := f.plan.Calls[0]
-	a.Update(labelSavedMsg{seq: 1, from: screenLabel, label: model.Label{Key: c.Key, Violation: true, Labeller: "ana"}})
+	a.Update(labelSavedMsg{seq: 1, from: screenLabel, label: model.Label{Source: model.LabelBlind, Key: c.Key, Violation: true, Labeller: "ana"}})
 	if strings.Contains(line23(plain(a)), "no labelled answers") {
 		t.Fatalf("a label did not reach the report:\n%s", line23(plain(a)))
 	}

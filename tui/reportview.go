@@ -385,7 +385,7 @@ func (v *reportView) rule(r *reportWriter, rr *evidence.RuleResult) {
 func armsInOrder(rr *evidence.RuleResult) []*evidence.Arm {
 	var out []*evidence.Arm
 	for _, a := range []*evidence.Arm{rr.Arms[model.Provoke], rr.Arms[model.Pressure], rr.Provoking, rr.Arms[model.Control]} {
-		if a != nil && a.Cases > 0 {
+		if a != nil && a.Planned > 0 {
 			out = append(out, a)
 		}
 	}

@@ -340,15 +340,18 @@ func (v *reviewView) handleKey(km tea.KeyPressMsg) tea.Cmd {
 		}
 	case key.Matches(km, lk.Note):
 		if e, ok := v.current(); ok {
-			l := v.c.tally.Labels()[e.key]
-			return v.note.open(e.key, l.Note)
+			var note string
+			if l := v.labelOf(e.key); l != nil {
+				note = l.Note
+			}
+			return v.note.open(e.key, note)
 		}
 	case key.Matches(km, lk.Prev):
 		return v.moveTo(v.index - 1)
 	case key.Matches(km, lk.Next):
 		return v.moveTo(v.index + 1)
 	case key.Matches(km, lk.FirstUnlabelled):
-		labels := v.c.tally.Labels()
+		labels := v.c.tally.SeenLabels()
 		if i := slices.IndexFunc(v.items, func(e reviewEntry) bool { _, ok := labels[e.key]; return !ok }); i >= 0 {
 			return v.moveTo(i)
 		}
@@ -439,9 +442,10 @@ func (v *reviewView) labelCurrent(violation bool) tea.Cmd {
 	return v.decide(e.key, v.index, v.labelOf(e.key), violation)
 }
 
-// labelOf is an answer's current label, nil when it has none.
+// labelOf is the reviewer's own adjudication of an answer (a seen label),
+// nil when they gave none.
 func (v *reviewView) labelOf(key string) *model.Label {
-	if l, ok := v.c.tally.Labels()[key]; ok {
+	if l, ok := v.c.tally.LabelBook().Current(key, v.d.who, model.LabelSeen); ok {
 		return &l
 	}
 	return nil

@@ -2,6 +2,7 @@ package tui
 
 import (
 	"fmt"
+	"github.com/auditor-dev/auditor/model"
 	"strings"
 	"testing"
 
@@ -51,14 +52,21 @@ func TestReview_QueueAndDecide(t *testing.T) {
 	if a.review.index != 1 {
 		t.Fatalf("after deciding: index %d", a.review.index)
 	}
-	// The decision counts toward every grader's recall on the rule.
+	// The decision is an adjudication made with the verdicts in view: it is
+	// kept apart and counts toward no grader's recall.
+	if l, _ := src.stored(e.key); l.Source != model.LabelSeen {
+		t.Fatalf("stored with source %q, want seen", l.Source)
+	}
+	if _, ok := a.c.tally.SeenLabels()[e.key]; !ok {
+		t.Fatal("the adjudication is not among the seen labels")
+	}
 	rr := a.c.result(0, 0)
-	if rr.Quality.Labels == 0 {
-		t.Fatal("the label is not in the predicate's quality")
+	if rr.Quality.Labels != 0 {
+		t.Fatal("a review label entered the predicate's quality")
 	}
 	for _, q := range rr.Judges {
-		if q.Labels == 0 {
-			t.Fatalf("the label is not in %s's quality", q.Grader)
+		if q.Labels != 0 {
+			t.Fatalf("a review label entered %s's quality", q.Grader)
 		}
 	}
 	w.press("u")

@@ -11,11 +11,11 @@ import (
 	"github.com/auditor-dev/auditor/model"
 )
 
-// LabellerSource reads every labeller's latest label per answer: by
-// labeller name, then by response key. The review screen reads it from
-// LabelOptions.Store, only in commands, never in Update or View.
+// LabellerSource reads every label record, from which each labeller's
+// blind labels are resolved (model.LabelBook). The review screen reads it
+// from LabelOptions.Store, only in commands, never in Update or View.
 type LabellerSource interface {
-	LabelsByLabeller() (map[string]map[string]model.Label, error)
+	LabelLog() ([]model.Label, error)
 }
 
 // labellerState is the review screen's view of people's labels: who
@@ -38,14 +38,17 @@ func (v *reviewView) loadLabellers() tea.Cmd {
 		return nil
 	}
 	p.gen++
-	return readLabellers(p.src, p.gen)
+	return readLabellers(p.src, labels.LegacySource(v.c.tally.LabelSets()), p.gen)
 }
 
-// readLabellers reads the labels by labeller; it runs as a command.
-func readLabellers(src LabellerSource, gen int) tea.Cmd {
+// readLabellers reads the blind labels by labeller; it runs as a command.
+func readLabellers(src LabellerSource, legacy func(model.Label) string, gen int) tea.Cmd {
 	return func() tea.Msg {
-		by, err := src.LabelsByLabeller()
-		return labellersMsg{gen: gen, by: by, err: err}
+		log, err := src.LabelLog()
+		if err != nil {
+			return labellersMsg{gen: gen, err: err}
+		}
+		return labellersMsg{gen: gen, by: model.NewLabelBook(log, legacy).ByLabeller()}
 	}
 }
 
@@ -177,12 +180,19 @@ func (v *reviewView) labellerAgreement(p [2]string) labels.LabellerAgreement {
 }
 
 // labellerEntries lists the current rule's answers the chosen pair of
-// labellers (or any pair) labelled differently, in the plan's order.
+// labellers (or any pair) labelled differently and nobody has adjudicated
+// here yet, in the plan's order. An adjudication settles the answer for
+// the queue; the labellers' own blind labels, and their kappa, stay as
+// they were.
 func (v *reviewView) labellerEntries() []reviewEntry {
 	seen := map[string]int{}
+	decided := v.c.tally.SeenLabels()
 	for _, p := range v.chosenLabellerPairs() {
 		for _, k := range v.labellerAgreement(p).Disagreements {
 			if _, ok := seen[k]; ok {
+				continue
+			}
+			if _, ok := decided[k]; ok {
 				continue
 			}
 			if ci, ok := v.ruleCell(k); ok {

@@ -16,8 +16,7 @@ import (
 	"github.com/auditor-dev/auditor/model"
 )
 
-// peopleSource is a labelSource that also gives each labeller's latest
-// label per answer, as *store.Store does, and counts those reads.
+// peopleSource is a labelSource that counts reads of its label log.
 type peopleSource struct {
 	*labelSource
 
@@ -25,20 +24,18 @@ type peopleSource struct {
 	reads int
 }
 
-func (s *peopleSource) LabelsByLabeller() (map[string]map[string]model.Label, error) {
+func (s *peopleSource) LabelLog() ([]model.Label, error) {
 	s.mu.Lock()
 	s.reads++
 	s.mu.Unlock()
-	s.labelSource.mu.Lock()
-	defer s.labelSource.mu.Unlock()
-	out := map[string]map[string]model.Label{}
-	for _, l := range s.history {
-		if out[l.Labeller] == nil {
-			out[l.Labeller] = map[string]model.Label{}
-		}
-		out[l.Labeller][l.Key] = l
-	}
-	return out, nil
+	return s.labelSource.LabelLog()
+}
+
+// LabelsByLabeller is each labeller's blind labels, resolved as the screen
+// resolves them.
+func (s *peopleSource) LabelsByLabeller() (map[string]map[string]model.Label, error) {
+	log, err := s.labelSource.LabelLog()
+	return model.NewLabelBook(log, nil).ByLabeller(), err
 }
 
 func (s *peopleSource) readCount() int {
@@ -79,7 +76,7 @@ func peopleLabels(keys []string, verdicts map[string]string) []model.Label {
 			if who == "ben" {
 				at = at.Add(time.Hour)
 			}
-			out = append(out, model.Label{Key: k, Violation: vs[i] == 'v', Labeller: who, At: at, Note: "by " + who})
+			out = append(out, model.Label{Source: model.LabelBlind, Key: k, Violation: vs[i] == 'v', Labeller: who, At: at, Note: "by " + who})
 		}
 	}
 	return out
@@ -169,7 +166,10 @@ func TestReview_LabellersQueue(t *testing.T) {
 	if ps.readCount() == reads {
 		t.Fatal("the labels by labeller were not read again after the decision")
 	}
-	// ana now agrees with ben on the second answer: only the fourth is left.
+	if l.Source != model.LabelSeen {
+		t.Fatalf("a review decision was stored as %q, want seen", l.Source)
+	}
+	// The second answer is adjudicated: only the fourth is left.
 	if len(a.review.items) != 1 {
 		t.Fatalf("queue has %d answers after the decision, want 1", len(a.review.items))
 	}
@@ -190,7 +190,7 @@ func TestReview_LabellersPair(t *testing.T) {
 		keys := peopleKeys(f, 5)
 		ls := twoPeople(f)
 		// cy differs from ana and ben on the first answer only.
-		return append(ls, model.Label{Key: keys[0], Labeller: "cy", At: t0})
+		return append(ls, model.Label{Source: model.LabelBlind, Key: keys[0], Labeller: "cy", At: t0})
 	})
 	a := w.a
 	w.press("b")

@@ -86,7 +86,7 @@ func (v *reviewView) filters() string {
 func (v *reviewView) head() []string {
 	c, st := v.c, v.c.styles
 	rule := c.plan.Audit.Rules[v.rule]
-	labels := c.tally.Labels()
+	labels := c.tally.SeenLabels()
 	labelled := 0
 	for _, e := range v.items {
 		if _, ok := labels[e.key]; ok {
@@ -97,7 +97,7 @@ func (v *reviewView) head() []string {
 	if len(v.items) > 0 {
 		pos = fmt.Sprintf("%d of %d", v.index+1, len(v.items))
 	}
-	title := st.Title.Render("Review") + fmt.Sprintf(" line %d · %s · %d labelled", rule.Line, pos, labelled)
+	title := st.Title.Render("Review") + fmt.Sprintf(" line %d · %s · %d adjudicated (seen labels: not in recall)", rule.Line, pos, labelled)
 	state := ""
 	if v.d.busy() {
 		state = st.InFlight.Render("saving…")
@@ -155,14 +155,18 @@ func (v *reviewView) foot() []string {
 		// Without "judge:" so every grader fits on one line.
 		parts = append(parts, oneLine(strings.TrimPrefix(r.Name, "judge:"))+" "+graderVerdict(r, g, graded, kind))
 	}
-	you := st.Muted.Render("you: not labelled (v violation · o ok)")
-	if l, ok := c.tally.Labels()[e.key]; ok {
-		you = st.Header.Render("you: "+verdictWord(l.Violation, kind)) + st.Muted.Render(" ("+labelledWhen(l)+")")
+	you := st.Muted.Render("you: not adjudicated (v violation · o ok)")
+	mine := v.labelOf(e.key)
+	if mine != nil {
+		you = st.Header.Render("you: "+verdictWord(mine.Violation, kind)) + st.Muted.Render(" ("+labelledWhen(*mine)+")")
 	}
 	out := []string{clip(strings.Join(parts, " · "), c.width), clip(you, c.width)}
+	if b, ok := c.tally.Labels()[e.key]; ok {
+		out = append(out, clip(st.Muted.Render("blind label: "+verdictWord(b.Violation, kind)+" ("+labelledWhen(b)+"); it, not yours here, counts in recall"), c.width))
+	}
 	if n, ok := v.note.pending[e.key]; ok && n != "" {
 		out = append(out, clip(st.Muted.Render("note to save with the label: ")+oneLine(n), c.width))
-	} else if l, ok := c.tally.Labels()[e.key]; ok && l.Note != "" {
+	} else if l := mine; l != nil && l.Note != "" {
 		out = append(out, clip(st.Muted.Render("note: ")+oneLine(l.Note), c.width))
 	}
 	if v.note.editing {

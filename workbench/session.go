@@ -49,6 +49,9 @@ type Session struct {
 	// Regraded counts the stored answers Open graded with a predicate
 	// version they had no grade from (an edited predicate): no calls.
 	Regraded int
+	// LabelsMerged counts the label records Open took from the label file
+	// (LabelFilePath) that the store did not hold.
+	LabelsMerged int
 
 	// preds holds every rule's current predicate; the grader and every
 	// tally share it, so an edit applied on the screen is what a run grades
@@ -115,6 +118,12 @@ func Open(ctx context.Context, path string, o Options) (*Session, error) {
 	}
 	if err := s.openStore(o.Access); err != nil {
 		return nil, err
+	}
+	if o.Access != IfExists && s.Store != nil {
+		if s.LabelsMerged, err = s.mergeLabelFile(); err != nil {
+			s.Close()
+			return nil, err
+		}
 	}
 	s.grader = grade.NewGrader(ctx, s.Plan, s.preds)
 	if o.Access != Write {

@@ -15,8 +15,8 @@ import (
 // without a file. It counts reads and writes, so a test can prove that a
 // screen's Update touches no storage. It is safe for concurrent use.
 //
-// Labels work as in store.Store: the current label of a response is the
-// last one put, and LabelsByLabeller gives each labeller's latest.
+// Labels work as in store.Store: every record put is kept, in order, and
+// LabelLog returns them all.
 type MemStore struct {
 	mu        sync.Mutex
 	responses map[string]model.Response
@@ -86,8 +86,7 @@ func (m *MemStore) putGrades(key string, gs []model.Grade) {
 	}
 }
 
-// PutLabel stores a label; the latest label of a response is its current
-// one.
+// PutLabel appends a label record to the history.
 func (m *MemStore) PutLabel(l model.Label) error {
 	m.mu.Lock()
 	defer m.mu.Unlock()
@@ -180,31 +179,12 @@ func (m *MemStore) ForEachResponseMeta(fn func(model.Response) error) error {
 	return nil
 }
 
-// Labels implements audit.Reader.
-func (m *MemStore) Labels() (map[string]model.Label, error) {
+// LabelLog implements audit.Reader.
+func (m *MemStore) LabelLog() ([]model.Label, error) {
 	m.mu.Lock()
 	defer m.mu.Unlock()
 	m.reads++
-	out := map[string]model.Label{}
-	for _, l := range m.labels {
-		out[l.Key] = l
-	}
-	return out, nil
-}
-
-// LabelsByLabeller implements audit.Reader.
-func (m *MemStore) LabelsByLabeller() (map[string]map[string]model.Label, error) {
-	m.mu.Lock()
-	defer m.mu.Unlock()
-	m.reads++
-	out := map[string]map[string]model.Label{}
-	for _, l := range m.labels {
-		if out[l.Labeller] == nil {
-			out[l.Labeller] = map[string]model.Label{}
-		}
-		out[l.Labeller][l.Key] = l
-	}
-	return out, nil
+	return slices.Clone(m.labels), nil
 }
 
 // LabelSets implements audit.Reader.

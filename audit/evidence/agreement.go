@@ -157,7 +157,7 @@ func (t *Tally) addGraders(rr *RuleResult) {
 	set := t.chooseSet(rr.RuleIndex)
 	for _, j := range t.plan.Audit.Judges {
 		g := labels.Grades{Name: j.Grader, Version: j.Version, ByKey: t.grades[j.Version]}
-		rr.Judges = append(rr.Judges, labels.MeasureGrader(t.plan, g, t.labels,
+		rr.Judges = append(rr.Judges, labels.MeasureGrader(t.plan, g, t.Labels(),
 			labels.QualityScope{Rule: rr.RuleIndex, Model: rr.Model, Set: set, Complete: true}))
 	}
 	rr.Agreement = t.Agreement(rr.RuleIndex, rr.Model)

@@ -65,7 +65,7 @@ func TestAggregate_Demo(t *testing.T) {
 	if !ok {
 		t.Fatal("first cell has no grade")
 	}
-	tally.SetLabel(model.Label{Key: cell.Key, Violation: !g.Pass, Labeller: "t"})
+	tally.SetLabel(model.Label{Source: model.LabelBlind, Key: cell.Key, Violation: !g.Pass, Labeller: "t"})
 	res2, err := tally.Results()
 	if err != nil {
 		t.Fatal(err)

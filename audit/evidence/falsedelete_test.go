@@ -116,7 +116,7 @@ func TestVerdict_NoFalseDeleteFromFalseAlarms(t *testing.T) {
 			}
 			for _, i := range rng.Perm(len(provoking))[:60] {
 				k := provoking[i]
-				labelled[k] = model.Label{Key: k, Violation: truth[k], Labeller: "truth"}
+				labelled[k] = model.Label{Source: model.LabelBlind, Key: k, Violation: truth[k], Labeller: "truth"}
 			}
 			q := labels.MeasureGrader(measured, labels.Grades{Name: model.PredicateGrader, Version: "v1", ByKey: grades}, labelled, labels.QualityScope{Rule: 0, Model: 0})
 			for i, pd := range plans {

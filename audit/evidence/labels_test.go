@@ -98,7 +98,7 @@ func labelByTruth(t *testing.T, p *audit.Plan, st *store.Store, set labels.Label
 			t.Fatalf("set key %.12s is not a call of the plan", k)
 		}
 		truth[k] = s.Decide(c).Failure
-		if err := st.PutLabel(model.Label{Key: k, Violation: truth[k], Labeller: who}); err != nil {
+		if err := st.PutLabel(model.Label{Source: model.LabelBlind, Key: k, Violation: truth[k], Labeller: who}); err != nil {
 			t.Fatal(err)
 		}
 	}
@@ -393,7 +393,7 @@ func TestDrawLabelSample_Stratified(t *testing.T) {
 	items := set.Items(p)
 	half := map[string]model.Label{}
 	for _, it := range items[:30] {
-		half[it.Key] = model.Label{Key: it.Key, Violation: truth[it.Key]}
+		half[it.Key] = model.Label{Source: model.LabelBlind, Key: it.Key, Violation: truth[it.Key]}
 	}
 	if next := set.NextUnlabelled(half); next != 30 {
 		t.Errorf("next unlabelled %d, want 30", next)
@@ -453,11 +453,11 @@ func TestPredicateHistory_AmendedPredicate(t *testing.T) {
 	if err := recordVersions(st, p, fxp.Preds, t1.Add(time.Hour)); err != nil {
 		t.Fatal(err)
 	}
-	labelled, err := st.Labels()
+	log, err := st.LabelLog()
 	if err != nil {
 		t.Fatal(err)
 	}
-	hist, err := labels.PredicateHistory(st, p, 23, edited.Version, labelled, &set)
+	hist, err := labels.PredicateHistory(st, p, 23, edited.Version, model.NewLabelBook(log, nil).Truth(), &set)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -473,7 +473,7 @@ func TestPredicateHistory_AmendedPredicate(t *testing.T) {
 	if after.Hits != hits || after.Total != positives {
 		t.Errorf("amended recall %s, independently %d/%d", after, hits, positives)
 	}
-	if _, err := labels.PredicateHistory(st, p, 99, "", labelled, nil); err == nil {
+	if _, err := labels.PredicateHistory(st, p, 99, "", nil, nil); err == nil {
 		t.Error("history of an unaudited line")
 	}
 }
@@ -491,18 +491,19 @@ func TestLabellers_AgreementFromStore(t *testing.T) {
 		t.Fatal(err)
 	}
 	for i, k := range set.Keys {
-		if err := st.PutLabel(model.Label{Key: k, Violation: i%2 == 0, Labeller: "ana"}); err != nil {
+		if err := st.PutLabel(model.Label{Source: model.LabelBlind, Key: k, Violation: i%2 == 0, Labeller: "ana"}); err != nil {
 			t.Fatal(err)
 		}
 		// ben disagrees on the first four, then his labels become current.
-		if err := st.PutLabel(model.Label{Key: k, Violation: (i%2 == 0) != (i < 4), Labeller: "ben"}); err != nil {
+		if err := st.PutLabel(model.Label{Source: model.LabelBlind, Key: k, Violation: (i%2 == 0) != (i < 4), Labeller: "ben"}); err != nil {
 			t.Fatal(err)
 		}
 	}
-	by, err := st.LabelsByLabeller()
+	log, err := st.LabelLog()
 	if err != nil {
 		t.Fatal(err)
 	}
+	by := model.NewLabelBook(log, nil).ByLabeller()
 	ag := labels.CompareLabellers("ana", by["ana"], "ben", by["ben"], set.Keys)
 	if ag.N != 20 || !slices.Equal(ag.Disagreements, set.Keys[:4]) || !ag.KappaDefined {
 		t.Errorf("agreement %s, disagreements %d", ag, len(ag.Disagreements))

@@ -23,9 +23,19 @@ func (t *Tally) AddLabelSet(s labels.LabelSet) {
 // LabelSets returns the label sets the tally knows, by name.
 func (t *Tally) LabelSets() []labels.LabelSet { return slices.Clone(t.sets) }
 
-// Labels returns the tally's current labels. The map is the tally's own:
-// do not modify it.
-func (t *Tally) Labels() map[string]model.Label { return t.labels }
+// Labels returns the truth graders are measured against: every response's
+// blind label by its first labeller (model.LabelBook). The map is the
+// tally's own: do not modify it.
+func (t *Tally) Labels() map[string]model.Label { return t.book.Truth() }
+
+// SeenLabels returns the review adjudications (labels given with the
+// graders' verdicts in view), by key. They never enter recall. The map is
+// the tally's own: do not modify it.
+func (t *Tally) SeenLabels() map[string]model.Label { return t.book.Seen() }
+
+// LabelBook returns every label record the tally knows, resolved: each
+// labeller's own labels, undo included. It is the tally's own.
+func (t *Tally) LabelBook() *model.LabelBook { return t.book }
 
 // chooseSet picks the design behind a rule's quality: the stratified set
 // with the most labelled answers in the rule's strata (ties go to the name
@@ -36,7 +46,7 @@ func (t *Tally) Labels() map[string]model.Label { return t.labels }
 // sample cover the whole population) needs no weights, so nil is returned.
 func (t *Tally) chooseSet(ri int) *labels.LabelSet {
 	line := t.plan.Audit.Rules[ri].Line
-	best := labels.ChooseSet(t.sets, line, t.labels)
+	best := labels.ChooseSet(t.sets, line, t.Labels())
 	if best == nil || !t.censusOf(ri, best.Options.Kinds) {
 		return best
 	}
@@ -54,7 +64,7 @@ func (t *Tally) censusOf(ri int, kinds []model.Kind) bool {
 			continue
 		}
 		if g, ok := grades[c.Key]; ok && !g.Unparseable {
-			if _, labelled := t.labels[c.Key]; !labelled {
+			if _, labelled := t.Labels()[c.Key]; !labelled {
 				return false
 			}
 		}
@@ -67,7 +77,7 @@ func (t *Tally) censusOf(ri int, kinds []model.Kind) bool {
 func (t *Tally) ruleQuality(ri, mi int) labels.GraderQuality {
 	g := labels.Grades{Name: model.PredicateGrader, Version: t.PredicateVersion(ri), ByKey: t.PredicateGrades(ri)}
 	set := t.chooseSet(ri)
-	return labels.MeasureGrader(t.plan, g, t.labels, labels.QualityScope{Rule: ri, Model: mi, Set: set, Complete: true})
+	return labels.MeasureGrader(t.plan, g, t.Labels(), labels.QualityScope{Rule: ri, Model: mi, Set: set, Complete: true})
 }
 
 // MeasureSet measures each rule's current predicate on the labelled answers
@@ -76,7 +86,7 @@ func (t *Tally) ruleQuality(ri, mi int) labels.GraderQuality {
 // tally's current labels).
 func (t *Tally) MeasureSet(s *labels.LabelSet, labelled map[string]model.Label) []labels.SetQuality {
 	if labelled == nil {
-		labelled = t.labels
+		labelled = t.Labels()
 	}
 	var out []labels.SetQuality
 	for ri, r := range t.plan.Audit.Rules {
@@ -109,10 +119,7 @@ func BuildSetReport(st audit.Reader, t *Tally, set labels.LabelSet, labelled map
 		}
 		r.Rules = append(r.Rules, labels.SetRuleReport{SetQuality: sq, Versions: hist})
 	}
-	by, err := st.LabelsByLabeller()
-	if err != nil {
-		return r, err
-	}
+	by := t.book.ByLabeller()
 	var names []string
 	for name, ls := range by {
 		if slices.ContainsFunc(set.Keys, func(k string) bool { _, ok := ls[k]; return ok }) {

@@ -44,10 +44,13 @@ type CaseResult struct {
 
 // Arm is one kind (or the pooled provoking kinds) under both variants.
 type Arm struct {
-	Name     string // "provoke", "pressure", "control" or "provoking"
-	Cases    int
-	Baseline ArmSide
-	Deleted  ArmSide
+	Name string // "provoke", "pressure", "control" or "provoking"
+	// Cases counts the arm's cases with at least one graded answer (either
+	// variant): the cases its rates are on. Planned counts every case of
+	// the arm's kinds, graded or not.
+	Cases, Planned int
+	Baseline       ArmSide
+	Deleted        ArmSide
 	// Diff is deleted minus baseline on the pooled counts of the cases
 	// graded in both variants (the cases the verdict compares), with
 	// Newcombe's interval; Paired is the case-paired difference when two or
@@ -97,6 +100,12 @@ type RuleResult struct {
 	// Flips are the cases whose majority outcome differs between baseline
 	// and the variant (see caseFlips).
 	Flips Flips
+	// Adjudications are the review queue's decisions on the rule's answers,
+	// kept apart from the labels above.
+	Adjudications Adjudications
+	// Labellers compares every pair of labellers (their blind labels) on
+	// the rule's answers both labelled; empty with fewer than two.
+	Labellers []labels.LabellerAgreement
 	// Lengths compares answer lengths between the variants; set only for
 	// a rule with no input class, whose verdict rests on it.
 	Lengths *Lengths
@@ -138,8 +147,10 @@ type Tally struct {
 	// their kind (counted in Count.Truncated, not Errors).
 	settled map[string]model.ErrorKind
 	grades  map[string]map[string]model.Grade // grader version -> response key -> grade
-	labels  map[string]model.Label
-	sets    []labels.LabelSet // label sets, for weighting stratified labels
+	// book resolves every label record: its Truth (first labeller's blind
+	// labels) is what graders are measured against.
+	book *model.LabelBook
+	sets []labels.LabelSet // label sets, for weighting stratified labels
 	// histories holds each rule's recorded texts, by rule index.
 	histories [][]TextSeen
 	// lengths holds the answer lengths of rules with no input class, by
@@ -172,7 +183,7 @@ func NewTally(p *audit.Plan, preds *grade.Predicates, src audit.Reader) (*Tally,
 			return nil, err
 		}
 	}
-	labelled, err := src.Labels()
+	log, err := src.LabelLog()
 	if err != nil {
 		return nil, err
 	}
@@ -180,7 +191,8 @@ func NewTally(p *audit.Plan, preds *grade.Predicates, src audit.Reader) (*Tally,
 	if err != nil {
 		return nil, err
 	}
-	t := &Tally{plan: p, preds: preds, status: status, settled: settled, labels: labelled, sets: sets, grades: map[string]map[string]model.Grade{}}
+	book := model.NewLabelBook(log, labels.LegacySource(sets))
+	t := &Tally{plan: p, preds: preds, status: status, settled: settled, book: book, sets: sets, grades: map[string]map[string]model.Grade{}}
 	if err := t.loadLengths(src); err != nil {
 		return nil, err
 	}
@@ -270,8 +282,8 @@ func (t *Tally) Record(r model.Response, grades []model.Grade) {
 	}
 }
 
-// SetLabel records a human label.
-func (t *Tally) SetLabel(l model.Label) { t.labels[l.Key] = l }
+// SetLabel records a label record (a label or an undo) just stored.
+func (t *Tally) SetLabel(l model.Label) { t.book.Add(l) }
 
 // Answered reports whether a call is stored with an answer.
 func (t *Tally) Answered(key string) bool { return t.status[key] }
@@ -301,6 +313,7 @@ func (t *Tally) Results() (*Results, error) {
 			if !rule.Config.NoInputClass() {
 				t.addGraders(rr) // judges never grade a rule with no input class
 			}
+			t.addLabelSummary(rr)
 			var h []TextSeen
 			if t.histories != nil {
 				h = t.histories[ri]
@@ -450,7 +463,10 @@ func buildArm(name string, cases []CaseResult, match func(model.Kind) bool) *Arm
 	a := &Arm{Name: name}
 	for _, cr := range cases {
 		if match(cr.Case.Kind) {
-			a.Cases++
+			a.Planned++
+			if cr.Baseline.N > 0 || cr.Deleted.N > 0 {
+				a.Cases++
+			}
 		}
 	}
 	side := func(pick func(CaseResult) Count) ArmSide {

@@ -70,7 +70,7 @@ reason = "asked again for an identifier the customer had given"
 		if a.Rules[cell.Rule].Line != 15 || !c.Meta.Kind.Provoking() {
 			continue
 		}
-		labels = append(labels, model.Label{Key: c.Key, Violation: s.Decide(c).Failure, Labeller: "truth",
+		labels = append(labels, model.Label{Source: model.LabelBlind, Key: c.Key, Violation: s.Decide(c).Failure, Labeller: "truth",
 			At: time.Date(2026, 11, 30, 0, 0, 0, 0, time.UTC)})
 	}
 	if _, err := st.ImportLabels(labels, false); err != nil {

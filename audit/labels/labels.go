@@ -615,6 +615,13 @@ func LoadLabelSets(r audit.Reader) ([]LabelSet, error) {
 	return out, nil
 }
 
+// CombineRule says, for people, how several label sets make one estimate
+// of a grader's quality: the rule ChooseSet and evidence.Tally implement,
+// and the only one; every screen and report shows the numbers it gives.
+const CombineRule = "label sets combine per rule: the stratified set with the most blind labels in the rule's strata, weighted by stratum " +
+	"(the rule's other labels of those kinds left out); without one, every blind label of the rule as one simple random sample; " +
+	"an answer in several sets counts once; review adjudications never count"
+
 // ChooseSet picks the design behind a rule's quality: the stratified set
 // with the most labelled answers in the strata of the rule on line (ties go
 // to the name first in order), or nil when no stratified set has any, in

@@ -63,7 +63,7 @@ func labelAll(outs []outcome, version string) (Grades, map[string]model.Label) {
 	for i, o := range outs {
 		key := fmt.Sprintf("k%04d", i)
 		g.ByKey[key] = model.Grade{Grader: model.PredicateGrader, Version: version, Pass: !o.failed}
-		labels[key] = model.Label{Key: key, Violation: o.violation, Labeller: "ana"}
+		labels[key] = model.Label{Source: model.LabelBlind, Key: key, Violation: o.violation, Labeller: "ana"}
 	}
 	return g, labels
 }
@@ -144,8 +144,8 @@ func TestCompareLabellers_KappaVectors(t *testing.T) {
 		add := func(n int, va, vb bool) {
 			for j := 0; j < n; j++ {
 				k := fmt.Sprintf("k%04d", i)
-				la[k] = model.Label{Key: k, Violation: va, Labeller: "ana"}
-				lb[k] = model.Label{Key: k, Violation: vb, Labeller: "ben"}
+				la[k] = model.Label{Source: model.LabelBlind, Key: k, Violation: va, Labeller: "ana"}
+				lb[k] = model.Label{Source: model.LabelBlind, Key: k, Violation: vb, Labeller: "ben"}
 				i++
 			}
 		}
@@ -153,7 +153,7 @@ func TestCompareLabellers_KappaVectors(t *testing.T) {
 		add(tc.b, true, false)
 		add(tc.c, false, true)
 		add(tc.d, false, false)
-		lb["only-ben"] = model.Label{Key: "only-ben", Violation: true} // not shared: left out
+		lb["only-ben"] = model.Label{Source: model.LabelBlind, Key: "only-ben", Violation: true} // not shared: left out
 		ag := CompareLabellers("ana", la, "ben", lb, nil)
 		if !ag.KappaDefined || !near(ag.Kappa, tc.kappa, tol) || !near(ag.KappaSE, tc.se, tol) {
 			t.Errorf("%v: kappa %.4f SE %.4f, want %.4f SE %.4f", tc, ag.Kappa, ag.KappaSE, tc.kappa, tc.se)
@@ -201,7 +201,7 @@ func stratifiedFixture() (*audit.Plan, *LabelSet, Grades, map[string]model.Label
 		default:
 			continue
 		}
-		labels[key] = model.Label{Key: key, Violation: viol, Labeller: "ana"}
+		labels[key] = model.Label{Source: model.LabelBlind, Key: key, Violation: viol, Labeller: "ana"}
 		set.Keys = append(set.Keys, key)
 	}
 	set.index = indexKeys(set.Keys)
@@ -289,7 +289,7 @@ func TestMeasureGrader_IPWEdgeCases(t *testing.T) {
 		t.Parallel()
 		p, set, g, labels := stratifiedFixture()
 		for _, k := range set.strataKeys["L23 passed"] {
-			labels[k] = model.Label{Key: k, Violation: false}
+			labels[k] = model.Label{Source: model.LabelBlind, Key: k, Violation: false}
 		}
 		q := MeasureGrader(p, g, labels, QualityScope{Rule: 0, Model: -1, Set: set})
 		r := q.Recall

@@ -18,6 +18,7 @@ const (
 	exitFailed      = 1 // calls failed for good, or the run stopped before finishing
 	exitBadInput    = 2
 	exitGate        = 3 // --gate and some verdict is not DELETE
+	exitPartial     = 4 // import-labels imported some records and refused others
 	exitInterrupted = 130
 )
 

@@ -196,7 +196,10 @@ guarded against spreadsheet formulas.`,
 					err = report.ExportGrades(w, s.Plan, s.PredicateVersions(), s.Store, format)
 				}
 			case "labels":
-				err = report.ExportLabels(w, s.Store, format)
+				var book *model.LabelBook
+				if book, err = s.LabelBook(); err == nil {
+					err = report.ExportLabels(w, book, format)
+				}
 			default:
 				err = &usageError{fmt.Errorf("unknown --what %q (want responses, grades or labels)", what)}
 			}
@@ -219,11 +222,19 @@ func newImportLabelsCmd(std Stdio) *cobra.Command {
 	c := &cobra.Command{
 		Use:   "import-labels AUDIT FILE",
 		Short: "Merge hand labels from a JSONL file into the audit's store",
-		Long: `Read labels (one JSON object a line: key, violation, labeller, note, at) and merge
-them into the store. A label for a response that already has a different label
-is a conflict and nothing is imported unless --overwrite is given; the previous
-label is kept in the history either way. Keys of responses this audit does not
-use are reported.`,
+		Long: `Read label records (one JSON object a line: key, violation, labeller, note, at,
+and optionally source "blind" or "seen" (default blind) and undo) and merge them
+into the store. A record the store already holds is unchanged, so importing the
+same file twice is a no-op. A second labeller's label is added beside the
+first's. A label that differs from the same labeller's label of the same answer
+is a conflict and is not imported unless --overwrite is given; the previous label
+stays in the history either way. Records for responses this audit does not use
+are reported and skipped. Afterwards the audit's label file
+(<audit>.labels.jsonl) is rewritten.
+
+Exit codes: 0 every record imported or already held; 4 some records were not
+imported (conflicts or unknown responses; the rest were); 2 the file cannot be
+read (nothing imported).`,
 		Args: exactArgs(2),
 		RunE: func(cmd *cobra.Command, args []string) error {
 			data, err := os.ReadFile(args[1])
@@ -252,18 +263,25 @@ use are reported.`,
 			if err != nil {
 				return err
 			}
+			if err := s.SaveLabelFile(); err != nil {
+				return err
+			}
 			fmt.Fprintf(std.Out, "labels: %d added, %d unchanged, %d overwritten, %d conflicts, %d for responses this audit does not use (skipped)\n",
 				res.Added, res.Unchanged, len(res.Overwritten), len(res.Conflicts), unknown)
-			if len(res.Conflicts) > 0 && !overwrite {
-				for i, c := range res.Conflicts {
-					if i == 10 {
-						fmt.Fprintf(std.Err, "  ... and %d more\n", len(res.Conflicts)-10)
-						break
-					}
-					fmt.Fprintf(std.Err, "  conflict on %s: stored violation=%t by %s, file says violation=%t by %s\n",
-						c.Key, c.Current.Violation, c.Current.Labeller, c.Incoming.Violation, c.Incoming.Labeller)
+			for i, c := range res.Conflicts {
+				if i == 10 {
+					fmt.Fprintf(std.Err, "  ... and %d more\n", len(res.Conflicts)-10)
+					break
 				}
-				return &exitError{code: exitBadInput, msg: "conflicting labels were not imported; re-run with --overwrite to replace them (history keeps the old values)"}
+				fmt.Fprintf(std.Err, "  conflict on %s: %s said violation=%t, the file says violation=%t\n",
+					c.Key, model.Sanitize(c.Current.Labeller), c.Current.Violation, c.Incoming.Violation)
+			}
+			if refused := res.Refused() + unknown; refused > 0 {
+				msg := fmt.Sprintf("partial import: %d of %d records not imported", refused, len(labels))
+				if len(res.Conflicts) > 0 {
+					msg += "; re-run with --overwrite to replace the conflicting labels (history keeps the old values)"
+				}
+				return &exitError{code: exitPartial, msg: msg}
 			}
 			return nil
 		},

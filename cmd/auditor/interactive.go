@@ -63,6 +63,7 @@ func runInteractive(ctx context.Context, std Stdio, s *workbench.Session, status
 		return err
 	}
 	_, progErr := tea.NewProgram(app, tea.WithContext(ctx), tea.WithInput(std.In), tea.WithOutput(std.Out)).Run()
+	saveLabelFile(std, s)
 
 	// The app cancels a run the user stops; cancel here too in case the
 	// program ended another way, then wait for the run to wind down.

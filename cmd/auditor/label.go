@@ -67,7 +67,7 @@ labeller's labels instead of the current ones.`,
 	fl.StringVar(&f.kinds, "kinds", "provoke,pressure", "case kinds to sample, comma-separated")
 	fl.BoolVar(&f.stratify, "stratify", false, "draw separately from the answers the predicate failed and passed")
 	fl.Float64Var(&f.failShare, "fail-share", labels.DefaultFailShare, "with --stratify, the share drawn from failed answers")
-	fl.StringVar(&f.labeller, "labeller", "", "on a terminal, your name on the labels you give (default: your user name); with --show, measure against this labeller's latest labels (default: the current labels)")
+	fl.StringVar(&f.labeller, "labeller", "", "on a terminal, your name on the labels you give (default: $AUDITOR_LABELLER, else your user name); with --show, measure against this labeller's blind labels (default: every first labeller's)")
 	fl.StringVar(&f.set, "set", "", "name of the label set (default: derived from --rule and --stratify)")
 	fl.BoolVar(&f.show, "show", false, "print progress and results")
 	fl.Float64Var(&f.width, "width", 0.2, "target full width of recall's 95% interval, for the labels-needed estimate")
@@ -141,14 +141,7 @@ func runLabel(cmd *cobra.Command, std Stdio, path string, f labelFlags) error {
 	labels := s.Tally.Labels()
 	who := "current labels"
 	if f.labeller != "" {
-		by, err := s.Store.LabelsByLabeller()
-		if err != nil {
-			return err
-		}
-		labels, who = by[f.labeller], "labels by "+model.Sanitize(f.labeller)
-		if labels == nil {
-			labels = map[string]model.Label{}
-		}
+		labels, who = s.Tally.LabelBook().Of(f.labeller), "blind labels by "+model.Sanitize(f.labeller)
 	}
 	if !f.show && interactive(std, false) {
 		// On a terminal, label: --labeller is who labels (default: the user).

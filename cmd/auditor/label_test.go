@@ -53,7 +53,7 @@ func TestLabel_Headless(t *testing.T) {
 	}
 	for i, k := range set.Keys[:12] {
 		for _, who := range []string{"ana", "ben"} {
-			if err := st.PutLabel(model.Label{Key: k, Violation: (i%3 == 0) != (who == "ben" && i == 0), Labeller: who}); err != nil {
+			if err := st.PutLabel(model.Label{Source: model.LabelBlind, Key: k, Violation: (i%3 == 0) != (who == "ben" && i == 0), Labeller: who}); err != nil {
 				t.Fatal(err)
 			}
 		}
@@ -63,7 +63,7 @@ func TestLabel_Headless(t *testing.T) {
 	}
 	code, out, stderr = labelMain(t, "label", auditPath, "--set", "sample-L23-stratified", "--show", "--labeller", "ana")
 	for _, want := range []string{
-		"12/20 labelled (labels by ana)",
+		"12/20 labelled (blind labels by ana)",
 		"estimator: inverse-probability weighted",
 		"recall (provoke + pressure):",
 		"kind      caught  missed",

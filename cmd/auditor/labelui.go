@@ -75,15 +75,29 @@ func runApp(ctx context.Context, std Stdio, s *workbench.Session, o appScreen) e
 	if err != nil {
 		return err
 	}
-	if _, err := tea.NewProgram(app, tea.WithContext(ctx), tea.WithInput(std.In), tea.WithOutput(std.Out)).Run(); err != nil && !quietEnd(err) {
-		return fmt.Errorf("interactive screen: %w", err)
+	_, perr := tea.NewProgram(app, tea.WithContext(ctx), tea.WithInput(std.In), tea.WithOutput(std.Out)).Run()
+	saveLabelFile(std, s)
+	if perr != nil && !quietEnd(perr) {
+		return fmt.Errorf("interactive screen: %w", perr)
 	}
 	return nil
 }
 
-// defaultLabeller is who labels when --labeller is not given: the user
-// logged in.
+// saveLabelFile writes the audit's label file after the screen closed. The
+// labels are safe in the store whatever happens here, so a failure is said
+// and does not change the exit code; the next command writes the file.
+func saveLabelFile(std Stdio, s *workbench.Session) {
+	if err := s.SaveLabelFile(); err != nil {
+		fmt.Fprintf(std.Err, "labels are saved in %s, but %s was not written: %v\n", workbench.DBName, s.LabelFilePath(), err)
+	}
+}
+
+// defaultLabeller is who labels when --labeller is not given: $AUDITOR_LABELLER,
+// else the user logged in.
 func defaultLabeller() string {
+	if s := os.Getenv("AUDITOR_LABELLER"); s != "" {
+		return s
+	}
 	if u, err := user.Current(); err == nil && u.Username != "" {
 		return u.Username
 	}
@@ -116,7 +130,7 @@ No calls are made. Needs a terminal.`,
 			return openStored(cmd.Context(), std, args[0], "review", appScreen{open: tui.ScreenReview, labeller: labeller})
 		},
 	}
-	c.Flags().StringVar(&labeller, "labeller", "", "your name on the labels you give (default: your user name)")
+	c.Flags().StringVar(&labeller, "labeller", "", "your name on the labels you give (default: $AUDITOR_LABELLER, else your user name)")
 	return c
 }
 

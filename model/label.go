@@ -1,0 +1,211 @@
+package model
+
+import (
+	"slices"
+	"time"
+)
+
+// Where a label was given. Only blind labels are the truth graders are
+// measured against: a person who sees the graders' verdicts leans towards
+// them, so a label given in the review queue would flatter (or, corrected
+// against, punish) the very graders it measures.
+const (
+	// LabelBlind: the label screen or an imported sheet, with no grader's
+	// verdict in view.
+	LabelBlind = "blind"
+	// LabelSeen: the review queue, with the graders' verdicts in view. Such
+	// a label is an adjudication, shown apart, never in recall.
+	LabelSeen = "seen"
+)
+
+// Label is a human's judgement of one response, or (Undo) the taking back
+// of one. Labels are only ever appended to a response's history; what a
+// response's labels are now is what LabelBook makes of that history.
+type Label struct {
+	Key       string    `json:"key"`
+	Violation bool      `json:"violation"` // the response breaks the rule's intent (or, on a control, refuses)
+	Labeller  string    `json:"labeller"`
+	Note      string    `json:"note"`
+	At        time.Time `json:"at"`
+	// Source is LabelBlind or LabelSeen; "" on labels stored before
+	// labels recorded it (LabelBook classifies those).
+	Source string `json:"source,omitempty"`
+	// Undo marks a history record that takes back the latest label the same
+	// labeller gave the response from the same source (Violation and Note
+	// are then ignored). Undoing a first label leaves the answer unlabelled
+	// by that labeller; nothing is deleted.
+	Undo bool `json:"undo,omitempty"`
+}
+
+// LabelBook resolves label histories into the labels that hold now.
+//
+// Each labeller has, per response and source, a stack: a label pushes, an
+// undo record pops. A labeller's label of a response is the top of their
+// stack. The truth of a response (Truth) is the blind label of its first
+// labeller: the one whose surviving blind label of it is the oldest. A
+// second labeller's blind labels are compared with the first's (kappa) but
+// never replace them: letting the latest labeller win would make recall
+// depend on who labelled last, and keeping only agreed answers would drop
+// exactly the hard ones. Seen labels (review adjudications) never enter
+// the truth; Seen gives the latest per response, by anyone.
+//
+// A LabelBook is not safe for concurrent use.
+type LabelBook struct {
+	legacy func(Label) string
+	hist   map[string][]Label // response key -> history in the order given
+	truth  map[string]Label
+	seen   map[string]Label
+	by     map[string]map[string]Label // blind labels: labeller -> key -> label
+}
+
+// NewLabelBook resolves a label history: every record ever stored, each
+// response's records in the order they were given (records of different
+// responses may interleave in any way). legacy gives the source of a record
+// stored without one; nil counts such records as blind.
+func NewLabelBook(history []Label, legacy func(Label) string) *LabelBook {
+	b := &LabelBook{legacy: legacy, hist: map[string][]Label{}, truth: map[string]Label{},
+		seen: map[string]Label{}, by: map[string]map[string]Label{}}
+	for _, l := range history {
+		b.hist[l.Key] = append(b.hist[l.Key], l)
+	}
+	for key := range b.hist {
+		b.resolve(key)
+	}
+	return b
+}
+
+// Add appends a record to its response's history.
+func (b *LabelBook) Add(l Label) {
+	b.hist[l.Key] = append(b.hist[l.Key], l)
+	b.resolve(l.Key)
+}
+
+// SourceOf is a record's source: its own, or the legacy rule's for a
+// record stored without one.
+func (b *LabelBook) SourceOf(l Label) string {
+	switch {
+	case l.Source != "":
+		return l.Source
+	case b.legacy != nil:
+		return b.legacy(l)
+	}
+	return LabelBlind
+}
+
+type stackID struct{ source, labeller string }
+
+type stacked struct {
+	l     Label
+	order int // position in the response's history
+}
+
+// Stacks returns, for one response, every labeller's surviving labels of
+// each source, oldest first (sources filled in).
+func (b *LabelBook) stacks(key string) map[stackID][]stacked {
+	st := map[stackID][]stacked{}
+	for i, l := range b.hist[key] {
+		l.Source = b.SourceOf(l)
+		id := stackID{l.Source, l.Labeller}
+		if l.Undo {
+			if s := st[id]; len(s) > 0 {
+				st[id] = s[:len(s)-1]
+			}
+			continue
+		}
+		st[id] = append(st[id], stacked{l, i})
+	}
+	return st
+}
+
+func (b *LabelBook) resolve(key string) {
+	delete(b.truth, key)
+	delete(b.seen, key)
+	for _, m := range b.by {
+		delete(m, key)
+	}
+	firstBlind, lastSeen := -1, -1
+	for id, s := range b.stacks(key) {
+		if len(s) == 0 {
+			continue
+		}
+		top := s[len(s)-1]
+		switch id.source {
+		case LabelBlind:
+			m := b.by[id.labeller]
+			if m == nil {
+				m = map[string]Label{}
+				b.by[id.labeller] = m
+			}
+			m[key] = top.l
+			if firstBlind < 0 || s[0].order < firstBlind {
+				firstBlind = s[0].order
+				b.truth[key] = top.l
+			}
+		case LabelSeen:
+			if top.order > lastSeen {
+				lastSeen = top.order
+				b.seen[key] = top.l
+			}
+		}
+	}
+}
+
+// Truth returns the blind label of every response that has one, by key:
+// the labels graders are measured against. The map is the book's own: do
+// not modify it.
+func (b *LabelBook) Truth() map[string]Label { return b.truth }
+
+// Seen returns the latest review adjudication of every response that has
+// one, by key. The map is the book's own: do not modify it.
+func (b *LabelBook) Seen() map[string]Label { return b.seen }
+
+// ByLabeller returns each labeller's blind labels, by labeller then key.
+// The maps are the book's own: do not modify them.
+func (b *LabelBook) ByLabeller() map[string]map[string]Label { return b.by }
+
+// Of returns one labeller's blind labels, by key (empty, never nil, for a
+// labeller with none). The map is the book's own: do not modify it.
+func (b *LabelBook) Of(labeller string) map[string]Label {
+	if m := b.by[labeller]; m != nil {
+		return m
+	}
+	return map[string]Label{}
+}
+
+// Current returns the label a labeller's next undo on the response would
+// take back: their latest surviving label from source.
+func (b *LabelBook) Current(key, labeller, source string) (Label, bool) {
+	s := b.stacks(key)[stackID{source, labeller}]
+	if len(s) == 0 {
+		return Label{}, false
+	}
+	return s[len(s)-1].l, true
+}
+
+// History returns every record of every response, each response's records
+// in the order given, responses sorted by key: a stable order for files
+// kept in a repository.
+func (b *LabelBook) History() []Label {
+	keys := make([]string, 0, len(b.hist))
+	for k := range b.hist {
+		keys = append(keys, k)
+	}
+	slices.Sort(keys)
+	var out []Label
+	for _, k := range keys {
+		out = append(out, b.hist[k]...)
+	}
+	return out
+}
+
+// Labellers returns the names of everyone with a blind label, sorted.
+func (b *LabelBook) Labellers() []string {
+	var out []string
+	for name, m := range b.by {
+		if len(m) > 0 {
+			out = append(out, name)
+		}
+	}
+	slices.Sort(out)
+	return out
+}

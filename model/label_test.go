@@ -1,0 +1,71 @@
+package model
+
+import (
+	"testing"
+	"time"
+)
+
+func TestLabelBook(t *testing.T) {
+	at := time.Date(2026, 5, 1, 9, 0, 0, 0, time.UTC)
+	l := func(key, who, src string, v bool, min int) Label {
+		return Label{Key: key, Labeller: who, Source: src, Violation: v, At: at.Add(time.Duration(min) * time.Minute)}
+	}
+	undo := func(key, who, src string, min int) Label {
+		u := l(key, who, src, false, min)
+		u.Undo = true
+		return u
+	}
+	hist := []Label{
+		l("a", "ana", LabelBlind, true, 0),
+		l("a", "ben", LabelBlind, false, 1), // a second labeller: compared, never the truth
+		l("a", "ana", LabelBlind, false, 2), // ana changes her mind: her latest holds
+		l("b", "ana", LabelSeen, true, 3),   // a review adjudication only
+		l("c", "ana", LabelBlind, true, 4),
+		undo("c", "ana", LabelBlind, 5), // takes back her only label of c
+		l("d", "ana", LabelBlind, true, 6),
+		l("d", "ben", LabelBlind, false, 7),
+		undo("d", "ana", LabelBlind, 8), // ben's is now the only, so the truth
+		l("e", "", "", true, 9),         // legacy: classified by the rule given
+		l("f", "", "", true, 10),
+	}
+	legacy := func(l Label) string {
+		if l.Key == "f" {
+			return LabelSeen
+		}
+		return LabelBlind
+	}
+	b := NewLabelBook(hist, legacy)
+	truth := b.Truth()
+	want := map[string]bool{"a": false, "d": false, "e": true}
+	if len(truth) != len(want) {
+		t.Errorf("truth = %+v, want %v", truth, want)
+	}
+	for k, v := range want {
+		if got, ok := truth[k]; !ok || got.Violation != v {
+			t.Errorf("truth[%s] = %+v, want violation %v", k, got, v)
+		}
+	}
+	if truth["a"].Labeller != "ana" || truth["d"].Labeller != "ben" {
+		t.Errorf("truth labellers: a by %q, d by %q; want ana, ben", truth["a"].Labeller, truth["d"].Labeller)
+	}
+	if s := b.Seen(); len(s) != 2 || !s["b"].Violation || s["f"].Source != LabelSeen {
+		t.Errorf("seen = %+v, want b and f", s)
+	}
+	if ben := b.Of("ben"); len(ben) != 2 || ben["a"].Violation {
+		t.Errorf("ben's labels = %+v", ben)
+	}
+	if _, ok := b.Of("ana")["c"]; ok {
+		t.Error("an undone first label still counts")
+	}
+	// Relabelling after an undo, and a later second undo, replay the same way.
+	b.Add(l("c", "ana", LabelBlind, false, 11))
+	if got, ok := b.Truth()["c"]; !ok || got.Violation {
+		t.Errorf("after relabelling c: %+v, %v", got, ok)
+	}
+	if got := len(b.History()); got != len(hist)+1 {
+		t.Errorf("History has %d records, want %d: nothing is ever removed", got, len(hist)+1)
+	}
+	if names := b.Labellers(); len(names) != 3 || names[0] != "" || names[1] != "ana" || names[2] != "ben" {
+		t.Errorf("Labellers = %v", names)
+	}
+}
