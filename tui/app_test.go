@@ -203,8 +203,8 @@ func TestApp_StaleResponseIsDropped(t *testing.T) {
 	for _, m := range runCmd(first) { // sample 1's answer arrives late
 		a.Update(m)
 	}
-	if a.sample.index != 1 || a.sample.resp == nil || a.sample.resp.Key != a.sample.key() {
-		t.Fatalf("showing sample %d with response %v", a.sample.index, a.sample.resp)
+	if a.sample.index != 1 || a.sample.resp() == nil || a.sample.resp().Key != a.sample.key() {
+		t.Fatalf("showing sample %d with response %v", a.sample.index, a.sample.resp())
 	}
 }
 
@@ -335,10 +335,10 @@ func TestSample_RereadsAnAnswerNotYetCommitted(t *testing.T) {
 		if try > maxReads {
 			t.Fatal("never gave up")
 		}
-		cmd = a.sample.Update(reloadMsg{gen: a.sample.gen}) // as the tick would
+		cmd = a.sample.Update(reloadMsg{gen: a.sample.loader.gen}) // as the tick would
 	}
-	if a.sample.resp == nil || a.sample.err != nil {
-		t.Fatalf("resp %v, err %v", a.sample.resp, a.sample.err)
+	if a.sample.resp() == nil || a.sample.loader.err != nil {
+		t.Fatalf("resp %v, err %v", a.sample.resp(), a.sample.loader.err)
 	}
 
 	// A response that never appears is an error after maxReads reads.
@@ -347,14 +347,14 @@ func TestSample_RereadsAnAnswerNotYetCommitted(t *testing.T) {
 	for cmd != nil {
 		cmd = a.sample.Update(cmd())
 		if cmd != nil {
-			cmd = a.sample.Update(reloadMsg{gen: a.sample.gen})
+			cmd = a.sample.Update(reloadMsg{gen: a.sample.loader.gen})
 		}
 	}
-	if a.sample.err == nil || a.sample.tries != maxReads {
-		t.Fatalf("err %v after %d reads", a.sample.err, a.sample.tries)
+	if a.sample.loader.err == nil || a.sample.tries != maxReads {
+		t.Fatalf("err %v after %d reads", a.sample.loader.err, a.sample.tries)
 	}
 	contains(t, plain(a), "reading the response")
-	if a.sample.Update(reloadMsg{gen: a.sample.gen - 1}) != nil {
+	if a.sample.Update(reloadMsg{gen: a.sample.loader.gen - 1}) != nil {
 		t.Fatal("a stale reload was acted on")
 	}
 }

@@ -232,9 +232,6 @@ func (a *App) regraded(msg regradedMsg) tea.Cmd {
 	a.c.tally.SetPredicate(msg.rule, msg.pred, msg.grades)
 	after := caught(a.c, msg.rule, msg.pred.Version)
 	a.recompute()
-	a.review.stale = true
-	a.label.refresh()
-	a.review.refresh()
 	// Recall here is the raw count of labelled violations caught, the
 	// same labels before and after: "recall 24/31 → 29/31".
 	recall := "recall " + before + " → " + after
@@ -278,8 +275,5 @@ func (a *App) predicateSaved(msg predicateSavedMsg) tea.Cmd {
 		a.setStatus(fmt.Sprintf("the edited predicate is in use but its grades were not stored: %s", oneLine(msg.err.Error())), true)
 		return nil
 	}
-	if a.label.showResults {
-		return a.label.results.loadHistory()
-	}
-	return nil
+	return a.label.predicateSaved()
 }

@@ -15,11 +15,13 @@ import (
 // its variants (per model), across; a summary under each kind and the
 // verdict at the end. Several rules are shown one at a time.
 type gridView struct {
+	screenDefaults
 	c *Common
 
-	rule      int // index into the audit's rules
-	row, col  int // the cursor: index into rows, into cols
-	top, left int // first body line shown, first column shown
+	rule     int // index into the audit's rules
+	row, col int // the cursor: index into rows, into cols
+	scroller     // the first body line shown
+	left     int // the first column shown
 
 	filter    textinput.Model
 	filtering bool   // the filter has the keyboard
@@ -90,6 +92,25 @@ func (g *gridView) resize() {
 	g.dirty = true
 }
 
+// restyle drops the case labels drawn in the old styles.
+func (g *gridView) restyle() { g.labels = nil }
+
+// resultsChanged lays the grid out again: the verdict lines below it
+// follow the results, and say "provisional" only while a run goes.
+func (g *gridView) resultsChanged() { g.dirty = true }
+
+func (g *gridView) capturing() bool { return g.filtering }
+
+// back clears the case filter; it reports whether there was one.
+func (g *gridView) back() bool {
+	if g.query == "" {
+		return false
+	}
+	g.filter.SetValue("")
+	g.setQuery("")
+	return true
+}
+
 // bodyLines is the number of scrolling lines below the sticky ones.
 func (g *gridView) bodyLines() int { return max(g.c.bodyH-gridSticky, 1) }
 
@@ -158,11 +179,6 @@ func (g *gridView) Update(msg tea.Msg) tea.Cmd {
 		g.filter.SetValue(g.query)
 		g.filter.CursorEnd()
 		return g.filter.Focus()
-	case key.Matches(km, k.Global.Back):
-		if g.query != "" {
-			g.filter.SetValue("")
-			g.setQuery("")
-		}
 	}
 	return nil
 }
@@ -190,17 +206,9 @@ func (g *gridView) setQuery(q string) {
 // Past the last row it scrolls on, so the summaries and verdict below the
 // last case can be read.
 func (g *gridView) moveRow(d int) {
-	if len(g.rows) == 0 {
-		g.top = min(max(g.top+d, 0), g.maxTop())
-		return
-	}
 	next := g.row + d
-	switch {
-	case next < 0 && g.row == 0:
-		g.top = max(g.top+d, 0)
-		return
-	case next >= len(g.rows) && g.row == len(g.rows)-1:
-		g.top = min(g.top+d, g.maxTop())
+	if len(g.rows) == 0 || (next < 0 && g.row == 0) || (next >= len(g.rows) && g.row == len(g.rows)-1) {
+		g.by(d, len(g.lines), g.bodyLines())
 		return
 	}
 	g.row = min(max(next, 0), len(g.rows)-1)
@@ -212,21 +220,16 @@ func (g *gridView) ensureVisible() {
 		return
 	}
 	line := g.rowAt[g.row]
-	h := g.bodyLines()
-	if line < g.top {
-		g.top = line
-		// Show the kind's heading too when the first case is selected.
-		if line > 0 && g.lines[line-1].kind == lineHeading {
-			g.top = line - 1
-		}
+	above := line < g.top
+	g.follow(line, g.bodyLines())
+	// Show the kind's heading too when the first case is selected.
+	if above && line > 0 && g.lines[line-1].kind == lineHeading {
+		g.top = line - 1
 	}
-	if line >= g.top+h {
-		g.top = line - h + 1
-	}
-	g.top = min(max(g.top, 0), g.maxTop())
+	g.clamp(len(g.lines), g.bodyLines())
 }
 
-func (g *gridView) maxTop() int { return max(len(g.lines)-g.bodyLines(), 0) }
+func (g *gridView) maxTop() int { return maxTop(len(g.lines), g.bodyLines()) }
 
 func (g *gridView) moveCol(d int) {
 	g.col = min(max(g.col+d, 0), len(g.cols)-1)

@@ -1,7 +1,6 @@
 package tui
 
 import (
-	"errors"
 	"fmt"
 	"strings"
 
@@ -36,18 +35,14 @@ import (
 type labelView struct {
 	c *Common
 	decisions
-	src ResponseSource
-	vp  viewport.Model
+	vp viewport.Model
 
 	set   *labels.LabelSet // nil when no set has been drawn
 	items []labels.LabelItem
 	pos   map[string]int // key -> position in items
 	index int
 
-	gen     int // generation of the latest response load
-	loading bool
-	resp    *model.Response
-	err     error
+	loader responseLoader
 
 	last int // position of the answer labelled just before, or -1
 
@@ -59,7 +54,7 @@ type labelView struct {
 func newLabelView(c *Common, d *labelDesk, src ResponseSource, setName string) *labelView {
 	vp := viewport.New()
 	vp.SoftWrap = false
-	v := &labelView{c: c, decisions: newDecisions(d, screenLabel), src: src, vp: vp, last: -1}
+	v := &labelView{c: c, decisions: newDecisions(d, screenLabel), loader: newResponseLoader(src, screenLabel), vp: vp, last: -1}
 	v.set = pickSet(c.tally.LabelSets(), setName)
 	if v.set != nil {
 		v.items = v.set.Items(c.plan)
@@ -98,13 +93,38 @@ func (v *labelView) resize() {
 	v.refresh()
 }
 
-// init loads the first answer when the screen has a set.
-func (v *labelView) init() tea.Cmd {
-	if len(v.items) == 0 {
+func (v *labelView) restyle() {
+	v.results.width = -1
+	v.refresh()
+}
+
+// resultsChanged measures the results again when next shown, and redraws
+// the answer: an edited predicate moves its highlighted match.
+func (v *labelView) resultsChanged() {
+	v.results.dirty = true
+	v.refresh()
+}
+
+func (v *labelView) capturing() bool { return v.note.editing }
+
+// entered loads the answer shown when nothing is loaded yet.
+func (v *labelView) entered() tea.Cmd {
+	if len(v.items) == 0 || !v.loader.idle() {
 		return nil
 	}
 	return v.load()
 }
+
+// predicateSaved reads the predicate's versions again for the results.
+func (v *labelView) predicateSaved() tea.Cmd {
+	if v.showResults {
+		return v.results.loadHistory()
+	}
+	return nil
+}
+
+// resp is the response shown, nil until it is read.
+func (v *labelView) resp() *model.Response { return v.loader.shown() }
 
 func (v *labelView) current() (labels.LabelItem, bool) {
 	if v.index < 0 || v.index >= len(v.items) {
@@ -131,46 +151,15 @@ func (v *labelView) revealed() bool {
 
 // load starts reading the current answer's response.
 func (v *labelView) load() tea.Cmd {
-	v.gen++
-	v.resp, v.err, v.loading = nil, nil, false
 	v.vp.GotoTop()
-	it, ok := v.current()
-	if !ok {
-		v.refresh()
-		return nil
-	}
-	if v.src == nil {
-		v.err = errors.New("no store to read responses from")
-		v.refresh()
-		return nil
-	}
-	v.loading = true
-	v.refresh()
-	return loadItemResponse(v.src, screenLabel, it.Key, v.gen)
-}
-
-// loadItemResponse reads one stored response for the label or review
-// screen; it runs as a command.
-func loadItemResponse(src ResponseSource, from screen, key string, gen int) tea.Cmd {
-	return func() tea.Msg {
-		r, err := src.Response(key)
-		return itemResponseMsg{from: from, gen: gen, key: key, resp: r, err: err}
-	}
-}
-
-func (v *labelView) gotResponse(msg itemResponseMsg) tea.Cmd {
-	if msg.gen != v.gen {
-		return nil // an answer to an earlier request
-	}
-	v.loading = false
-	if msg.err != nil {
-		v.err = fmt.Errorf("reading the response: %w", msg.err)
+	var cmd tea.Cmd
+	if it, ok := v.current(); ok {
+		cmd = v.loader.start(it.Key)
 	} else {
-		r := msg.resp
-		v.resp = &r
+		v.loader.clear()
 	}
 	v.refresh()
-	return nil
+	return cmd
 }
 
 // moveTo shows the answer at position i.
@@ -179,7 +168,7 @@ func (v *labelView) moveTo(i int) tea.Cmd {
 		return nil
 	}
 	i = min(max(i, 0), len(v.items)-1)
-	if i == v.index && v.resp != nil {
+	if i == v.index && v.resp() != nil {
 		return nil
 	}
 	v.index = i
@@ -213,8 +202,19 @@ func (v *labelView) back() bool {
 	return true
 }
 
-// Update handles the screen's keys and its note input.
+// Update handles the screen's keys, its note input and what its commands
+// read.
 func (v *labelView) Update(msg tea.Msg) tea.Cmd {
+	switch msg := msg.(type) {
+	case responseMsg:
+		if v.loader.got(msg) {
+			v.refresh()
+		}
+		return nil
+	case historyMsg:
+		v.results.gotHistory(msg)
+		return nil
+	}
 	if v.note.editing {
 		return v.updateNote(msg)
 	}
@@ -614,13 +614,13 @@ func (v *labelView) refresh() {
 			span = g.Span
 		}
 	}
-	v.vp.SetContentLines(answerLines(v.c, it.Case, v.resp, v.loading, v.err, span))
+	v.vp.SetContentLines(answerLines(v.c, it.Case, &v.loader, span))
 	v.vp.SetYOffset(off)
 }
 
 // answerLines renders a case's message and knowledge base and a response,
 // sanitised and wrapped, with span highlighted (an empty span: none).
-func answerLines(c *Common, cs *model.Case, resp *model.Response, loading bool, err error, span model.Span) []string {
+func answerLines(c *Common, cs *model.Case, l *responseLoader, span model.Span) []string {
 	st := c.styles
 	w := max(c.width-2, 10)
 	var out []string
@@ -645,11 +645,12 @@ func answerLines(c *Common, cs *model.Case, resp *model.Response, loading bool, 
 		add("")
 	}
 	add(st.Header.Render("RESPONSE"))
+	resp := l.shown()
 	switch {
-	case loading:
+	case l.loading():
 		add(st.Muted.Render("  loading…"))
-	case err != nil:
-		add(st.Err.Render("  " + oneLine(err.Error())))
+	case l.err != nil:
+		add(st.Err.Render("  " + oneLine(l.err.Error())))
 	case resp == nil:
 		add(st.Muted.Render("  no answer stored yet"))
 	case !resp.OK():

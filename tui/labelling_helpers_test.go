@@ -245,7 +245,7 @@ func settle(a *App, cmd tea.Cmd) {
 		}
 		_, next := a.Update(m)
 		switch m.(type) {
-		case labelSavedMsg, itemResponseMsg, historyMsg, regradedMsg, predicateSavedMsg, labellersMsg:
+		case labelSavedMsg, responseMsg, historyMsg, regradedMsg, predicateSavedMsg, labellersMsg:
 			settle(a, next)
 		}
 		// Anything else (a status message, a cursor blink) returns ticks

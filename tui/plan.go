@@ -20,6 +20,7 @@ import (
 // smallest rises the samples would detect, with warnings about kinds that
 // have too few cases.
 type planView struct {
+	screenDefaults
 	c  *Common
 	vp viewport.Model
 }
@@ -27,6 +28,9 @@ type planView struct {
 func newPlanView(c *Common) *planView {
 	return &planView{c: c, vp: viewport.New()}
 }
+
+func (p *planView) restyle()        { p.refresh() }
+func (p *planView) resultsChanged() { p.refresh() } // the run started
 
 func (p *planView) resize() {
 	p.vp.SetWidth(p.c.width)

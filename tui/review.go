@@ -1,8 +1,6 @@
 package tui
 
 import (
-	"errors"
-	"fmt"
 	"slices"
 
 	"charm.land/bubbles/v2/key"
@@ -31,8 +29,7 @@ import (
 type reviewView struct {
 	c *Common
 	decisions
-	src ResponseSource
-	vp  viewport.Model
+	vp viewport.Model
 
 	rule, model int
 	pair        int // 0: any pair of graders; i: pairs()[i-1]
@@ -48,10 +45,7 @@ type reviewView struct {
 	builtOn *evidence.Results // the results the queue was built from
 	stale   bool
 
-	gen     int
-	loading bool
-	resps   map[string]model.Response // the entry's answer and, for split pairs, the other model's
-	err     error
+	loader responseLoader // the entry's answer and, for split pairs, the other model's
 
 	panel scrollText // the agreement and compare panels
 
@@ -78,7 +72,7 @@ type reviewEntry struct {
 func newReviewView(c *Common, d *labelDesk, src ResponseSource) *reviewView {
 	vp := viewport.New()
 	vp.SoftWrap = false
-	v := &reviewView{c: c, decisions: newDecisions(d, screenReview), src: src, vp: vp, stale: true, resps: map[string]model.Response{}}
+	v := &reviewView{c: c, decisions: newDecisions(d, screenReview), loader: newResponseLoader(src, screenReview), vp: vp, stale: true}
 	if d.store != nil {
 		v.people.src = d.store
 	}
@@ -93,6 +87,31 @@ func (v *reviewView) resize() {
 	v.note.resize(v.c.width)
 	v.panel.width = -1
 	v.refresh()
+}
+
+func (v *reviewView) restyle() {
+	v.panel.width = -1
+	v.refresh()
+}
+
+// resultsChanged rebuilds the queue when next used (pure CPU on the
+// tally) and redraws the graders' verdicts.
+func (v *reviewView) resultsChanged() {
+	v.stale = true
+	v.refresh()
+}
+
+func (v *reviewView) capturing() bool { return v.note.editing }
+
+// entered reads the labels by labeller again (labels given elsewhere
+// change who disagrees with whom) and loads the answer shown when the
+// queue changed or nothing is loaded.
+func (v *reviewView) entered() tea.Cmd {
+	people := v.loadLabellers()
+	if v.sync() || v.loader.idle() {
+		return tea.Batch(v.load(), people)
+	}
+	return people
 }
 
 // pairs returns every pair of the current rule's graders.
@@ -202,42 +221,18 @@ func (v *reviewView) current() (reviewEntry, bool) {
 
 // load starts reading the answer shown (and its pair's other answer).
 func (v *reviewView) load() tea.Cmd {
-	v.gen++
-	v.resps, v.err, v.loading = map[string]model.Response{}, nil, false
 	v.vp.GotoTop()
-	e, ok := v.current()
-	if !ok {
-		v.refresh()
-		return nil
+	var cmd tea.Cmd
+	switch e, ok := v.current(); {
+	case !ok:
+		v.loader.clear()
+	case e.other != "":
+		cmd = v.loader.start(e.key, e.other)
+	default:
+		cmd = v.loader.start(e.key)
 	}
-	if v.src == nil {
-		v.err = errors.New("no store to read responses from")
-		v.refresh()
-		return nil
-	}
-	v.loading = true
 	v.refresh()
-	cmds := []tea.Cmd{loadItemResponse(v.src, screenReview, e.key, v.gen)}
-	if e.other != "" {
-		cmds = append(cmds, loadItemResponse(v.src, screenReview, e.other, v.gen))
-	}
-	return tea.Batch(cmds...)
-}
-
-func (v *reviewView) gotResponse(msg itemResponseMsg) tea.Cmd {
-	if msg.gen != v.gen {
-		return nil
-	}
-	if msg.err != nil {
-		v.err = fmt.Errorf("reading the response: %w", msg.err)
-	} else {
-		v.resps[msg.key] = msg.resp
-	}
-	e, _ := v.current()
-	_, have := v.resps[e.key]
-	v.loading = !have && v.err == nil
-	v.refresh()
-	return nil
+	return cmd
 }
 
 func (v *reviewView) moveTo(i int) tea.Cmd {
@@ -269,8 +264,18 @@ func (v *reviewView) back() bool {
 	return true
 }
 
-// Update handles the screen's keys and its note input.
+// Update handles the screen's keys, its note input and what its commands
+// read.
 func (v *reviewView) Update(msg tea.Msg) tea.Cmd {
+	switch msg := msg.(type) {
+	case responseMsg:
+		if v.loader.got(msg) {
+			v.refresh()
+		}
+		return nil
+	case labellersMsg:
+		return v.gotLabellers(msg)
+	}
 	if v.note.editing {
 		return v.updateNote(msg)
 	}

@@ -202,18 +202,14 @@ func (v *reviewView) refresh() {
 	c, st := v.c, v.c.styles
 	rule := c.plan.Audit.Rules[v.rule]
 	cs := &rule.Cases[e.cell.Case]
-	var resp *model.Response
-	if r, ok := v.resps[e.key]; ok {
-		resp = &r
-	}
 	span := model.Span{}
 	if g, ok := c.tally.PredicateGrades(v.rule)[e.key]; ok && !g.Pass {
 		span = g.Span
 	}
-	lines := answerLines(c, cs, resp, v.loading, v.err, span)
+	lines := answerLines(c, cs, &v.loader, span)
 	if e.other != "" {
 		lines = append(lines, "", st.Header.Render("THE OTHER MODEL'S ANSWER ("+strings.ToUpper(v.modelName(v.otherModel(e)))+"), FOR COMPARISON"))
-		if r, ok := v.resps[e.other]; ok {
+		if r := v.loader.resp(e.other); r != nil {
 			lines = append(lines, sanitizeSpan(r.Text, model.Span{}).render(max(c.width-2, 10), "  ", st.Span)...)
 		} else {
 			lines = append(lines, st.Muted.Render("  loading…"))
