@@ -247,7 +247,6 @@ func (a *App) Update(msg tea.Msg) (tea.Model, tea.Cmd) {
 	return a, a.current().Update(msg)
 }
 
-
 // chrome is the number of lines the header (3) and footer (2) take.
 const chrome = 5
 

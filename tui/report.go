@@ -29,9 +29,9 @@ type reportView struct {
 	lines    []string
 	sections []int // line of each rule section's heading, in order
 	scroller
-	width    int       // the width lines were built for
-	stale    bool      // results, styles or the run changed since the build
-	builtAt  time.Time // the app's clock at the last build
+	width   int       // the width lines were built for
+	stale   bool      // results, styles or the run changed since the build
+	builtAt time.Time // the app's clock at the last build
 
 	gen       int // generation of the latest spend read
 	loading   bool

@@ -77,4 +77,3 @@ func (a *App) endMessage() string {
 	return fmt.Sprintf("Run stopped (%s): %s. %d not made; the resume command is printed on exit.",
 		s.Reason, oneLine(s.Detail), s.Remaining)
 }
-
