@@ -8,7 +8,6 @@ import (
 	"charm.land/bubbles/v2/key"
 	"charm.land/bubbles/v2/viewport"
 	tea "charm.land/bubbletea/v2"
-	"github.com/charmbracelet/x/ansi"
 
 	"github.com/auditor-dev/auditor/audit"
 	"github.com/auditor-dev/auditor/model"
@@ -157,7 +156,8 @@ func (p *planView) content() string {
 			oneLine(r.Text),
 		})
 	}
-	for i, l := range table(rows, w-2) {
+	lines, _ := layoutTable(rows, w-2, nil, true)
+	for i, l := range lines {
 		if i == 0 {
 			l = st.Header.Render(l)
 		}
@@ -192,37 +192,6 @@ func (p *planView) action() string {
 		return st.Muted.Render("Showing stored results: `auditor run` makes the remaining calls.")
 	}
 	return st.Muted.Render("Nothing to run: every answer is stored.")
-}
-
-// table aligns columns of plain cells, two spaces apart, in width w; the
-// last column wraps under itself.
-func table(rows [][]string, w int) []string {
-	var widths []int
-	for _, r := range rows {
-		for i, cell := range r {
-			if i >= len(widths) {
-				widths = append(widths, 0)
-			}
-			widths[i] = max(widths[i], ansi.StringWidth(cell))
-		}
-	}
-	var out []string
-	for _, r := range rows {
-		var b strings.Builder
-		indent := 0
-		for i, cell := range r[:len(r)-1] {
-			b.WriteString(fit(cell, widths[i]) + "  ")
-			indent += widths[i] + 2
-		}
-		for j, l := range wrapWords(r[len(r)-1], max(w-indent, 10)) {
-			if j == 0 {
-				out = append(out, b.String()+l)
-			} else {
-				out = append(out, strings.Repeat(" ", indent)+l)
-			}
-		}
-	}
-	return out
 }
 
 // minutes formats a duration given in minutes for people.

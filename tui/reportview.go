@@ -78,7 +78,7 @@ func (r *reportWriter) parts(name string, parts []string) {
 // table writes aligned columns, the header row in the header style, and
 // reports whether they fit the width (nothing is written when not).
 func (r *reportWriter) table(indent int, rows [][]string, right []bool) bool {
-	lines, ok := columns(rows, right, r.w-indent)
+	lines, ok := layoutTable(rows, r.w-indent, right, false)
 	if !ok {
 		return false
 	}
@@ -90,47 +90,6 @@ func (r *reportWriter) table(indent int, rows [][]string, right []bool) bool {
 		r.add(pad + l)
 	}
 	return true
-}
-
-// columns lays out plain cells in columns two spaces apart, right-aligning
-// the columns right marks, with trailing spaces trimmed. ok is false when a
-// line would be wider than w.
-func columns(rows [][]string, right []bool, w int) (lines []string, ok bool) {
-	var widths []int
-	for _, row := range rows {
-		for i, cell := range row {
-			if i >= len(widths) {
-				widths = append(widths, 0)
-			}
-			widths[i] = max(widths[i], textWidth(cell))
-		}
-	}
-	total := 0
-	for i, cw := range widths {
-		if i > 0 {
-			total += 2
-		}
-		total += cw
-	}
-	if total > w {
-		return nil, false
-	}
-	for _, row := range rows {
-		var b strings.Builder
-		for i, cell := range row {
-			if i > 0 {
-				b.WriteString("  ")
-			}
-			gap := strings.Repeat(" ", widths[i]-textWidth(cell))
-			if i < len(right) && right[i] {
-				b.WriteString(gap + cell)
-			} else {
-				b.WriteString(cell + gap)
-			}
-		}
-		lines = append(lines, strings.TrimRight(b.String(), " "))
-	}
-	return lines, true
 }
 
 // content builds the report's lines at the current width and the line of

@@ -407,7 +407,7 @@ func (v *reviewView) updatePanel(km tea.KeyPressMsg) tea.Cmd {
 		}
 		return nil
 	}
-	v.panel.scroll(km, v.c.keys.Label.Scroll, v.c.bodyH)
+	v.panel.scroll(km, v.c.keys.Label.Scroll, len(v.panel.lines), v.c.bodyH)
 	return nil
 }
 

@@ -4,8 +4,6 @@ import (
 	"fmt"
 	"strings"
 
-	"charm.land/bubbles/v2/key"
-	tea "charm.land/bubbletea/v2"
 
 	"github.com/auditor-dev/auditor/audit"
 	"github.com/auditor-dev/auditor/audit/evidence"
@@ -461,7 +459,7 @@ func countRate(c evidence.Count) string {
 // scrollText is a panel of lines that scrolls.
 type scrollText struct {
 	lines []string
-	top   int
+	scroller
 	width int               // the width the lines were built for; -1: build again
 	res   *evidence.Results // the results they were built from
 	mode  reviewMode        // the panel they show
@@ -471,27 +469,4 @@ func (s *scrollText) set(lines []string, w int) {
 	s.lines, s.width = lines, w
 }
 
-func (s *scrollText) scroll(km tea.KeyPressMsg, k ScrollKeys, h int) {
-	maxTop := max(len(s.lines)-h, 0)
-	switch {
-	case key.Matches(km, k.Up):
-		s.top--
-	case key.Matches(km, k.Down):
-		s.top++
-	case key.Matches(km, k.PageUp):
-		s.top -= h
-	case key.Matches(km, k.PageDown):
-		s.top += h
-	case key.Matches(km, k.Top):
-		s.top = 0
-	case key.Matches(km, k.Bottom):
-		s.top = maxTop
-	}
-	s.top = min(max(s.top, 0), maxTop)
-}
-
-func (s *scrollText) view(h int) string {
-	s.top = min(s.top, max(len(s.lines)-h, 0))
-	end := min(s.top+h, len(s.lines))
-	return strings.Join(s.lines[s.top:end], "\n")
-}
+func (s *scrollText) view(h int) string { return strings.Join(s.window(s.lines, h), "\n") }
