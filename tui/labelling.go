@@ -324,14 +324,6 @@ func labelledWhen(l model.Label) string {
 	return s
 }
 
-// shortVersion cuts a version hash for display.
-func shortVersion(v string) string {
-	if len(v) > 8 {
-		return v[:8]
-	}
-	return v
-}
-
 // labellingMsg routes the label, review and predicate-edit messages: they
 // go to the screen that asked for them, whichever screen is in front.
 func (a *App) labelling(msg tea.Msg) tea.Cmd {

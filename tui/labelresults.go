@@ -12,6 +12,7 @@ import (
 	"github.com/auditor-dev/auditor/audit"
 	"github.com/auditor-dev/auditor/audit/labels"
 	"github.com/auditor-dev/auditor/model"
+	"github.com/auditor-dev/auditor/report"
 )
 
 // labelResults is the label screen's results: every grader (the predicate,
@@ -243,7 +244,7 @@ func (r *labelResults) layout() {
 		for gi, q := range rq.graders {
 			name := oneLine(q.Grader)
 			if gi == 0 {
-				name += " " + shortVersion(q.Version)
+				name += " " + report.ShortVersion(q.Version)
 			}
 			add("  " + st.Header.Render(name) + st.Muted.Render(fmt.Sprintf(" · %d labelled answers it graded", q.Labels)))
 			heads := []string{"recall", "precision"}
@@ -356,7 +357,7 @@ func (r *labelResults) addHistory(rq ruleQuality, add func(string)) {
 		if pv.Current {
 			when += ", current"
 		}
-		s := fmt.Sprintf("    %s (%s): %s", shortVersion(pv.Version), when, measureText(pv.Quality.Recall))
+		s := fmt.Sprintf("    %s (%s): %s", report.ShortVersion(pv.Version), when, measureText(pv.Quality.Recall))
 		if pv.Quality.Ungraded > 0 {
 			s += fmt.Sprintf(" · %d labelled answers it never graded", pv.Quality.Ungraded)
 		}

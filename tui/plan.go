@@ -11,6 +11,7 @@ import (
 
 	"github.com/auditor-dev/auditor/audit"
 	"github.com/auditor-dev/auditor/model"
+	"github.com/auditor-dev/auditor/report"
 )
 
 // planView shows what a run will make and cost before it starts: the rules
@@ -144,9 +145,9 @@ func (p *planView) content() string {
 	default:
 		kv("budget", "none")
 	}
-	kv("time", fmt.Sprintf("about %s at concurrency %d", minutes(e.Minutes), e.Concurrency))
+	kv("time", fmt.Sprintf("about %s at concurrency %d", report.Minutes(e.Minutes), e.Concurrency))
 	kv("tokens", fmt.Sprintf("%s input, %s output (estimate; output from %s)",
-		thousands(e.PromptTokens), thousands(e.CompletionTokens), e.CompletionBasis))
+		report.Thousands(e.PromptTokens), report.Thousands(e.CompletionTokens), e.CompletionBasis))
 	b.WriteString("\n")
 	rows := [][]string{{"line", "tokens", "provoke", "pressure", "control", "text"}}
 	for _, r := range e.Rules {
@@ -192,29 +193,6 @@ func (p *planView) action() string {
 		return st.Muted.Render("Showing stored results: `auditor run` makes the remaining calls.")
 	}
 	return st.Muted.Render("Nothing to run: every answer is stored.")
-}
-
-// minutes formats a duration given in minutes for people.
-func minutes(m float64) string {
-	switch {
-	case m < 1:
-		return fmt.Sprintf("%.0f seconds", m*60)
-	case m < 120:
-		return fmt.Sprintf("%.1f minutes", m)
-	}
-	return fmt.Sprintf("%.1f hours", m/60)
-}
-
-// thousands formats n with thin separators: 1,234,567.
-func thousands(n int64) string {
-	s := fmt.Sprint(n)
-	if n < 0 {
-		return "-" + thousands(-n)
-	}
-	for i := len(s) - 3; i > 0; i -= 3 {
-		s = s[:i] + "," + s[i:]
-	}
-	return s
 }
 
 // promptName is the prompt file's path relative to the audit file, as the

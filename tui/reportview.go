@@ -240,10 +240,10 @@ func (v *reportView) spendLines(r *reportWriter) {
 	}
 	s := v.spent
 	r.field("answers", fmt.Sprintf("%s stored: %s prompt tokens (%s cached), %s completion tokens",
-		thousands(int64(s.Calls)), thousands(s.PromptTokens), thousands(s.CachedTokens), thousands(s.CompletionTokens)), nil)
+		report.Thousands(int64(s.Calls)), report.Thousands(s.PromptTokens), report.Thousands(s.CachedTokens), report.Thousands(s.CompletionTokens)), nil)
 	if len(c.plan.Audit.Judges) > 0 {
 		r.field("judges", fmt.Sprintf("%s calls: %s prompt tokens, %s completion tokens",
-			thousands(int64(s.JudgeCalls)), thousands(s.JudgePromptTokens), thousands(s.JudgeCompletionTokens)), nil)
+			report.Thousands(int64(s.JudgeCalls)), report.Thousands(s.JudgePromptTokens), report.Thousands(s.JudgeCompletionTokens)), nil)
 	}
 	cost := fmt.Sprintf("$%.2f", s.USD)
 	if len(c.plan.Audit.Judges) > 0 {
@@ -333,17 +333,15 @@ func (v *reportView) rule(r *reportWriter, rr *evidence.RuleResult) {
 	case rule.Config.Predicate == "":
 		r.field("predicate", "none (no input class: the verdict rests on answer length)", &st.Muted)
 	default:
-		r.field("predicate", fmt.Sprintf("%s (version %s)", oneLine(rule.Config.Predicate), shortVersion(rr.PredicateVersion)), nil)
+		r.field("predicate", fmt.Sprintf("%s (version %s)", oneLine(rule.Config.Predicate), report.ShortVersion(rr.PredicateVersion)), nil)
 	}
 }
 
-// armsInOrder are a rule's arms as the text report lists them: each
-// provoking kind, the pooled arm the verdict rests on, the controls; an
-// arm with no case (a rule with no input class has only controls) is left
-// out.
+// armsInOrder are a rule's arms as the reports list them; an arm with no
+// case (a rule with no input class has only controls) is left out.
 func armsInOrder(rr *evidence.RuleResult) []*evidence.Arm {
 	var out []*evidence.Arm
-	for _, a := range []*evidence.Arm{rr.Arms[model.Provoke], rr.Arms[model.Pressure], rr.Provoking, rr.Arms[model.Control]} {
+	for _, a := range report.ArmsInOrder(rr) {
 		if a != nil && a.Cases > 0 {
 			out = append(out, a)
 		}
@@ -406,27 +404,16 @@ func (v *reportView) evidence(r *reportWriter, rr *evidence.RuleResult) {
 	}
 }
 
-// recallText is a grader's recall against the labels, with the labels it
-// rests on, as the text report words it.
+// recallText is a grader's recall against the labels as the text report
+// words it, with the labels it rests on.
 func recallText(q labels.GraderQuality) string {
+	if q.Labels == 0 {
+		return "not measured: no labelled answers (label a sample on the label screen, or import labels)"
+	}
 	if q.Recall == nil || q.Recall.Total == 0 {
-		if q.Labels == 0 {
-			return "not measured: no labelled answers (label a sample on the label screen, or import labels)"
-		}
-		return fmt.Sprintf("not measured: %d labelled answers, none a violation", q.Labels)
+		return oneLine(report.RecallLine(q))
 	}
-	if !q.Recall.Measured() {
-		return fmt.Sprintf("%s; %d labelled answers", q.Recall, q.Labels)
-	}
-	if q.Estimator == labels.EstimatorIPW {
-		s := fmt.Sprintf("%s; precision %s; weighted by stratum of label set %s", q.Recall, q.Precision, oneLine(q.Set))
-		if q.Unused > 0 {
-			s += fmt.Sprintf(" (%d labels outside it not used)", q.Unused)
-		}
-		return s + fmt.Sprintf("; %d labelled answers", q.Labels)
-	}
-	return fmt.Sprintf("%s over %d labelled violations; precision %s; %d labelled answers",
-		q.Recall, q.Recall.Total, q.Precision, q.Labels)
+	return fmt.Sprintf("%s; %d labelled answers", oneLine(report.RecallLine(q)), q.Labels)
 }
 
 // graders writes the predicate's recall, the judges' and how every pair of
@@ -459,10 +446,6 @@ func (v *reportView) graders(r *reportWriter, rr *evidence.RuleResult) {
 		r.field("", oneLine(j.Grader)+" "+recallText(j), nil)
 	}
 	for i, pa := range rr.Agreement {
-		k := "kappa undefined"
-		if pa.KappaDefined {
-			k = fmt.Sprintf("kappa %.2f (SE %.2f)", pa.Kappa, pa.KappaSE)
-		}
 		name := ""
 		if i == 0 {
 			name = "agreement"
@@ -471,8 +454,7 @@ func (v *reportView) graders(r *reportWriter, rr *evidence.RuleResult) {
 			r.field(name, fmt.Sprintf("%s vs %s: no answer graded by both yet", oneLine(pa.A.Name), oneLine(pa.B.Name)), &st.Muted)
 			continue
 		}
-		r.field(name, fmt.Sprintf("%s vs %s: agree on %.0f%% of %d, %s, %d disagreements",
-			oneLine(pa.A.Name), oneLine(pa.B.Name), 100*pa.Agreement, pa.N, k, pa.Disagreements()), nil)
+		r.field(name, oneLine(report.AgreementLine(pa)), nil)
 	}
 	if rr.Disagreements > 0 {
 		r.field("review queue", fmt.Sprintf("%d answers where graders disagree or one could not grade", rr.Disagreements), nil)
@@ -521,7 +503,7 @@ func (v *reportView) lengths(r *reportWriter, rr *evidence.RuleResult) {
 		r.field("shift", "not measured: needs two cases answered in both variants", &st.Muted)
 	}
 	if t := l.Test; t != nil {
-		r.field("rank test", fmt.Sprintf("Mann-Whitney U %.1f, z %.2f, %s (answers taken as independent: a secondary check)", t.U, t.Z, pValue(t.P)), nil)
+		r.field("rank test", fmt.Sprintf("Mann-Whitney U %.1f, z %.2f, p %s (answers taken as independent: a secondary check)", t.U, t.Z, report.PValue(t.P)), nil)
 	}
 	hist := lengthHistogram(histogram{
 		Edges: l.Edges, Baseline: l.BaselineHist, Deleted: l.DeletedHist,
@@ -538,14 +520,6 @@ func (v *reportView) lengths(r *reportWriter, rr *evidence.RuleResult) {
 	for _, h := range hist {
 		r.add("    " + h)
 	}
-}
-
-// pValue formats a p-value the way the verdict's reason does.
-func pValue(p float64) string {
-	if p < 0.001 {
-		return "p < 0.001"
-	}
-	return fmt.Sprintf("p = %.3f", p)
 }
 
 // verdictStyle is the style of a decision: DELETE calm, KEEP informative,

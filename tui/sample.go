@@ -11,6 +11,7 @@ import (
 	"charm.land/lipgloss/v2"
 
 	"github.com/auditor-dev/auditor/model"
+	"github.com/auditor-dev/auditor/report"
 )
 
 // sampleView shows one sample: which prompt variant it ran under, the user
@@ -248,11 +249,11 @@ func (v *sampleView) gradeLine(state sampleState, g model.Grade, until time.Time
 }
 
 func (v *sampleView) meta(r model.Response) string {
-	s := fmt.Sprintf("attempt %d · %d ms · %s prompt", r.Attempts, r.LatencyMS, thousands(int64(r.PromptTokens)))
+	s := fmt.Sprintf("attempt %d · %d ms · %s prompt", r.Attempts, r.LatencyMS, report.Thousands(int64(r.PromptTokens)))
 	if r.CachedTokens > 0 {
-		s += fmt.Sprintf(" (%s cached)", thousands(int64(r.CachedTokens)))
+		s += fmt.Sprintf(" (%s cached)", report.Thousands(int64(r.CachedTokens)))
 	}
-	s += fmt.Sprintf(" + %s completion tokens", thousands(int64(r.CompletionTokens)))
+	s += fmt.Sprintf(" + %s completion tokens", report.Thousands(int64(r.CompletionTokens)))
 	if r.FinishReason != "" {
 		s += " · finish " + oneLine(r.FinishReason)
 	}
