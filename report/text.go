@@ -192,7 +192,6 @@ func lengthLines(rr *evidence.RuleResult) []string {
 	return append(out, histogramLines(l, rr.Rule.Variant(), 24)...)
 }
 
-
 // histogramLines draws the two variants' length histograms as text bars,
 // one row per bin, each bar scaled so the largest count is width wide.
 func histogramLines(l *evidence.Lengths, variant string, width int) []string {
@@ -281,7 +280,6 @@ func simulatedNote(sim bool) string {
 	return ""
 }
 
-
 // CountCell is an arm side's failures over graded answers, or "-".
 func CountCell(s evidence.ArmSide) string {
 	if s.N == 0 {
@@ -313,7 +311,6 @@ func DiffCell(a *evidence.Arm) string {
 	}
 	return s
 }
-
 
 // qualityLines gives the per-kind recall and the misses behind RecallLine,
 // when anything is labelled.
