@@ -46,6 +46,10 @@ type Options struct {
 
 	// Calls is the number of calls the run makes (answers, not yet stored).
 	Calls int
+	// SpentBefore is what the calls already stored cost, in dollars (see
+	// workbench.Session.Spend): the header shows the whole audit's spend,
+	// this run's beside it.
+	SpentBefore float64
 	// Start begins the run, feeding its progress to feed, and returns at
 	// once: it is called from Update, so it must not block. It must
 	// eventually Close the feed, also when ctx is cancelled. Nil means there

@@ -299,14 +299,14 @@ func TestApp_RetryCountdownAndInFlight(t *testing.T) {
 	contains(t, s, "»1")
 	contains(t, s, "↻5s")
 	contains(t, s, "4/8 backed off")
-	contains(t, s, "retries 1, 1 waiting")
+	contains(t, s, "retries 1 (rate 1), 1 waiting")
 	clk.Add(2 * time.Second)
 	a.Update(tickMsg(clk.Now()))
 	contains(t, plain(a), "↻3s")
 	r := model.Response{Key: k1, Error: "rate_limited (HTTP 429): slow down", ErrorKind: model.ErrRateLimited, Attempts: 6}
 	a.Update(batchMsg{events: []Event{{Response: r}, {Runner: runner.Finished{Index: 1, Response: r}}}})
 	s = plain(a)
-	contains(t, s, "✗1")
+	contains(t, s, "!1")
 	contains(t, s, "errors 1")
 	if strings.Contains(s, "↻") && strings.Contains(s, "↻3s") {
 		t.Fatalf("a finished call still shows as retrying:\n%s", s)

@@ -164,7 +164,8 @@ func (v *cellView) sampleLine(i int) string {
 	}
 	num := fmt.Sprintf("%6d  ", i+1)
 	if i == v.cursor {
-		return st.Selected.Render(fit(mark+num+word+"  "+rest, c.width))
+		// The same columns as the other rows: the cursor moves no text.
+		return st.Selected.Render(fit(mark+num+fit(word, 13)+" "+rest, c.width))
 	}
 	return mark + num + style.Render(fit(word, 13)) + " " + rest
 }

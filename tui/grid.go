@@ -34,6 +34,8 @@ type gridView struct {
 	rows  []int // case index of each visible case row, in display order
 	rowAt []int // body line of each row
 	cols  []gcol
+	// verdict is the sticky verdict sentence, wrapped to the width.
+	verdict []string
 
 	labels map[int]string // drawn case labels by case index, for labelW
 	labelW int
@@ -70,13 +72,14 @@ type gline struct {
 	cases int        // lineKind: cases of the kind
 }
 
-// Grid layout constants: the sticky lines above the body, the width of a
-// cell, the bounds of the label column.
+// Grid layout constants: the sticky lines above the body besides the
+// verdict's, the width of a cell, the least width of the label column.
+// The label column takes what the cells leave: a wide screen shows more of
+// each case's message.
 const (
-	gridSticky = 4
+	gridSticky = 3
 	cellWidth  = 22
 	minLabel   = 24
-	maxLabel   = 96
 )
 
 func newGridView(c *Common) *gridView {
@@ -112,7 +115,7 @@ func (g *gridView) back() bool {
 }
 
 // bodyLines is the number of scrolling lines below the sticky ones.
-func (g *gridView) bodyLines() int { return max(g.c.bodyH-gridSticky, 1) }
+func (g *gridView) bodyLines() int { return max(g.c.bodyH-gridSticky-len(g.verdict), 1) }
 
 // Update handles grid keys and the filter's editing.
 func (g *gridView) Update(msg tea.Msg) tea.Cmd {
@@ -255,7 +258,7 @@ func (g *gridView) geometry() (labelW, vis int) {
 	n := max(len(g.cols), 1)
 	labelW = w - n*(cellWidth+1)
 	if labelW >= minLabel {
-		return min(labelW, maxLabel), n
+		return labelW, n
 	}
 	labelW = max(min(minLabel, w-(cellWidth+1)), 8)
 	return labelW, max((w-labelW)/(cellWidth+1), 1)
@@ -344,6 +347,7 @@ func (g *gridView) layout() {
 	for _, t := range g.verdictText() {
 		add(t)
 	}
+	g.verdict = g.verdictLines()
 	g.row = min(g.row, max(len(g.rows)-1, 0))
 	g.top = min(g.top, g.maxTop())
 }

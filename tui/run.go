@@ -21,6 +21,7 @@ func (a *App) startRun() tea.Cmd {
 	a.feed = NewFeed()
 	l := newLive(a.opts.Calls, max(a.c.est.Concurrency, 1))
 	l.started, l.start = true, a.c.now
+	l.stored, l.spentBefore = a.c.storedOK, a.opts.SpentBefore
 	a.c.live = l
 	a.opts.Start(ctx, a.feed)
 	a.screen = screenGrid
@@ -52,7 +53,7 @@ func (a *App) applyBatch(msg batchMsg) tea.Cmd {
 	if msg.closed {
 		l.closed, l.end = true, a.c.now
 		a.cancel() // releases the run's context; the run is over
-		a.setStatus(a.endMessage(), l.stopped != nil && l.stopped.Reason != runner.Completed)
+		a.setStatus(a.endMessage(), l.failedRun())
 		// Verdicts are no longer provisional, the report no longer says the
 		// run is in progress; what the run spent is now stored.
 		a.resultsChanged()
@@ -71,6 +72,9 @@ func (a *App) endMessage() string {
 		return "Run ended."
 	}
 	s := l.stopped
+	if s.Reason == runner.Completed && l.allFailed() {
+		return fmt.Sprintf("Run failed: all %d calls failed; last error: %s", l.doneBefore+l.done, oneLine(l.lastErr))
+	}
 	if s.Detail == "" {
 		return fmt.Sprintf("Run %s: %d calls finished, %d failed for good.", s.Reason, l.doneBefore+l.done, l.failedBefore+l.failed)
 	}
