@@ -351,19 +351,18 @@ func (a *App) back() bool {
 // report, prompt) by d;
 // drill-downs belong to the grid.
 func (a *App) switchScreen(d int) {
-	topScreens := [...]screen{screenPlan, screenGrid, screenLabel, screenReview, screenReport, screenPrompt}
 	cur := a.screen
 	if cur == screenCell || cur == screenSample {
 		cur = screenGrid
 	}
 	i := 0
-	for j, s := range topScreens {
-		if s == cur {
+	for j, t := range tabs {
+		if t.s == cur {
 			i = j
 		}
 	}
-	n := len(topScreens)
-	a.screen = topScreens[((i+d)%n+n)%n]
+	n := len(tabs)
+	a.screen = tabs[((i+d)%n+n)%n].s
 }
 
 // requestQuit quits, asking first while a run is going.

@@ -72,13 +72,17 @@ func (a *App) body() string {
 func (a *App) header() [3]string {
 	st := a.c.styles
 	c := a.c
-	title := st.Title.Render("auditor") + " " + oneLine(c.plan.Audit.File.Name)
 	right := a.stateWord()
 	if c.simulated {
 		right = st.Badge.Render(" SIMULATED ") + " " + right
 	}
 	var out [3]string
-	out[0] = spread(title, right, c.width)
+	// The tab bar, then the audit's name in what room is left.
+	tabs := a.tabBar()
+	if room := c.width - textWidth(tabs) - textWidth(right) - 3; room >= 12 {
+		tabs += "  " + st.Title.Render(truncateText(oneLine(c.plan.Audit.File.Name), room))
+	}
+	out[0] = spread(tabs, right, c.width)
 	l := c.live
 	if l == nil {
 		out[1] = a.storedLine()
@@ -126,6 +130,34 @@ func (a *App) header() [3]string {
 		}
 	}
 	return out
+}
+
+// tabs are the top screens in the order tab steps through them.
+var tabs = [...]struct {
+	s    screen
+	name string
+}{{screenPlan, "Plan"}, {screenGrid, "Grid"}, {screenLabel, "Label"}, {screenReview, "Review"}, {screenReport, "Report"}, {screenPrompt, "Prompt"}}
+
+// tabBar names the top screens with the one in front reversed and in
+// brackets; a drill-down below the grid is named after it.
+func (a *App) tabBar() string {
+	st := a.c.styles
+	parts := make([]string, len(tabs))
+	for i, t := range tabs {
+		name := t.name
+		switch {
+		case t.s == screenGrid && a.screen == screenCell:
+			name += " › samples"
+		case t.s == screenGrid && a.screen == screenSample:
+			name += " › sample"
+		}
+		if t.s == a.screen || (t.s == screenGrid && (a.screen == screenCell || a.screen == screenSample)) {
+			parts[i] = st.Selected.Render("[" + name + "]") // brackets: it reads without styling
+		} else {
+			parts[i] = st.Muted.Render(" " + name + " ")
+		}
+	}
+	return strings.Join(parts, "")
 }
 
 // counters is the third header line: spend (the whole audit's, and this
