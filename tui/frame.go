@@ -335,6 +335,11 @@ func (a *App) helpView() string {
 	var b strings.Builder
 	b.WriteString(a.c.styles.Header.Render("Keys") + "\n\n")
 	b.WriteString(a.help.FullHelpView(groups))
+	if a.screen != screenGrid && a.screen != screenCell {
+		// Only this screen's keys: the cell symbols are the grid's.
+		b.WriteString("\n\n" + a.c.styles.Muted.Render("? or esc closes this help"))
+		return b.String()
+	}
 	b.WriteString("\n\n" + a.c.styles.Header.Render("Grid cells") + "\n")
 	for _, p := range []string{
 		"failures/graded of samples, e.g. 3/12 of 30; the circle fills with the failure rate.",
