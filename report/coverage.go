@@ -62,14 +62,14 @@ func WriteCoverage(w io.Writer, cv Coverage) error {
 		none = shortFloat(cv.None, 3) + " (under 0.01%)"
 	}
 	line := fmt.Sprintf("%s in a %s-case suite sampled by frequency: expected %s cases; probability of none %s.",
-		class, groupDigits(cv.Suite), expected, none)
+		class, Thousands(int64(cv.Suite)), expected, none)
 	switch {
 	case cv.SuiteFor95 == nil:
 		line += " A 95% chance of at least one case needs a suite of more than a trillion cases."
 	case *cv.SuiteFor95 == 1:
 		line += " A 95% chance of at least one case needs a suite of 1 case."
 	default:
-		line += fmt.Sprintf(" A 95%% chance of at least one case needs a suite of %s cases.", groupDigits(*cv.SuiteFor95))
+		line += fmt.Sprintf(" A 95%% chance of at least one case needs a suite of %s cases.", Thousands(int64(*cv.SuiteFor95)))
 	}
 	_, err := io.WriteString(w, line+"\n")
 	return err
@@ -89,16 +89,4 @@ func shortFloat(x float64, digits int) string {
 		sign = ""
 	}
 	return mant + "e" + sign + strings.TrimLeft(exp[1:], "0")
-}
-
-// groupDigits formats n with commas between groups of three digits: 1,497.
-func groupDigits(n int) string {
-	if n < 0 {
-		return "-" + groupDigits(-n)
-	}
-	s := strconv.Itoa(n)
-	for i := len(s) - 3; i > 0; i -= 3 {
-		s = s[:i] + "," + s[i:]
-	}
-	return s
 }

@@ -113,7 +113,7 @@ func writeMarkdownRule(b *strings.Builder, rr *evidence.RuleResult, multiModel b
 		fmt.Fprintf(b, "| kind | cases | baseline | rate [95%% CI] | %s | rate [95%% CI] | %s - baseline [95%% CI] | corrected baseline | corrected %s |\n",
 			rr.Rule.Variant(), diffName(rr.Rule), rr.Rule.Variant())
 		b.WriteString("|---|---:|---:|---|---:|---|---|---|---|\n")
-		for _, a := range armsInOrder(rr) {
+		for _, a := range ArmsInOrder(rr) {
 			if a.Cases == 0 && rr.Lengths != nil {
 				continue
 			}
@@ -127,7 +127,7 @@ func writeMarkdownRule(b *strings.Builder, rr *evidence.RuleResult, multiModel b
 		writeMarkdownLengths(b, rr)
 	}
 	if graded {
-		fmt.Fprintf(b, "Predicate recall: %s.\n\n", mdEscape(recallLine(rr.Quality)))
+		fmt.Fprintf(b, "Predicate recall: %s.\n\n", mdEscape(RecallLine(rr.Quality)))
 		if gl := graderLines(rr, ""); gl != "" {
 			for _, line := range strings.Split(strings.TrimRight(gl, "\n"), "\n") {
 				fmt.Fprintf(b, "- %s\n", mdEscape(line))
@@ -185,7 +185,7 @@ func writeMarkdownLengths(b *strings.Builder, rr *evidence.RuleResult) {
 		fmt.Fprintf(b, "Shift: %+.1f tokens per answer (%+.0f%%), 95%% [%.1f, %.1f], paired by case over %d cases.", sh.Est, 100*sh.RelEst, sh.CI.Lo, sh.CI.Hi, sh.Cases)
 	}
 	if t := l.Test; t != nil {
-		fmt.Fprintf(b, " Mann-Whitney U %.1f, z %.2f, p %s (answers taken as independent).", t.U, t.Z, pText(t.P))
+		fmt.Fprintf(b, " Mann-Whitney U %.1f, z %.2f, p %s (answers taken as independent).", t.U, t.Z, PValue(t.P))
 	}
 	b.WriteString("\n\n")
 	if h := histogramLines(l, rr.Rule.Variant(), 24); len(h) > 0 {

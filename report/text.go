@@ -72,7 +72,7 @@ func ruleText(rr *evidence.RuleResult, multiModel bool) string {
 	if rr.Rule.HasPredicate() {
 		tw := tabwriter.NewWriter(&b, 0, 0, 2, ' ', 0)
 		fmt.Fprintf(tw, "  kind\tcases\tbaseline fail/n\trate [95%% CI]\t%s fail/n\trate [95%% CI]\t%s - baseline [95%% CI]\n", rr.Rule.Variant(), diffName(rr.Rule))
-		for _, a := range armsInOrder(rr) {
+		for _, a := range ArmsInOrder(rr) {
 			if a.Cases == 0 && rr.Lengths != nil {
 				continue
 			}
@@ -109,7 +109,7 @@ func ruleText(rr *evidence.RuleResult, multiModel bool) string {
 		fmt.Fprintf(&b, "  %s: %s\n", label, rr.Verdict.Needed)
 	}
 	if rr.Rule.HasPredicate() {
-		fmt.Fprintf(&b, "  predicate recall: %s\n", recallLine(rr.Quality))
+		fmt.Fprintf(&b, "  predicate recall: %s\n", RecallLine(rr.Quality))
 		b.WriteString(graderLines(rr, "  "))
 		for _, l := range qualityLines(rr.Quality) {
 			fmt.Fprintf(&b, "  %s\n", l)
@@ -222,17 +222,9 @@ func lengthLines(rr *evidence.RuleResult) []string {
 			sh.Est, 100*sh.RelEst, sh.CI.Lo, sh.CI.Hi, sh.Cases))
 	}
 	if t := l.Test; t != nil {
-		out = append(out, fmt.Sprintf("  rank test Mann-Whitney U %.1f, z %.2f, p %s (answers taken as independent)", t.U, t.Z, pText(t.P)))
+		out = append(out, fmt.Sprintf("  rank test Mann-Whitney U %.1f, z %.2f, p %s (answers taken as independent)", t.U, t.Z, PValue(t.P)))
 	}
 	return append(out, histogramLines(l, rr.Rule.Variant(), 24)...)
-}
-
-// pText formats a p-value.
-func pText(p float64) string {
-	if p < 0.001 {
-		return "< 0.001"
-	}
-	return fmt.Sprintf("%.3f", p)
 }
 
 // histogramLines draws the two variants' length histograms as text bars,
@@ -329,10 +321,6 @@ func simulatedNote(sim bool) string {
 	return ""
 }
 
-func armsInOrder(rr *evidence.RuleResult) []*evidence.Arm {
-	return []*evidence.Arm{rr.Arms[model.Provoke], rr.Arms[model.Pressure], rr.Provoking, rr.Arms[model.Control]}
-}
-
 // CountCell is an arm side's failures over graded answers, or "-".
 func CountCell(s evidence.ArmSide) string {
 	if s.N == 0 {
@@ -365,27 +353,7 @@ func DiffCell(a *evidence.Arm) string {
 	return s
 }
 
-func recallLine(q labels.GraderQuality) string {
-	if q.Recall == nil || q.Recall.Total == 0 {
-		if q.Labels == 0 {
-			return "not measured: no labelled answers (label a sample, or import labels)"
-		}
-		return fmt.Sprintf("not measured: %d labelled answers, none a violation", q.Labels)
-	}
-	if !q.Recall.Measured() {
-		return q.Recall.String()
-	}
-	if q.Estimator == labels.EstimatorIPW {
-		s := fmt.Sprintf("%s; precision %s; weighted by stratum of label set %s", q.Recall, q.Precision, model.Sanitize(q.Set))
-		if q.Unused > 0 {
-			s += fmt.Sprintf(" (%d labels outside it not used)", q.Unused)
-		}
-		return s
-	}
-	return fmt.Sprintf("%s over %d labelled violations; precision %s", q.Recall, q.Recall.Total, q.Precision)
-}
-
-// qualityLines gives the per-kind recall and the misses behind recallLine,
+// qualityLines gives the per-kind recall and the misses behind RecallLine,
 // when anything is labelled.
 func qualityLines(q labels.GraderQuality) []string {
 	if q.Labels == 0 {
@@ -414,7 +382,7 @@ func qualityLines(q labels.GraderQuality) []string {
 // of its kind, beside which the raw rates stand in the table.
 func correctedLines(rr *evidence.RuleResult) []string {
 	var out []string
-	for _, a := range armsInOrder(rr) {
+	for _, a := range ArmsInOrder(rr) {
 		if a.Baseline.Corrected == nil && a.Deleted.Corrected == nil {
 			continue
 		}
@@ -450,15 +418,10 @@ func graderLines(rr *evidence.RuleResult, indent string) string {
 		if q.Labels == 0 {
 			continue // the predicate's line already says nothing is labelled
 		}
-		fmt.Fprintf(&b, "%s%s recall: %s\n", indent, q.Grader, recallLine(q))
+		fmt.Fprintf(&b, "%s%s recall: %s\n", indent, q.Grader, RecallLine(q))
 	}
 	for _, pa := range rr.Agreement {
-		k := "kappa undefined"
-		if pa.KappaDefined {
-			k = fmt.Sprintf("kappa %.2f (SE %.2f)", pa.Kappa, pa.KappaSE)
-		}
-		fmt.Fprintf(&b, "%s%s vs %s: agree on %.0f%% of %d, %s, %d disagreements\n", indent, pa.A.Name, pa.B.Name,
-			100*pa.Agreement, pa.N, k, pa.Disagreements())
+		fmt.Fprintf(&b, "%s%s\n", indent, AgreementLine(pa))
 	}
 	if rr.Disagreements > 0 {
 		fmt.Fprintf(&b, "%sreview queue: %d answers where graders disagree or one could not grade\n", indent, rr.Disagreements)

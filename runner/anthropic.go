@@ -229,7 +229,7 @@ func (a *Anthropic) classify(ctx context.Context, res *http.Response, err error)
 	var ue *url.Error
 	var ne net.Error
 	if errors.As(err, &ue) || errors.As(err, &ne) || errors.Is(err, io.EOF) || errors.Is(err, io.ErrUnexpectedEOF) {
-		return &CallError{Kind: model.ErrTransport, Retryable: true, Unreachable: unreachable(err), Msg: a.clean(transportMessage(err))}
+		return &CallError{Kind: model.ErrTransport, Retryable: true, Unreachable: unreachable(err), Timeout: isTimeout(err), Msg: a.clean(transportMessage(err))}
 	}
 	return &CallError{Kind: model.ErrRequest, Msg: a.clean(err.Error())}
 }

@@ -2,7 +2,9 @@ package runner
 
 import (
 	"context"
+	"errors"
 	"fmt"
+	"net"
 	"time"
 
 	"github.com/auditor-dev/auditor/model"
@@ -133,7 +135,44 @@ type CallError struct {
 	// refused, unknown host, a failed dial or TLS handshake): the endpoint's
 	// fault, not the call's, and the same for every call.
 	Unreachable bool
-	Msg         string // what went wrong, for people
+	// Timeout marks an attempt that ran out of time: the call's timeout,
+	// or a network timeout.
+	Timeout bool
+	Msg     string // what went wrong, for people
+}
+
+// RetryCause names why a call is tried again, in the words the screens
+// count retries by.
+type RetryCause string
+
+// The causes of a retry.
+const (
+	CauseRateLimit  RetryCause = "rate limit"   // HTTP 429
+	CauseServer     RetryCause = "server error" // HTTP 5xx
+	CauseConnection RetryCause = "connection"   // no HTTP response: reset, refused, EOF
+	CauseTimeout    RetryCause = "timeout"      // no answer in time, or HTTP 408
+	CauseOther      RetryCause = "other"        // a malformed body, a conflict
+)
+
+// Cause classifies the error as a reason to retry.
+func (e *CallError) Cause() RetryCause {
+	switch {
+	case e.Kind == model.ErrRateLimited || e.Status == 429:
+		return CauseRateLimit
+	case e.Timeout || e.Status == 408:
+		return CauseTimeout
+	case e.Status >= 500:
+		return CauseServer
+	case e.Kind == model.ErrTransport && e.Status == 0:
+		return CauseConnection
+	}
+	return CauseOther
+}
+
+// isTimeout reports whether a transport error is a network timeout.
+func isTimeout(err error) bool {
+	var ne net.Error
+	return errors.As(err, &ne) && ne.Timeout()
 }
 
 // Error formats the error as "kind (HTTP status): message", leaving out the

@@ -25,6 +25,7 @@ type Retrying struct {
 	Key     string
 	Attempt int             // the attempt that failed; the next is Attempt+1
 	Kind    model.ErrorKind // why it failed
+	Cause   RetryCause      // why it failed, as retries are counted
 	Wait    time.Duration
 	Until   time.Time // when the call becomes eligible again (for a countdown)
 	Reason  string    // the failure, for people

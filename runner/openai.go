@@ -235,7 +235,7 @@ func (o *OpenAI) classify(ctx context.Context, res *http.Response, err error) er
 	var ue *url.Error
 	var ne net.Error
 	if errors.As(err, &ue) || errors.As(err, &ne) || errors.Is(err, io.EOF) || errors.Is(err, io.ErrUnexpectedEOF) {
-		return &CallError{Kind: model.ErrTransport, Retryable: true, Unreachable: unreachable(err), Msg: o.clean(transportMessage(err))}
+		return &CallError{Kind: model.ErrTransport, Retryable: true, Unreachable: unreachable(err), Timeout: isTimeout(err), Msg: o.clean(transportMessage(err))}
 	}
 	return &CallError{Kind: model.ErrRequest, Msg: o.clean(err.Error())}
 }

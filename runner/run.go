@@ -512,7 +512,7 @@ func (r *run) handleResult(res attemptResult) {
 		st.readyAt = now.Add(wait)
 		heap.Push(&p.waiting, st)
 		r.emit(Retrying{
-			Index: st.index, Key: st.key, Attempt: st.attempts, Kind: ce.Kind,
+			Index: st.index, Key: st.key, Attempt: st.attempts, Kind: ce.Kind, Cause: ce.Cause(),
 			Wait: wait, Until: st.readyAt, Reason: ce.Error(),
 		})
 	}
@@ -567,7 +567,7 @@ func (r *run) releaseHeld() bool {
 // callError turns an attempt's error into a CallError.
 func callError(res attemptResult, timeout time.Duration) *CallError {
 	if res.timedOut {
-		return &CallError{Kind: model.ErrTransport, Retryable: true, Msg: fmt.Sprintf("no answer within %s", timeout)}
+		return &CallError{Kind: model.ErrTransport, Retryable: true, Timeout: true, Msg: fmt.Sprintf("no answer within %s", timeout)}
 	}
 	var ce *CallError
 	if errors.As(res.err, &ce) {

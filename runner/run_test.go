@@ -771,3 +771,34 @@ func TestRun_Skip(t *testing.T) {
 		}
 	})
 }
+
+// TestRun_OpenAI_RetryCauses: each retry names its cause, so the screen can
+// count rate limits, server errors, dropped connections and timeouts apart.
+func TestRun_OpenAI_RetryCauses(t *testing.T) {
+	t.Parallel()
+	synctest.Test(t, func(t *testing.T) {
+		f := newFakeAPI(t)
+		o := newTestOpenAI(t, f)
+		calls := scriptCalls("429,ok", "500,ok", "reset,ok", "hang,ok")
+		want := map[string]RetryCause{calls[0].Key: CauseRateLimit, calls[1].Key: CauseServer,
+			calls[2].Key: CauseConnection, calls[3].Key: CauseTimeout}
+		opts := fastOpts(o, 4)
+		opts.Timeout = 10 * time.Second // virtual time: the hanging attempt times out
+		sink := newMemSink()
+		evs := collect(t, Run(context.Background(), calls, sink, opts))
+		if _, stop := checkContract(t, calls, evs, sink); stop.Reason != Completed {
+			t.Fatalf("stopped %v: %s", stop.Reason, stop.Detail)
+		}
+		got := map[string]RetryCause{}
+		for _, e := range evs {
+			if r, ok := e.(Retrying); ok {
+				got[r.Key] = r.Cause
+			}
+		}
+		for k, c := range want {
+			if got[k] != c {
+				t.Errorf("call %s retried for %q, want %q", k, got[k], c)
+			}
+		}
+	})
+}

@@ -24,7 +24,6 @@ import (
 	"github.com/auditor-dev/auditor/audit"
 	"github.com/auditor-dev/auditor/audit/evidence"
 	"github.com/auditor-dev/auditor/model"
-	"github.com/auditor-dev/auditor/runner"
 )
 
 // ResponseSource reads stored responses for the sample view. *store.Store
@@ -47,6 +46,10 @@ type Options struct {
 
 	// Calls is the number of calls the run makes (answers, not yet stored).
 	Calls int
+	// SpentBefore is what the calls already stored cost, in dollars (see
+	// workbench.Session.Spend): the header shows the whole audit's spend,
+	// this run's beside it.
+	SpentBefore float64
 	// Start begins the run, feeding its progress to feed, and returns at
 	// once: it is called from Update, so it must not block. It must
 	// eventually Close the feed, also when ctx is cancelled. Nil means there
@@ -198,7 +201,7 @@ func (a *App) Init() tea.Cmd {
 	if a.c.canRun && a.opts.AutoStart {
 		cmds = append(cmds, a.startRun())
 	}
-	cmds = append(cmds, waitEdit(a.edits.ch), a.entered())
+	cmds = append(cmds, waitEdit(a.edits.ch), a.current().entered())
 	return tea.Batch(cmds...)
 }
 
@@ -217,19 +220,15 @@ func (a *App) Update(msg tea.Msg) (tea.Model, tea.Cmd) {
 	case tea.BackgroundColorMsg:
 		a.c.styles = NewStyles(msg.IsDark())
 		a.c.pt = newPaints(a.c.styles)
-		a.grid.labels = nil
 		a.help.Styles = a.c.styles.Help
-		a.plan.refresh()
-		a.prompt.refresh()
-		a.sample.refresh()
-		a.restyleLabelling()
-		a.report.invalidate(a.screen == screenReport)
+		a.each(screenModel.restyle)
 		return a, nil
 	case batchMsg:
 		return a, a.applyBatch(msg)
 	case tickMsg:
 		if a.c.live.running() {
-			a.report.catchUp(a.screen == screenReport)
+			a.c.front = a.screen
+			a.report.catchUp()
 			return a, a.tick()
 		}
 		return a, nil
@@ -238,45 +237,18 @@ func (a *App) Update(msg tea.Msg) (tea.Model, tea.Cmd) {
 			a.status, a.statusErr = "", false
 		}
 		return a, nil
-	case responseMsg, reloadMsg:
+	case reloadMsg:
 		return a, a.sample.Update(msg)
 	case spendMsg:
-		a.report.gotSpend(msg, a.screen == screenReport)
-		return a, nil
-	case statusMsg, labelSavedMsg, itemResponseMsg, historyMsg, predicateFileMsg, regradedMsg, predicateSavedMsg, labellersMsg:
+		a.c.front = a.screen
+		return a, a.report.Update(msg)
+	case statusMsg, labelSavedMsg, responseMsg, historyMsg, predicateFileMsg, regradedMsg, predicateSavedMsg, labellersMsg:
 		return a, a.labelling(msg)
 	case tea.KeyPressMsg:
 		return a, a.handleKey(msg)
 	}
 	// Anything else (a text input's blink) goes to the screen in front.
 	return a, a.current().Update(msg)
-}
-
-// view is a screen: it updates from messages and renders its body.
-type view interface {
-	Update(tea.Msg) tea.Cmd
-	View() string
-	helpKeys() helpKeys
-}
-
-func (a *App) current() view {
-	switch a.screen {
-	case screenPlan:
-		return a.plan
-	case screenCell:
-		return a.cell
-	case screenSample:
-		return a.sample
-	case screenPrompt:
-		return a.prompt
-	case screenLabel:
-		return a.label
-	case screenReview:
-		return a.review
-	case screenReport:
-		return a.report
-	}
-	return a.grid
 }
 
 // chrome is the number of lines the header (3) and footer (2) take.
@@ -286,14 +258,7 @@ func (a *App) resize(w, h int) {
 	a.c.width, a.c.height = w, h
 	a.c.bodyH = max(h-chrome, 1)
 	a.help.SetWidth(w)
-	a.plan.resize()
-	a.grid.resize()
-	a.cell.resize()
-	a.sample.resize()
-	a.prompt.resize()
-	a.label.resize()
-	a.review.resize()
-	a.report.resize()
+	a.each(screenModel.resize)
 }
 
 func (a *App) handleKey(msg tea.KeyPressMsg) tea.Cmd {
@@ -311,7 +276,7 @@ func (a *App) handleKey(msg tea.KeyPressMsg) tea.Cmd {
 		return a.requestQuit()
 	}
 	a.clearStaleStatus()
-	if a.capturing() {
+	if a.current().capturing() {
 		return a.current().Update(msg)
 	}
 	if a.showHelp {
@@ -331,13 +296,13 @@ func (a *App) handleKey(msg tea.KeyPressMsg) tea.Cmd {
 		return a.requestQuit()
 	case key.Matches(msg, k.Global.Report):
 		a.screen = screenReport
-		return a.entered()
+		return a.current().entered()
 	case key.Matches(msg, k.Global.NextScreen):
 		a.switchScreen(1)
-		return a.entered()
+		return a.current().entered()
 	case key.Matches(msg, k.Global.PrevScreen):
 		a.switchScreen(-1)
-		return a.entered()
+		return a.current().entered()
 	case a.screen == screenPlan && key.Matches(msg, k.Plan.Start):
 		if !a.c.canRun || a.feed != nil {
 			a.setStatus(a.plan.whyNoStart(a.feed != nil), false)
@@ -364,26 +329,21 @@ func (a *App) handleKey(msg tea.KeyPressMsg) tea.Cmd {
 	return a.current().Update(msg)
 }
 
-// back leaves a drill-down screen; it reports whether it did anything.
+// back closes what is open on the screen in front or, when nothing is,
+// leaves it for the one it was reached from; it reports whether it did
+// anything.
 func (a *App) back() bool {
+	if a.current().back() {
+		return true
+	}
 	switch a.screen {
+	case screenGrid:
+		return false
 	case screenSample:
 		a.screen = screenCell
 		a.cell.follow(a.sample.index)
-	case screenCell:
-		a.screen = screenGrid
-	case screenPrompt, screenPlan, screenReport:
-		a.screen = screenGrid
-	case screenLabel:
-		if !a.label.back() {
-			a.screen = screenGrid
-		}
-	case screenReview:
-		if !a.review.back() {
-			a.screen = screenGrid
-		}
 	default:
-		return false
+		a.screen = screenGrid
 	}
 	return true
 }
@@ -392,19 +352,18 @@ func (a *App) back() bool {
 // report, prompt) by d;
 // drill-downs belong to the grid.
 func (a *App) switchScreen(d int) {
-	topScreens := [...]screen{screenPlan, screenGrid, screenLabel, screenReview, screenReport, screenPrompt}
 	cur := a.screen
 	if cur == screenCell || cur == screenSample {
 		cur = screenGrid
 	}
 	i := 0
-	for j, s := range topScreens {
-		if s == cur {
+	for j, t := range tabs {
+		if t.s == cur {
 			i = j
 		}
 	}
-	n := len(topScreens)
-	a.screen = topScreens[((i+d)%n+n)%n]
+	n := len(tabs)
+	a.screen = tabs[((i+d)%n+n)%n].s
 }
 
 // requestQuit quits, asking first while a run is going.
@@ -429,83 +388,6 @@ func (a *App) quit() tea.Cmd {
 		a.cancel()
 	}
 	return tea.Quit
-}
-
-// startRun starts the run and the commands that follow it.
-func (a *App) startRun() tea.Cmd {
-	parent := a.opts.Context
-	if parent == nil {
-		parent = context.Background()
-	}
-	ctx, cancel := context.WithCancel(parent)
-	a.cancel = cancel
-	a.feed = NewFeed()
-	l := newLive(a.opts.Calls, max(a.c.est.Concurrency, 1))
-	l.started, l.start = true, a.c.now
-	a.c.live = l
-	a.opts.Start(ctx, a.feed)
-	a.screen = screenGrid
-	a.plan.refresh()
-	return tea.Batch(waitBatch(a.feed, a.window), a.tick())
-}
-
-func (a *App) tick() tea.Cmd {
-	return tea.Tick(time.Second, func(t time.Time) tea.Msg { return tickMsg(t) })
-}
-
-// applyBatch records a batch of run events and recomputes results once.
-func (a *App) applyBatch(msg batchMsg) tea.Cmd {
-	a.batchN++
-	l := a.c.live
-	if l == nil {
-		return nil
-	}
-	if l.apply(a.c.plan, a.c.tally, msg.events, a.c.now) {
-		for _, e := range msg.events {
-			if e.Runner == nil && e.phase == nil && e.judged == nil {
-				a.c.setStored(e.Response.Key, e.Response.OK())
-			}
-		}
-		res, err := a.c.tally.Results()
-		if err != nil {
-			a.setStatus(fmt.Sprintf("results: %v", err), true)
-		} else {
-			a.c.res = res
-			a.grid.dirty = true // the verdict lines below the grid follow the results
-			a.prompt.refresh()
-			a.report.batched(a.screen == screenReport)
-		}
-	}
-	// A sample opened while its call was pending fills in once answered.
-	reload := a.sample.reloadIfAnswered()
-	if msg.closed {
-		l.closed, l.end = true, a.c.now
-		a.grid.dirty = true // no longer provisional
-		a.cancel()          // releases the run's context; the run is over
-		a.setStatus(a.endMessage(), l.stopped != nil && l.stopped.Reason != runner.Completed)
-		// The report no longer says the run is in progress; what the run
-		// spent is now stored.
-		a.report.invalidate(a.screen == screenReport)
-		var spend tea.Cmd
-		if a.screen == screenReport {
-			spend = a.report.loadSpend()
-		}
-		return tea.Batch(reload, a.afterRun(), spend)
-	}
-	return tea.Batch(reload, waitBatch(a.feed, a.window))
-}
-
-func (a *App) endMessage() string {
-	l := a.c.live
-	if l.stopped == nil {
-		return "Run ended."
-	}
-	s := l.stopped
-	if s.Detail == "" {
-		return fmt.Sprintf("Run %s: %d calls finished, %d failed for good.", s.Reason, l.doneBefore+l.done, l.failedBefore+l.failed)
-	}
-	return fmt.Sprintf("Run stopped (%s): %s. %d not made; the resume command is printed on exit.",
-		s.Reason, oneLine(s.Detail), s.Remaining)
 }
 
 func (a *App) setStatus(s string, isErr bool) {

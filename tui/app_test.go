@@ -203,8 +203,8 @@ func TestApp_StaleResponseIsDropped(t *testing.T) {
 	for _, m := range runCmd(first) { // sample 1's answer arrives late
 		a.Update(m)
 	}
-	if a.sample.index != 1 || a.sample.resp == nil || a.sample.resp.Key != a.sample.key() {
-		t.Fatalf("showing sample %d with response %v", a.sample.index, a.sample.resp)
+	if a.sample.index != 1 || a.sample.resp() == nil || a.sample.resp().Key != a.sample.key() {
+		t.Fatalf("showing sample %d with response %v", a.sample.index, a.sample.resp())
 	}
 }
 
@@ -299,14 +299,14 @@ func TestApp_RetryCountdownAndInFlight(t *testing.T) {
 	contains(t, s, "»1")
 	contains(t, s, "↻5s")
 	contains(t, s, "4/8 backed off")
-	contains(t, s, "retries 1, 1 waiting")
+	contains(t, s, "retries 1 (rate 1), 1 waiting")
 	clk.Add(2 * time.Second)
 	a.Update(tickMsg(clk.Now()))
 	contains(t, plain(a), "↻3s")
 	r := model.Response{Key: k1, Error: "rate_limited (HTTP 429): slow down", ErrorKind: model.ErrRateLimited, Attempts: 6}
 	a.Update(batchMsg{events: []Event{{Response: r}, {Runner: runner.Finished{Index: 1, Response: r}}}})
 	s = plain(a)
-	contains(t, s, "✗1")
+	contains(t, s, "!1")
 	contains(t, s, "errors 1")
 	if strings.Contains(s, "↻") && strings.Contains(s, "↻3s") {
 		t.Fatalf("a finished call still shows as retrying:\n%s", s)
@@ -335,10 +335,10 @@ func TestSample_RereadsAnAnswerNotYetCommitted(t *testing.T) {
 		if try > maxReads {
 			t.Fatal("never gave up")
 		}
-		cmd = a.sample.Update(reloadMsg{gen: a.sample.gen}) // as the tick would
+		cmd = a.sample.Update(reloadMsg{gen: a.sample.loader.gen}) // as the tick would
 	}
-	if a.sample.resp == nil || a.sample.err != nil {
-		t.Fatalf("resp %v, err %v", a.sample.resp, a.sample.err)
+	if a.sample.resp() == nil || a.sample.loader.err != nil {
+		t.Fatalf("resp %v, err %v", a.sample.resp(), a.sample.loader.err)
 	}
 
 	// A response that never appears is an error after maxReads reads.
@@ -347,14 +347,14 @@ func TestSample_RereadsAnAnswerNotYetCommitted(t *testing.T) {
 	for cmd != nil {
 		cmd = a.sample.Update(cmd())
 		if cmd != nil {
-			cmd = a.sample.Update(reloadMsg{gen: a.sample.gen})
+			cmd = a.sample.Update(reloadMsg{gen: a.sample.loader.gen})
 		}
 	}
-	if a.sample.err == nil || a.sample.tries != maxReads {
-		t.Fatalf("err %v after %d reads", a.sample.err, a.sample.tries)
+	if a.sample.loader.err == nil || a.sample.tries != maxReads {
+		t.Fatalf("err %v after %d reads", a.sample.loader.err, a.sample.tries)
 	}
 	contains(t, plain(a), "reading the response")
-	if a.sample.Update(reloadMsg{gen: a.sample.gen - 1}) != nil {
+	if a.sample.Update(reloadMsg{gen: a.sample.loader.gen - 1}) != nil {
 		t.Fatal("a stale reload was acted on")
 	}
 }

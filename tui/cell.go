@@ -13,11 +13,12 @@ import (
 // cellView lists the samples of one grid cell: pass, fail (with the failing
 // check's reason), error, unparseable, in flight, retrying or pending.
 type cellView struct {
+	screenDefaults
 	c      *Common
 	ref    cellRef
 	cells  []int // plan cell index of each sample
 	cursor int
-	top    int
+	scroller
 }
 
 // cellHead is the number of lines above the sample list.
@@ -32,10 +33,11 @@ func (v *cellView) open(ref cellRef) {
 // follow puts the cursor on sample i (coming back from the sample view).
 func (v *cellView) follow(i int) {
 	v.cursor = min(max(i, 0), max(len(v.cells)-1, 0))
-	v.ensureVisible()
+	v.scroller.follow(v.cursor, v.listLines())
+	v.clamp(len(v.cells), v.listLines())
 }
 
-func (v *cellView) resize() { v.ensureVisible() }
+func (v *cellView) resize() { v.follow(v.cursor) }
 
 func (v *cellView) listLines() int { return max(v.c.bodyH-cellHead, 1) }
 
@@ -51,34 +53,10 @@ func (v *cellView) Update(msg tea.Msg) tea.Cmd {
 	if !ok {
 		return nil
 	}
-	k := v.c.keys.Cell
-	switch {
-	case key.Matches(km, k.Up):
-		v.cursor--
-	case key.Matches(km, k.Down):
-		v.cursor++
-	case key.Matches(km, k.PageUp):
-		v.cursor -= v.listLines()
-	case key.Matches(km, k.PageDown):
-		v.cursor += v.listLines()
-	case key.Matches(km, k.Top):
-		v.cursor = 0
-	case key.Matches(km, k.Bottom):
-		v.cursor = len(v.cells) - 1
+	if next, ok := moveCursor(km, v.c.keys.Cell.scrollKeys(), v.cursor, len(v.cells), v.listLines()); ok {
+		v.follow(next)
 	}
-	v.follow(v.cursor)
 	return nil
-}
-
-func (v *cellView) ensureVisible() {
-	h := v.listLines()
-	if v.cursor < v.top {
-		v.top = v.cursor
-	}
-	if v.cursor >= v.top+h {
-		v.top = v.cursor - h + 1
-	}
-	v.top = min(max(v.top, 0), max(len(v.cells)-h, 0))
 }
 
 func (v *cellView) helpKeys() helpKeys {
@@ -189,7 +167,8 @@ func (v *cellView) sampleLine(i int) string {
 	}
 	num := fmt.Sprintf("%6d  ", i+1)
 	if i == v.cursor {
-		return st.Selected.Render(fit(mark+num+word+"  "+rest, c.width))
+		// The same columns as the other rows: the cursor moves no text.
+		return st.Selected.Render(fit(mark+num+fit(word, 13)+" "+rest, c.width))
 	}
 	return mark + num + style.Render(fit(word, 13)) + " " + rest
 }

@@ -22,6 +22,7 @@ type Common struct {
 	est    audit.Estimate
 	stored map[string]bool // call key -> answered (false: stored with an error)
 	live   *live           // nil until a run starts
+	front  screen          // the screen in front, as the app last said
 
 	storedOK, storedErr int // the plan's calls stored answered and errored
 

@@ -40,7 +40,7 @@ func (p *probe) Update(msg tea.Msg) (tea.Model, tea.Cmd) {
 	p.snap = snapshot{
 		screen: p.App.screen,
 		closed: p.App.c.live != nil && p.App.c.live.closed,
-		loaded: p.App.sample.resp != nil,
+		loaded: p.App.sample.resp() != nil,
 	}
 	p.mu.Unlock()
 	return p, cmd
@@ -136,8 +136,8 @@ func TestE2E_DemoRunFillsGridDrillDownQuit(t *testing.T) {
 	if len(l.inFlight) != 0 || len(l.retrying) != 0 {
 		t.Fatalf("calls still shown in flight (%d) or retrying (%d)", len(l.inFlight), len(l.retrying))
 	}
-	if a.sample.resp.Key != a.sample.key() || a.sample.resp.Text == "" {
-		t.Fatalf("sample view shows response %q for %q", a.sample.resp.Key, a.sample.key())
+	if a.sample.resp().Key != a.sample.key() || a.sample.resp().Text == "" {
+		t.Fatalf("sample view shows response %q for %q", a.sample.resp().Key, a.sample.key())
 	}
 
 	// What the screen counted live must be what was stored.

@@ -15,6 +15,7 @@ import (
 	"github.com/auditor-dev/auditor/audit/evidence"
 	"github.com/auditor-dev/auditor/audit/labels"
 	"github.com/auditor-dev/auditor/model"
+	"github.com/auditor-dev/auditor/report"
 )
 
 // PredicateFile is a rule's predicate file read again after it changed on
@@ -77,7 +78,7 @@ func (a *App) predicateFile(msg predicateFileMsg) tea.Cmd {
 	case f.Predicate.Version == a.c.tally.PredicateVersion(f.Rule):
 		delete(a.edits.pending, f.Rule)
 		a.edits.gen[f.Rule]++ // a re-grade of an intermediate save is now stale
-		a.setStatus(fmt.Sprintf("L%d predicate saved, unchanged (%s)", rule.Line, shortVersion(f.Predicate.Version)), false)
+		a.setStatus(fmt.Sprintf("L%d predicate saved, unchanged (%s)", rule.Line, report.ShortVersion(f.Predicate.Version)), false)
 		return tea.Batch(next, a.clearStatusLater())
 	case len(f.Predicate.Exec) > 0:
 		a.setStatus(fmt.Sprintf("L%d predicate has an [exec] grader: edits are re-graded when next opened", rule.Line), false)
@@ -85,7 +86,7 @@ func (a *App) predicateFile(msg predicateFileMsg) tea.Cmd {
 	case a.c.live.running():
 		a.edits.pending[f.Rule] = f.Predicate
 		a.setStatus(fmt.Sprintf("L%d predicate %s saved: re-graded when the run ends",
-			rule.Line, shortVersion(f.Predicate.Version)), false)
+			rule.Line, report.ShortVersion(f.Predicate.Version)), false)
 		return next
 	}
 	return tea.Batch(next, a.regrade(f.Rule, f.Predicate))
@@ -125,7 +126,7 @@ func (a *App) regrade(ri int, p *model.Predicate) tea.Cmd {
 	a.edits.gen[ri]++
 	job := regradeJob{gen: a.edits.gen[ri], rule: ri, pred: p, items: regradeItems(a.c.plan, a.c.tally, ri)}
 	a.setStatus(fmt.Sprintf("L%d predicate %s saved: re-grading %d answers…",
-		a.c.plan.Audit.Rules[ri].Line, shortVersion(p.Version), len(job.items)), false)
+		a.c.plan.Audit.Rules[ri].Line, report.ShortVersion(p.Version), len(job.items)), false)
 	return regradeCmd(a.opts.Responses, job)
 }
 
@@ -232,9 +233,6 @@ func (a *App) regraded(msg regradedMsg) tea.Cmd {
 	a.c.tally.SetPredicate(msg.rule, msg.pred, msg.grades)
 	after := caught(a.c, msg.rule, msg.pred.Version)
 	a.recompute()
-	a.review.stale = true
-	a.label.refresh()
-	a.review.refresh()
 	// Recall here is the raw count of labelled violations caught, the
 	// same labels before and after: "recall 24/31 → 29/31".
 	recall := "recall " + before + " → " + after
@@ -242,7 +240,7 @@ func (a *App) regraded(msg regradedMsg) tea.Cmd {
 		recall = "no labelled violations to measure recall on"
 	}
 	a.setStatus(fmt.Sprintf("L%d predicate %s at %s: %d re-graded, %d ms · %s",
-		rule.Line, shortVersion(msg.pred.Version), a.c.now.Format("15:04:05"),
+		rule.Line, report.ShortVersion(msg.pred.Version), a.c.now.Format("15:04:05"),
 		len(msg.grades), msg.took.Milliseconds(), recall), false)
 
 	return persistPredicate(a.desk.store, stored, a.c.now, msg.rule, rule.Line, msg.pred.Version)
@@ -278,8 +276,5 @@ func (a *App) predicateSaved(msg predicateSavedMsg) tea.Cmd {
 		a.setStatus(fmt.Sprintf("the edited predicate is in use but its grades were not stored: %s", oneLine(msg.err.Error())), true)
 		return nil
 	}
-	if a.label.showResults {
-		return a.label.results.loadHistory()
-	}
-	return nil
+	return a.label.predicateSaved()
 }

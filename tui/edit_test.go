@@ -6,6 +6,7 @@ import (
 	"testing"
 
 	"github.com/auditor-dev/auditor/model"
+	"github.com/auditor-dev/auditor/report"
 )
 
 // editedPredicate is line 23's predicate rewritten: it fails any answer
@@ -75,7 +76,7 @@ func TestEdit_RegradeSwapsPredicate(t *testing.T) {
 	before := caught(a.c, 0, old.Version)
 	after := caught(a.c, 0, p.Version)
 	contains(t, plain(a), "recall "+before+" → "+after)
-	contains(t, plain(a), "L23 predicate "+shortVersion(p.Version))
+	contains(t, plain(a), "L23 predicate "+report.ShortVersion(p.Version))
 
 	if _, g := src.writes(); g != 0 {
 		t.Fatal("grades stored before the swap")

@@ -72,13 +72,17 @@ func (a *App) body() string {
 func (a *App) header() [3]string {
 	st := a.c.styles
 	c := a.c
-	title := st.Title.Render("auditor") + " " + oneLine(c.plan.Audit.File.Name)
 	right := a.stateWord()
 	if c.simulated {
 		right = st.Badge.Render(" SIMULATED ") + " " + right
 	}
 	var out [3]string
-	out[0] = spread(title, right, c.width)
+	// The tab bar, then the audit's name in what room is left.
+	tabs := a.tabBar()
+	if room := c.width - textWidth(tabs) - textWidth(right) - 3; room >= 12 {
+		tabs += "  " + st.Title.Render(truncateText(oneLine(c.plan.Audit.File.Name), room))
+	}
+	out[0] = spread(tabs, right, c.width)
 	l := c.live
 	if l == nil {
 		out[1] = a.storedLine()
@@ -87,12 +91,18 @@ func (a *App) header() [3]string {
 		}
 		return out
 	}
-	pct := 0.0
-	if l.total > 0 {
-		pct = float64(l.done) / float64(l.total)
+	// The answers phase counts the whole audit: what earlier runs stored
+	// and what this one makes.
+	done, total := l.done, l.total
+	if l.answering() {
+		done, total = l.stored+l.done, l.stored+l.total
 	}
-	counts := fmt.Sprintf(" %d/%d %3.0f%%", l.done, l.total, 100*pct)
-	if l.phase != "answers" {
+	pct := 0.0
+	if total > 0 {
+		pct = float64(done) / float64(total)
+	}
+	counts := fmt.Sprintf(" %d/%d %3.0f%%", done, total, 100*pct)
+	if !l.answering() {
 		counts = " " + l.phase + counts
 	}
 	eta := "ETA -"
@@ -100,27 +110,78 @@ func (a *App) header() [3]string {
 		eta = "ETA " + d.Round(time.Second).String()
 	}
 	rate := fmt.Sprintf("  %.1f calls/s  %s", l.rate(c.now), eta)
-	barW := max(c.width-len(counts)-len(rate)-1, 10)
+	resumed := ""
+	if l.stored > 0 && l.answering() {
+		resumed = fmt.Sprintf("  resumed: %d stored, %d to make", l.stored, l.total)
+		if c.width-textWidth(counts+rate+resumed)-1 < 10 {
+			rate = "  " + eta // the resume says more than the rate
+		}
+		if c.width-textWidth(counts+rate+resumed)-1 < 10 {
+			resumed = fmt.Sprintf("  resumed: %d to make", l.total)
+		}
+	}
+	barW := max(c.width-textWidth(counts+rate+resumed)-1, 10)
 	barW = min(barW, 60)
-	out[1] = a.bar(pct, barW) + counts + rate
+	out[1] = a.bar(pct, barW) + counts + rate + resumed
 
-	out[2] = a.counters(false)
-	if lipgloss.Width(out[2]) > c.width {
-		out[2] = a.counters(true)
+	for level := 0; level <= 2; level++ {
+		if out[2] = a.counters(level); lipgloss.Width(out[2]) <= c.width {
+			break
+		}
 	}
 	return out
 }
 
-// counters is the third header line: spend against budget, the current
-// concurrency (so back-off shows), retries and errors; short is for
-// narrow screens.
-func (a *App) counters(short bool) string {
+// tabs are the top screens in the order tab steps through them.
+var tabs = [...]struct {
+	s    screen
+	name string
+}{{screenPlan, "Plan"}, {screenGrid, "Grid"}, {screenLabel, "Label"}, {screenReview, "Review"}, {screenReport, "Report"}, {screenPrompt, "Prompt"}}
+
+// tabBar names the top screens with the one in front reversed and in
+// brackets; a drill-down below the grid is named after it.
+func (a *App) tabBar() string {
+	st := a.c.styles
+	parts := make([]string, len(tabs))
+	for i, t := range tabs {
+		name := t.name
+		switch {
+		case t.s == screenGrid && a.screen == screenCell:
+			name += " › samples"
+		case t.s == screenGrid && a.screen == screenSample:
+			name += " › sample"
+		}
+		if t.s == a.screen || (t.s == screenGrid && (a.screen == screenCell || a.screen == screenSample)) {
+			parts[i] = st.Selected.Render("[" + name + "]") // brackets: it reads without styling
+		} else {
+			parts[i] = st.Muted.Render(" " + name + " ")
+		}
+	}
+	return strings.Join(parts, "")
+}
+
+// counters is the third header line: spend (the whole audit's, and this
+// run's against the budget), the current concurrency (so back-off shows),
+// retries by cause and errors. Narrower screens get terser levels: 1
+// shortens words, 2 keeps only the whole audit's spend and what is not
+// zero.
+func (a *App) counters(level int) string {
 	c, l, st := a.c, a.c.live, a.c.styles
+	short := level > 0
 	spend := fmt.Sprintf("$%.2f", l.spent)
 	if c.budget > 0 {
 		spend += fmt.Sprintf(" of $%.2f budget", c.budget)
 	}
+	if l.spentBefore > 0 {
+		// The whole audit's spend; the budget bounds this run's.
+		spend = fmt.Sprintf("$%.2f in all ($%s this run)", l.spentBefore+l.spent, strings.TrimPrefix(spend, "$"))
+		if short {
+			spend = fmt.Sprintf("$%.2f, run $%.2f", l.spentBefore+l.spent, l.spent)
+		}
+	}
 	switch {
+	case level == 2:
+		spend = fmt.Sprintf("$%.2f", l.spentBefore+l.spent)
 	case c.simulated && short:
 		spend += " (sim)"
 	case c.simulated:
@@ -130,18 +191,22 @@ func (a *App) counters(short bool) string {
 	if short {
 		conc = fmt.Sprintf("conc %d/%d", l.limit, l.maxLimit)
 	}
-	if l.limit < l.maxLimit {
+	if l.limit < l.maxLimit && l.running() {
 		conc = st.Retry.Render(conc + " backed off")
 	}
-	retries := fmt.Sprintf("retries %d", l.retries)
-	if len(l.retrying) > 0 {
+	retries := fmt.Sprintf("retries %d", l.retries) + retryCauses(l.causes, short)
+	if len(l.retrying) > 0 && level < 2 {
 		retries = st.Retry.Render(fmt.Sprintf("%s, %d waiting", retries, len(l.retrying)))
 	}
 	errs := fmt.Sprintf("errors %d", l.failed)
 	if l.failed > 0 {
-		errs = st.Err.Render("✗ " + errs)
+		errs = st.Err.Render(errorSymbol + " " + errs)
 	}
-	return strings.Join([]string{spend, conc, retries, errs}, " · ")
+	parts := []string{spend, conc, retries, errs}
+	if level == 2 && l.failed == 0 {
+		parts = parts[:3]
+	}
+	return strings.Join(parts, " · ")
 }
 
 // stateWord says what the app is showing: a run going, how it ended, or
@@ -160,6 +225,8 @@ func (a *App) stateWord() string {
 		return st.InFlight.Render("running")
 	case l.running():
 		return st.Retry.Render("stopping")
+	case l.stopped != nil && l.stopped.Reason == runner.Completed && l.allFailed():
+		return st.Err.Render(errorSymbol + " all calls failed")
 	case l.stopped != nil && l.stopped.Reason == runner.Completed:
 		return st.Pass.Render("completed")
 	case l.stopped != nil:
@@ -172,7 +239,7 @@ func (a *App) storedLine() string {
 	ok, bad := a.c.storedOK, a.c.storedErr
 	s := fmt.Sprintf("%d calls planned · %d answers stored", len(a.c.plan.Calls), ok)
 	if bad > 0 {
-		s += " · " + a.c.styles.Err.Render(fmt.Sprintf("✗ %d failed for good (retried on the next run)", bad))
+		s += " · " + a.c.styles.Err.Render(fmt.Sprintf("%s %d failed for good (retried on the next run)", errorSymbol, bad))
 	}
 	if n := len(a.c.plan.Calls) - ok; n > 0 {
 		s += fmt.Sprintf(" · %d to make", n)
@@ -180,9 +247,43 @@ func (a *App) storedLine() string {
 	return s
 }
 
+// errorSymbol marks a call that failed for good, on every screen: the
+// legend, the grid's cells, the sample lists and the header. ✗ is a
+// failing answer; an error is not an answer.
+const errorSymbol = "!"
+
 // legend explains the cell symbols.
 func legend() string {
-	return "failing: ○ none ◔ ≤¼ ◑ ≤½ ◕ ≤¾ ● more · » in flight · ↻ retrying · ✗ errored · ? unparseable"
+	return "failing: ○ none ◔ ≤¼ ◑ ≤½ ◕ ≤¾ ● more · » in flight · ↻ retrying · " + errorSymbol + " errored · ? unparseable"
+}
+
+// retryCauses lists retries by cause in a fixed order, ": 3 rate limit, 1
+// timeout"; short names them as a narrow header can.
+func retryCauses(causes map[runner.RetryCause]int, short bool) string {
+	var parts []string
+	for _, c := range []runner.RetryCause{runner.CauseRateLimit, runner.CauseServer, runner.CauseConnection, runner.CauseTimeout, runner.CauseOther} {
+		n := causes[c]
+		if n == 0 {
+			continue
+		}
+		name := string(c)
+		if short {
+			name = map[runner.RetryCause]string{runner.CauseRateLimit: "rate", runner.CauseServer: "5xx",
+				runner.CauseConnection: "conn", runner.CauseTimeout: "timeout", runner.CauseOther: "other"}[c]
+		}
+		if short {
+			parts = append(parts, fmt.Sprintf("%s %d", name, n))
+		} else {
+			parts = append(parts, fmt.Sprintf("%d %s", n, name))
+		}
+	}
+	if len(parts) == 0 {
+		return ""
+	}
+	if short {
+		return " (" + strings.Join(parts, ", ") + ")"
+	}
+	return ": " + strings.Join(parts, ", ")
 }
 
 // bar draws a progress bar of w cells; it reads without colour.
@@ -234,6 +335,11 @@ func (a *App) helpView() string {
 	var b strings.Builder
 	b.WriteString(a.c.styles.Header.Render("Keys") + "\n\n")
 	b.WriteString(a.help.FullHelpView(groups))
+	if a.screen != screenGrid && a.screen != screenCell {
+		// Only this screen's keys: the cell symbols are the grid's.
+		b.WriteString("\n\n" + a.c.styles.Muted.Render("? or esc closes this help"))
+		return b.String()
+	}
 	b.WriteString("\n\n" + a.c.styles.Header.Render("Grid cells") + "\n")
 	for _, p := range []string{
 		"failures/graded of samples, e.g. 3/12 of 30; the circle fills with the failure rate.",

@@ -15,11 +15,13 @@ import (
 // its variants (per model), across; a summary under each kind and the
 // verdict at the end. Several rules are shown one at a time.
 type gridView struct {
+	screenDefaults
 	c *Common
 
-	rule      int // index into the audit's rules
-	row, col  int // the cursor: index into rows, into cols
-	top, left int // first body line shown, first column shown
+	rule     int // index into the audit's rules
+	row, col int // the cursor: index into rows, into cols
+	scroller     // the first body line shown
+	left     int // the first column shown
 
 	filter    textinput.Model
 	filtering bool   // the filter has the keyboard
@@ -32,6 +34,8 @@ type gridView struct {
 	rows  []int // case index of each visible case row, in display order
 	rowAt []int // body line of each row
 	cols  []gcol
+	// verdict is the sticky verdict sentence, wrapped to the width.
+	verdict []string
 
 	labels map[int]string // drawn case labels by case index, for labelW
 	labelW int
@@ -68,13 +72,14 @@ type gline struct {
 	cases int        // lineKind: cases of the kind
 }
 
-// Grid layout constants: the sticky lines above the body, the width of a
-// cell, the bounds of the label column.
+// Grid layout constants: the sticky lines above the body besides the
+// verdict's, the width of a cell, the least width of the label column.
+// The label column takes what the cells leave: a wide screen shows more of
+// each case's message.
 const (
-	gridSticky = 4
+	gridSticky = 3
 	cellWidth  = 22
 	minLabel   = 24
-	maxLabel   = 96
 )
 
 func newGridView(c *Common) *gridView {
@@ -90,8 +95,27 @@ func (g *gridView) resize() {
 	g.dirty = true
 }
 
+// restyle drops the case labels drawn in the old styles.
+func (g *gridView) restyle() { g.labels = nil }
+
+// resultsChanged lays the grid out again: the verdict lines below it
+// follow the results, and say "provisional" only while a run goes.
+func (g *gridView) resultsChanged() { g.dirty = true }
+
+func (g *gridView) capturing() bool { return g.filtering }
+
+// back clears the case filter; it reports whether there was one.
+func (g *gridView) back() bool {
+	if g.query == "" {
+		return false
+	}
+	g.filter.SetValue("")
+	g.setQuery("")
+	return true
+}
+
 // bodyLines is the number of scrolling lines below the sticky ones.
-func (g *gridView) bodyLines() int { return max(g.c.bodyH-gridSticky, 1) }
+func (g *gridView) bodyLines() int { return max(g.c.bodyH-gridSticky-len(g.verdict), 1) }
 
 // Update handles grid keys and the filter's editing.
 func (g *gridView) Update(msg tea.Msg) tea.Cmd {
@@ -158,11 +182,6 @@ func (g *gridView) Update(msg tea.Msg) tea.Cmd {
 		g.filter.SetValue(g.query)
 		g.filter.CursorEnd()
 		return g.filter.Focus()
-	case key.Matches(km, k.Global.Back):
-		if g.query != "" {
-			g.filter.SetValue("")
-			g.setQuery("")
-		}
 	}
 	return nil
 }
@@ -190,17 +209,9 @@ func (g *gridView) setQuery(q string) {
 // Past the last row it scrolls on, so the summaries and verdict below the
 // last case can be read.
 func (g *gridView) moveRow(d int) {
-	if len(g.rows) == 0 {
-		g.top = min(max(g.top+d, 0), g.maxTop())
-		return
-	}
 	next := g.row + d
-	switch {
-	case next < 0 && g.row == 0:
-		g.top = max(g.top+d, 0)
-		return
-	case next >= len(g.rows) && g.row == len(g.rows)-1:
-		g.top = min(g.top+d, g.maxTop())
+	if len(g.rows) == 0 || (next < 0 && g.row == 0) || (next >= len(g.rows) && g.row == len(g.rows)-1) {
+		g.by(d, len(g.lines), g.bodyLines())
 		return
 	}
 	g.row = min(max(next, 0), len(g.rows)-1)
@@ -212,21 +223,16 @@ func (g *gridView) ensureVisible() {
 		return
 	}
 	line := g.rowAt[g.row]
-	h := g.bodyLines()
-	if line < g.top {
-		g.top = line
-		// Show the kind's heading too when the first case is selected.
-		if line > 0 && g.lines[line-1].kind == lineHeading {
-			g.top = line - 1
-		}
+	above := line < g.top
+	g.follow(line, g.bodyLines())
+	// Show the kind's heading too when the first case is selected.
+	if above && line > 0 && g.lines[line-1].kind == lineHeading {
+		g.top = line - 1
 	}
-	if line >= g.top+h {
-		g.top = line - h + 1
-	}
-	g.top = min(max(g.top, 0), g.maxTop())
+	g.clamp(len(g.lines), g.bodyLines())
 }
 
-func (g *gridView) maxTop() int { return max(len(g.lines)-g.bodyLines(), 0) }
+func (g *gridView) maxTop() int { return maxTop(len(g.lines), g.bodyLines()) }
 
 func (g *gridView) moveCol(d int) {
 	g.col = min(max(g.col+d, 0), len(g.cols)-1)
@@ -252,7 +258,7 @@ func (g *gridView) geometry() (labelW, vis int) {
 	n := max(len(g.cols), 1)
 	labelW = w - n*(cellWidth+1)
 	if labelW >= minLabel {
-		return min(labelW, maxLabel), n
+		return labelW, n
 	}
 	labelW = max(min(minLabel, w-(cellWidth+1)), 8)
 	return labelW, max((w-labelW)/(cellWidth+1), 1)
@@ -341,6 +347,7 @@ func (g *gridView) layout() {
 	for _, t := range g.verdictText() {
 		add(t)
 	}
+	g.verdict = g.verdictLines()
 	g.row = min(g.row, max(len(g.rows)-1, 0))
 	g.top = min(g.top, g.maxTop())
 }

@@ -29,8 +29,10 @@ func (g *gridView) View() string {
 	b.WriteString(c.styles.Muted.Render(fmt.Sprintf("line %d · %d tokens · %d cases · ", rule.Line, rule.Tokens, len(rule.Cases))) +
 		oneLine(rule.Text))
 	b.WriteByte('\n')
-	b.WriteString(g.verdictLine())
-	b.WriteByte('\n')
+	for _, l := range g.verdict {
+		b.WriteString(l)
+		b.WriteByte('\n')
+	}
 	b.WriteString(g.columnHeads(labelW, vis))
 	end := min(g.top+g.bodyLines(), len(g.lines))
 	for i := g.top; i < end; i++ {
@@ -126,10 +128,14 @@ func (g *gridView) decisionStyle(d model.Decision) lipgloss.Style {
 	return verdictStyle(g.c.styles, d)
 }
 
-// verdictLine is the current rule's verdict per model, in one line.
-func (g *gridView) verdictLine() string {
+// verdictLines is the current rule's verdict per model, wrapped to the
+// width (never cut, up to a third of the body): with one model, its
+// decision and reason; with several, each model's decision.
+func (g *gridView) verdictLines() []string {
 	c := g.c
+	w := max(c.width, minWidth)
 	var parts []string
+	reason := ""
 	prov := false
 	for m := 0; m < c.models(); m++ {
 		rr := c.result(g.rule, m)
@@ -140,16 +146,57 @@ func (g *gridView) verdictLine() string {
 		d := rr.Verdict.Decision
 		v := g.decisionStyle(d).Render(decisionSymbol(d) + " " + string(d))
 		if c.models() > 1 {
-			parts = append(parts, oneLine(rr.ModelName)+" "+v)
+			v = oneLine(rr.ModelName) + " " + v
 		} else {
-			parts = append(parts, v+" "+c.styles.Muted.Render(oneLine(rr.Verdict.Reason)))
+			reason = oneLine(rr.Verdict.Reason)
 		}
+		parts = append(parts, v)
 	}
 	head := "verdict: "
 	if prov {
 		head = "verdict (provisional): "
 	}
-	return head + strings.Join(parts, " · ")
+	// Parts (one per model) fill lines; the reason's words follow.
+	const indent = "  "
+	var out []string
+	cur := head
+	for i, p := range parts {
+		sep := ""
+		if i > 0 {
+			sep = " · "
+		}
+		if i > 0 && textWidth(cur+sep+p) > w {
+			out = append(out, cur)
+			cur, sep = indent, ""
+		}
+		cur += sep + p
+	}
+	if reason != "" {
+		first := w - textWidth(cur) - 1
+		words := wrapWords(reason, max(w-len(indent), 10))
+		if first >= 10 {
+			// The reason starts on the decision's line.
+			lead := wrapWords(reason, first)[0]
+			cur += " " + c.styles.Muted.Render(lead)
+			words = wrapWords(strings.TrimSpace(reason[len(lead):]), max(w-len(indent), 10))
+			if len(lead) == len(reason) {
+				words = nil
+			}
+		}
+		out = append(out, cur)
+		for _, l := range words {
+			out = append(out, indent+c.styles.Muted.Render(l))
+		}
+	} else {
+		out = append(out, cur)
+	}
+	// A long reason on a short screen: the grid keeps most of the body, the
+	// whole verdict stays below it.
+	if most := max((c.bodyH-gridSticky)/3, 1); len(out) > most {
+		out = out[:most]
+		out[most-1] = clip(out[most-1], w-len(" (full verdict below the grid)")) + c.styles.Muted.Render(" (full verdict below the grid)")
+	}
+	return out
 }
 
 func (g *gridView) columnHeads(labelW, vis int) string {
@@ -332,7 +379,7 @@ func (g *gridView) cellText(ref cellRef, selected bool) string {
 	}
 	if cnt.Errors > 0 {
 		d := strconv.Itoa(cnt.Errors)
-		marks[n] = mark{"✗" + d, 1 + len(d), pt.err}
+		marks[n] = mark{errorSymbol + d, 1 + len(d), pt.err}
 		n++
 	}
 	if cnt.Unparseable > 0 {

@@ -46,9 +46,19 @@ type ListKeys struct {
 	Up, Down, PageUp, PageDown, Top, Bottom, Open key.Binding
 }
 
+// scrollKeys are the list's moving keys.
+func (k ListKeys) scrollKeys() ScrollKeys {
+	return ScrollKeys{Up: k.Up, Down: k.Down, PageUp: k.PageUp, PageDown: k.PageDown, Top: k.Top, Bottom: k.Bottom}
+}
+
 // PagerKeys scroll a long text.
 type PagerKeys struct {
 	Up, Down, PageUp, PageDown, Top, Bottom, Next, Prev key.Binding
+}
+
+// scrollKeys are the pager's scrolling keys.
+func (k PagerKeys) scrollKeys() ScrollKeys {
+	return ScrollKeys{Up: k.Up, Down: k.Down, PageUp: k.PageUp, PageDown: k.PageDown, Top: k.Top, Bottom: k.Bottom}
 }
 
 // ConfirmKeys answer a yes/no question.

@@ -1,14 +1,11 @@
 package tui
 
 import (
-	"errors"
 	"fmt"
-	"strings"
 
 	"charm.land/bubbles/v2/key"
 	"charm.land/bubbles/v2/viewport"
 	tea "charm.land/bubbletea/v2"
-	"charm.land/lipgloss/v2"
 
 	"github.com/auditor-dev/auditor/audit/labels"
 	"github.com/auditor-dev/auditor/model"
@@ -36,18 +33,14 @@ import (
 type labelView struct {
 	c *Common
 	decisions
-	src ResponseSource
-	vp  viewport.Model
+	vp viewport.Model
 
 	set   *labels.LabelSet // nil when no set has been drawn
 	items []labels.LabelItem
 	pos   map[string]int // key -> position in items
 	index int
 
-	gen     int // generation of the latest response load
-	loading bool
-	resp    *model.Response
-	err     error
+	loader responseLoader
 
 	last  int             // position of the answer labelled just before, or -1
 	skips map[string]bool // answers skipped, in this session or before (labelskips.go)
@@ -60,7 +53,7 @@ type labelView struct {
 func newLabelView(c *Common, d *labelDesk, src ResponseSource, setName string) *labelView {
 	vp := viewport.New()
 	vp.SoftWrap = false
-	v := &labelView{c: c, decisions: newDecisions(d, screenLabel), src: src, vp: vp, last: -1, skips: map[string]bool{}}
+	v := &labelView{c: c, decisions: newDecisions(d, screenLabel), loader: newResponseLoader(src, screenLabel), vp: vp, last: -1, skips: map[string]bool{}}
 	v.set = pickSet(c.tally.LabelSets(), setName)
 	if v.set != nil {
 		v.items = v.set.Items(c.plan)
@@ -99,14 +92,38 @@ func (v *labelView) resize() {
 	v.refresh()
 }
 
-// init loads the first answer, and the answers skipped before, when the
-// screen has a set.
-func (v *labelView) init() tea.Cmd {
-	if len(v.items) == 0 {
+func (v *labelView) restyle() {
+	v.results.width = -1
+	v.refresh()
+}
+
+// resultsChanged measures the results again when next shown, and redraws
+// the answer: an edited predicate moves its highlighted match.
+func (v *labelView) resultsChanged() {
+	v.results.dirty = true
+	v.refresh()
+}
+
+func (v *labelView) capturing() bool { return v.note.editing }
+
+// entered loads the answer shown when nothing is loaded yet.
+func (v *labelView) entered() tea.Cmd {
+	if len(v.items) == 0 || !v.loader.idle() {
 		return nil
 	}
 	return tea.Batch(v.load(), v.loadSkips())
 }
+
+// predicateSaved reads the predicate's versions again for the results.
+func (v *labelView) predicateSaved() tea.Cmd {
+	if v.showResults {
+		return v.results.loadHistory()
+	}
+	return nil
+}
+
+// resp is the response shown, nil until it is read.
+func (v *labelView) resp() *model.Response { return v.loader.shown() }
 
 func (v *labelView) current() (labels.LabelItem, bool) {
 	if v.index < 0 || v.index >= len(v.items) {
@@ -138,46 +155,15 @@ func (v *labelView) revealed() bool {
 
 // load starts reading the current answer's response.
 func (v *labelView) load() tea.Cmd {
-	v.gen++
-	v.resp, v.err, v.loading = nil, nil, false
 	v.vp.GotoTop()
-	it, ok := v.current()
-	if !ok {
-		v.refresh()
-		return nil
-	}
-	if v.src == nil {
-		v.err = errors.New("no store to read responses from")
-		v.refresh()
-		return nil
-	}
-	v.loading = true
-	v.refresh()
-	return loadItemResponse(v.src, screenLabel, it.Key, v.gen)
-}
-
-// loadItemResponse reads one stored response for the label or review
-// screen; it runs as a command.
-func loadItemResponse(src ResponseSource, from screen, key string, gen int) tea.Cmd {
-	return func() tea.Msg {
-		r, err := src.Response(key)
-		return itemResponseMsg{from: from, gen: gen, key: key, resp: r, err: err}
-	}
-}
-
-func (v *labelView) gotResponse(msg itemResponseMsg) tea.Cmd {
-	if msg.gen != v.gen {
-		return nil // an answer to an earlier request
-	}
-	v.loading = false
-	if msg.err != nil {
-		v.err = fmt.Errorf("reading the response: %w", msg.err)
+	var cmd tea.Cmd
+	if it, ok := v.current(); ok {
+		cmd = v.loader.start(it.Key)
 	} else {
-		r := msg.resp
-		v.resp = &r
+		v.loader.clear()
 	}
 	v.refresh()
-	return nil
+	return cmd
 }
 
 // moveTo shows the answer at position i.
@@ -186,7 +172,7 @@ func (v *labelView) moveTo(i int) tea.Cmd {
 		return nil
 	}
 	i = min(max(i, 0), len(v.items)-1)
-	if i == v.index && v.resp != nil {
+	if i == v.index && v.resp() != nil {
 		return nil
 	}
 	v.index = i
@@ -211,8 +197,19 @@ func (v *labelView) back() bool {
 	return true
 }
 
-// Update handles the screen's keys and its note input.
+// Update handles the screen's keys, its note input and what its commands
+// read.
 func (v *labelView) Update(msg tea.Msg) tea.Cmd {
+	switch msg := msg.(type) {
+	case responseMsg:
+		if v.loader.got(msg) {
+			v.refresh()
+		}
+		return nil
+	case historyMsg:
+		v.results.gotHistory(msg)
+		return nil
+	}
 	if v.note.editing {
 		return v.updateNote(msg)
 	}
@@ -404,277 +401,4 @@ func (v *labelView) helpKeys() helpKeys {
 			{lk.Scroll.Up, lk.Scroll.Down, lk.Scroll.PageUp, lk.Scroll.PageDown, lk.Scroll.Top, lk.Scroll.Bottom},
 		},
 	}
-}
-
-// View renders the answer (blind until labelled) or the results.
-func (v *labelView) View() string {
-	if v.showResults {
-		return v.results.view()
-	}
-	st := v.c.styles
-	if v.set == nil {
-		return strings.Join([]string{
-			st.Title.Render("Label"),
-			"",
-			"No label set has been drawn for this audit yet. Draw one (60 answers, blind) with:",
-			"  auditor label " + shellWord(v.c.plan.Audit.Path),
-			"and label it here. Labels measure the predicate: its recall and precision.",
-		}, "\n")
-	}
-	head := v.head()
-	foot := v.foot()
-	v.vp.SetHeight(max(v.c.bodyH-len(head)-len(foot), 1))
-	lines := append(head, v.vp.View())
-	return strings.Join(append(lines, foot...), "\n")
-}
-
-// shellWord quotes a path for a command line shown to the user.
-func shellWord(s string) string {
-	s = oneLine(s)
-	if s != "" && !strings.ContainsAny(s, " '\"\\$`!*?&;|<>(){}[]#~") {
-		return s
-	}
-	return "'" + strings.ReplaceAll(s, "'", `'\''`) + "'"
-}
-
-// head is the title line and what the answer is about.
-func (v *labelView) head() []string {
-	c, st := v.c, v.c.styles
-	done, total := v.set.Progress(v.mine())
-	who := v.d.who
-	if who == "" {
-		who = "unnamed"
-	}
-	title := st.Title.Render("Label") + fmt.Sprintf(" %d/%d labelled · answer %d of %d · set %s · labeller %s",
-		done, total, v.index+1, len(v.items), oneLine(v.set.Name), oneLine(who))
-	state := st.Badge.Render(" BLIND ")
-	if v.revealed() {
-		state = st.Muted.Render("labelled")
-	}
-	if v.d.busy() {
-		state = st.InFlight.Render("saving…")
-	}
-	it, _ := v.current()
-	about := st.Muted.Render("this answer is no longer in the audit's plan")
-	if it.Case != nil && it.Rule != nil {
-		about = st.Header.Render(string(it.Case.Kind)) + " · " + oneLine(it.Case.ID) +
-			st.Muted.Render(fmt.Sprintf(" · line %d: ", it.Rule.Line)) + oneLine(it.Rule.Text)
-	}
-	return []string{fit(spread(title, state, c.width), c.width), clip(about, c.width)}
-}
-
-// foot is what is known about the answer below it: a hint while it is
-// blind, the reveal once it is labelled, the last answer's outcome, and the
-// note being typed.
-func (v *labelView) foot() []string {
-	c, st := v.c, v.c.styles
-	it, _ := v.current()
-	kind := model.Provoke
-	if it.Case != nil {
-		kind = it.Case.Kind
-	}
-	var out []string
-	if l, ok := v.label(v.index); ok {
-		out = append(out, v.reveal(it, l)...)
-	} else {
-		hint := "Not labelled yet: v violation · o ok · s skip · n note. Verdicts show after."
-		if kind == model.Control {
-			hint = "A control: v if it refused, o if it answered. Verdicts show after labelling."
-		}
-		out = append(out, st.Muted.Render(clip(hint, c.width)))
-		if n, ok := v.note.pending[it.Key]; ok && n != "" {
-			out = append(out, clip(st.Muted.Render("note to save with the label: ")+oneLine(n), c.width))
-		}
-	}
-	if v.last >= 0 && v.last != v.index && v.last < len(v.items) {
-		out = append(out, clip(v.lastLine(), c.width))
-	}
-	if v.note.editing {
-		out = append(out, v.note.in.View())
-	}
-	return out
-}
-
-// reveal shows the label beside the graders' verdicts: "predicate: ✓ PASS —
-// you: ✗ violation", the outcome, the predicate's reason and the judges.
-func (v *labelView) reveal(it labels.LabelItem, l model.Label) []string {
-	c, st := v.c, v.c.styles
-	kind := model.Provoke
-	if it.Case != nil {
-		kind = it.Case.Kind
-	}
-	g, graded := v.predicateGrade(it)
-	you := verdictWord(l.Violation, kind)
-	line := "predicate: " + gradeWord(g, graded) + " — you: " + you
-	if out := outcome(g, graded, l.Violation); out != "" {
-		line += "  → " + out
-	}
-	out := []string{clip(styleOutcome(st, g, graded, l.Violation).Render(line)+st.Muted.Render("  ("+labelledWhen(l)+")"), c.width)}
-	if graded && !g.Pass && !g.Unparseable {
-		r := "predicate reason: " + oneLine(g.Reason)
-		if g.Check > 0 {
-			r += fmt.Sprintf(" (check %d)", g.Check)
-		}
-		out = append(out, clip(r, c.width))
-	}
-	if j := v.judgesLine(it.Key); j != "" {
-		out = append(out, clip(j, c.width))
-	}
-	if l.Note != "" {
-		out = append(out, clip(st.Muted.Render("note: ")+oneLine(l.Note), c.width))
-	}
-	return out
-}
-
-// predicateGrade is the current predicate's grade of an answer.
-func (v *labelView) predicateGrade(it labels.LabelItem) (model.Grade, bool) {
-	if it.Rule == nil {
-		return model.Grade{}, false
-	}
-	g, ok := v.c.tally.PredicateGrades(it.RuleIndex)[it.Key]
-	return g, ok
-}
-
-// judgesLine lists every judge's verdict on an answer.
-func (v *labelView) judgesLine(key string) string {
-	var parts []string
-	for _, j := range v.c.plan.Audit.Judges {
-		g, ok := v.c.tally.GraderGrades(j.Version)[key]
-		w := "· not judged"
-		switch {
-		case !ok:
-		case g.Unparseable:
-			w = "? unparseable"
-		case g.Pass:
-			w = "✓ ok"
-		default:
-			w = "✗ violation"
-		}
-		parts = append(parts, oneLine(j.Grader)+" "+w)
-	}
-	return strings.Join(parts, " · ")
-}
-
-// lastLine is the outcome of the answer labelled just before, so the
-// reveal is not lost when the screen moves on. It shows verdicts only:
-// reasons are shared by many answers and would hint at the one shown.
-func (v *labelView) lastLine() string {
-	it := v.items[v.last]
-	l, ok := v.label(v.last)
-	if !ok {
-		return ""
-	}
-	kind := model.Provoke
-	if it.Case != nil {
-		kind = it.Case.Kind
-	}
-	g, graded := v.predicateGrade(it)
-	s := fmt.Sprintf("answer %d, just labelled: you %s, predicate %s", v.last+1, verdictWord(l.Violation, kind), gradeWord(g, graded))
-	if out := outcome(g, graded, l.Violation); out != "" {
-		s += " → " + out
-	}
-	return styleOutcome(v.c.styles, g, graded, l.Violation).Render(s) + v.c.styles.Muted.Render(" (← to see why)")
-}
-
-// outcome names how a grader's verdict compares with a label.
-func outcome(g model.Grade, graded, violation bool) string {
-	switch {
-	case !graded || g.Unparseable:
-		return ""
-	case violation && g.Pass:
-		return "a miss: the grader passed it"
-	case violation:
-		return "caught"
-	case !g.Pass:
-		return "a false alarm"
-	}
-	return "agree"
-}
-
-// styleOutcome colours an outcome: calm when grader and label agree.
-func styleOutcome(st Styles, g model.Grade, graded, violation bool) lipgloss.Style {
-	switch {
-	case !graded || g.Unparseable:
-		return st.Muted
-	case violation == !g.Pass:
-		return st.Pass
-	}
-	return st.Fail
-}
-
-// refresh rebuilds the viewport's content: the message and the response,
-// with the predicate's match highlighted only once the answer is labelled.
-func (v *labelView) refresh() {
-	if v.c.width == 0 {
-		return
-	}
-	it, ok := v.current()
-	if !ok {
-		v.vp.SetContentLines(nil)
-		return
-	}
-	off := v.vp.YOffset()
-	span := model.Span{}
-	if v.revealed() {
-		if g, graded := v.predicateGrade(it); graded && !g.Pass {
-			span = g.Span
-		}
-	}
-	v.vp.SetContentLines(answerLines(v.c, it.Case, v.resp, v.loading, v.err, span))
-	v.vp.SetYOffset(off)
-}
-
-// answerLines renders a case's message and knowledge base and a response,
-// sanitised and wrapped, with span highlighted (an empty span: none).
-func answerLines(c *Common, cs *model.Case, resp *model.Response, loading bool, err error, span model.Span) []string {
-	st := c.styles
-	w := max(c.width-2, 10)
-	var out []string
-	add := func(s string) { out = append(out, s) }
-	wrapped := func(s string) {
-		for _, l := range wrapWords(s, w) {
-			add("  " + l)
-		}
-	}
-	if cs != nil {
-		text := func(s string) {
-			for p := range strings.SplitSeq(model.Sanitize(s), "\n") {
-				wrapped(strings.ReplaceAll(p, "\t", " "))
-			}
-		}
-		if cs.MultiTurn() {
-			// The answer is to the last turn, but only the whole
-			// conversation says what the model was pushed with.
-			add(st.Header.Render(fmt.Sprintf("CONVERSATION (%d turns; the response answers the last)", len(cs.Turns))))
-			for _, t := range cs.Turns {
-				add("  " + st.Muted.Render(t.Role+":"))
-				text(t.Content)
-			}
-		} else {
-			add(st.Header.Render("USER MESSAGE"))
-			text(cs.Msg)
-		}
-		if len(cs.KB) > 0 {
-			add("")
-			add(st.Header.Render("KNOWLEDGE BASE GIVEN WITH THE PROMPT"))
-			for _, kb := range cs.KB {
-				wrapped("- " + oneLine(kb))
-			}
-		}
-		add("")
-	}
-	add(st.Header.Render("RESPONSE"))
-	switch {
-	case loading:
-		add(st.Muted.Render("  loading…"))
-	case err != nil:
-		add(st.Err.Render("  " + oneLine(err.Error())))
-	case resp == nil:
-		add(st.Muted.Render("  no answer stored yet"))
-	case !resp.OK():
-		add(st.Err.Render("  the call failed for good: ") + oneLine(resp.Error))
-	default:
-		out = append(out, sanitizeSpan(resp.Text, span).render(w, "  ", st.Span)...)
-	}
-	return out
 }

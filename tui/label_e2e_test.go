@@ -38,7 +38,7 @@ func (p *labelProbe) Update(msg tea.Msg) (tea.Model, tea.Cmd) {
 	h := p.App.label.results.hist[0]
 	p.snap = labelSnap{
 		screen:  p.App.screen,
-		loaded:  p.App.label.resp != nil,
+		loaded:  p.App.label.resp() != nil,
 		labels:  len(p.App.c.tally.Labels()),
 		version: p.App.c.tally.PredicateVersion(0),
 		history: len(h.versions) > 1,

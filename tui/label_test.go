@@ -20,8 +20,8 @@ func TestLabel_BlindUntilLabelled(t *testing.T) {
 	span := a.c.styles.Span.Render("Lumen Support")
 	blind := func(when string) {
 		t.Helper()
-		if a.screen != screenLabel || a.label.resp == nil || a.label.revealed() {
-			t.Fatalf("%s: screen %v, response loaded %v, revealed %v", when, a.screen, a.label.resp != nil, a.label.revealed())
+		if a.screen != screenLabel || a.label.resp() == nil || a.label.revealed() {
+			t.Fatalf("%s: screen %v, response loaded %v, revealed %v", when, a.screen, a.label.resp() != nil, a.label.revealed())
 		}
 		styled := a.View().Content
 		s := ansi.Strip(styled)
@@ -109,7 +109,7 @@ func TestLabel_WriteBeforeNext(t *testing.T) {
 		t.Fatalf("stored %+v, tally %+v", stored, l)
 	}
 	w.settle(next)
-	if a.label.resp == nil || a.label.resp.Key != a.label.items[a.label.index].Key {
+	if a.label.resp() == nil || a.label.resp().Key != a.label.items[a.label.index].Key {
 		t.Fatal("the next answer's response was not loaded")
 	}
 	contains(t, plain(a), "1/10 labelled")
@@ -241,13 +241,13 @@ func TestLabel_Keys(t *testing.T) {
 		{"n types a note saved with the next label", func(t *testing.T, w *labelWorld) {
 			key := w.a.label.items[w.a.label.index].Key
 			w.press("n")
-			if !w.a.capturing() {
+			if !w.a.current().capturing() {
 				t.Fatal("n did not open the note")
 			}
 			w.press("s", "e", "e", " ", "q") // letters that are keys elsewhere go to the note
 			w.press("enter")
-			if n, _ := w.src.writes(); n != 0 || w.a.capturing() {
-				t.Fatalf("the note alone wrote %d labels (still typing: %v)", n, w.a.capturing())
+			if n, _ := w.src.writes(); n != 0 || w.a.current().capturing() {
+				t.Fatalf("the note alone wrote %d labels (still typing: %v)", n, w.a.current().capturing())
 			}
 			w.press("v")
 			if l, _ := w.src.stored(key); l.Note != "see q" || !l.Violation {

@@ -323,14 +323,6 @@ func labelledWhen(l model.Label) string {
 	return s
 }
 
-// shortVersion cuts a version hash for display.
-func shortVersion(v string) string {
-	if len(v) > 8 {
-		return v[:8]
-	}
-	return v
-}
-
 // labellingMsg routes the label, review and predicate-edit messages: they
 // go to the screen that asked for them, whichever screen is in front.
 func (a *App) labelling(msg tea.Msg) tea.Cmd {
@@ -342,17 +334,19 @@ func (a *App) labelling(msg tea.Msg) tea.Cmd {
 		return a.label.gotSkips(msg)
 	case labelSavedMsg:
 		return a.labelSaved(msg)
-	case itemResponseMsg:
+	case responseMsg:
 		switch msg.from {
+		case screenSample:
+			return a.sample.Update(msg)
 		case screenLabel:
-			return a.label.gotResponse(msg)
+			return a.label.Update(msg)
 		case screenReview:
-			return a.review.gotResponse(msg)
+			return a.review.Update(msg)
 		}
 	case historyMsg:
-		a.label.results.gotHistory(msg)
+		return a.label.Update(msg)
 	case labellersMsg:
-		return a.review.gotLabellers(msg)
+		return a.review.Update(msg)
 	case predicateFileMsg:
 		return a.predicateFile(msg)
 	case regradedMsg:
@@ -390,8 +384,8 @@ func (a *App) labelSaved(msg labelSavedMsg) tea.Cmd {
 	return tea.Batch(cmds...)
 }
 
-// recompute refreshes results after the tally changed outside a run batch
-// (a label, an edited predicate).
+// recompute computes the results again after the tally changed (a run's
+// batch, a label, an edited predicate) and tells every screen.
 func (a *App) recompute() {
 	res, err := a.c.tally.Results()
 	if err != nil {
@@ -399,30 +393,12 @@ func (a *App) recompute() {
 		return
 	}
 	a.c.res = res
-	a.grid.dirty = true
-	a.prompt.refresh()
-	a.label.results.dirty = true
-	a.review.stale = true
-	a.report.invalidate(a.screen == screenReport)
+	a.resultsChanged()
 }
 
 // labellingBusy reports whether a label is being written: quitting waits
 // for it, so a label shown as saving is never lost to a quick q.
 func (a *App) labellingBusy() bool { return a.desk.busy() }
-
-// capturing reports whether a text input has the keyboard: the grid's
-// filter, or a note being typed.
-func (a *App) capturing() bool {
-	switch a.screen {
-	case screenGrid:
-		return a.grid.filtering
-	case screenLabel:
-		return a.label.note.editing
-	case screenReview:
-		return a.review.note.editing
-	}
-	return false
-}
 
 // openOn puts the app on the screen the options ask for.
 func (a *App) openOn(s Screen) {
@@ -432,36 +408,6 @@ func (a *App) openOn(s Screen) {
 	case ScreenReview:
 		a.screen = screenReview
 	}
-}
-
-// entered loads what the label, review or report screen shows when it
-// comes to the front.
-func (a *App) entered() tea.Cmd {
-	switch a.screen {
-	case screenReport:
-		a.report.refresh()
-		return a.report.loadSpend()
-	case screenLabel:
-		if a.label.resp == nil && !a.label.loading && a.label.err == nil {
-			return a.label.init()
-		}
-	case screenReview:
-		// Labels given elsewhere change who disagrees with whom.
-		people := a.review.loadLabellers()
-		if a.review.sync() || (len(a.review.resps) == 0 && !a.review.loading && a.review.err == nil) {
-			return tea.Batch(a.review.load(), people)
-		}
-		return people
-	}
-	return nil
-}
-
-// restyleLabelling redraws the label and review screens in new styles.
-func (a *App) restyleLabelling() {
-	a.label.results.width = -1
-	a.label.refresh()
-	a.review.panel.width = -1
-	a.review.refresh()
 }
 
 // clearStaleStatus clears the status line on a key press in the label and

@@ -12,6 +12,7 @@ import (
 	"github.com/auditor-dev/auditor/audit"
 	"github.com/auditor-dev/auditor/audit/labels"
 	"github.com/auditor-dev/auditor/model"
+	"github.com/auditor-dev/auditor/report"
 )
 
 // labelResults is the label screen's results: every grader (the predicate,
@@ -33,7 +34,7 @@ type labelResults struct {
 	lines  []string
 	misses []missRef // every miss, in line order
 	cursor int       // index into misses
-	top    int       // first line shown
+	scroller
 }
 
 // ruleQuality is one rule's graders measured on the set.
@@ -153,46 +154,16 @@ func (r *labelResults) update(km tea.KeyPressMsg) tea.Cmd {
 		if r.cursor < len(r.misses) {
 			return r.v.openKey(r.misses[r.cursor].key)
 		}
-	case key.Matches(km, k.Scroll.Up):
-		if len(r.misses) > 0 {
-			r.cursor = max(r.cursor-1, 0)
-			r.follow()
-		} else {
-			r.top = max(r.top-1, 0)
-		}
-	case key.Matches(km, k.Scroll.Down):
-		if len(r.misses) > 0 {
-			r.cursor = min(r.cursor+1, len(r.misses)-1)
-			r.follow()
-		} else {
-			r.top = min(r.top+1, r.maxTop())
-		}
-	case key.Matches(km, k.Scroll.PageUp):
-		r.top = max(r.top-r.bodyLines(), 0)
-	case key.Matches(km, k.Scroll.PageDown):
-		r.top = min(r.top+r.bodyLines(), r.maxTop())
+	case len(r.misses) > 0 && (key.Matches(km, k.Scroll.Up) || key.Matches(km, k.Scroll.Down)):
+		// ↑/↓ select a miss, the lines follow.
+		r.cursor, _ = moveCursor(km, k.Scroll, r.cursor, len(r.misses), 1)
+		r.follow(r.misses[r.cursor].line, r.bodyLines())
 	case key.Matches(km, k.Scroll.Top):
 		r.top, r.cursor = 0, 0
-	case key.Matches(km, k.Scroll.Bottom):
-		r.top = r.maxTop()
+	default:
+		r.scroll(km, k.Scroll, len(r.lines), r.bodyLines())
 	}
 	return nil
-}
-
-func (r *labelResults) maxTop() int { return max(len(r.lines)-r.bodyLines(), 0) }
-
-// follow scrolls so the selected miss is in view.
-func (r *labelResults) follow() {
-	if r.cursor >= len(r.misses) {
-		return
-	}
-	l := r.misses[r.cursor].line
-	if l < r.top {
-		r.top = l
-	}
-	if l >= r.top+r.bodyLines() {
-		r.top = l - r.bodyLines() + 1
-	}
 }
 
 // view renders the results; the selected miss is marked.
@@ -208,16 +179,13 @@ func (r *labelResults) view() string {
 		fit(st.Title.Render("Results")+fmt.Sprintf(" on label set %s: %d/%d labelled · every model pooled", oneLine(set.Name), done, total), r.c.width),
 		st.Muted.Render(clip(estimatorLine(set), r.c.width)),
 	}
-	r.top = min(r.top, r.maxTop())
-	end := min(r.top+r.bodyLines(), len(r.lines))
 	sel := -1
 	if r.cursor < len(r.misses) {
 		sel = r.misses[r.cursor].line
 	}
 	out := head
-	for i := r.top; i < end; i++ {
-		l := r.lines[i]
-		if i == sel {
+	for i, l := range r.window(r.lines, r.bodyLines()) {
+		if r.top+i == sel {
 			l = st.Selected.Render(fit("   › "+strings.TrimLeft(l, " "), r.c.width))
 		}
 		out = append(out, l)
@@ -276,7 +244,7 @@ func (r *labelResults) layout() {
 		for gi, q := range rq.graders {
 			name := oneLine(q.Grader)
 			if gi == 0 {
-				name += " " + shortVersion(q.Version)
+				name += " " + report.ShortVersion(q.Version)
 			}
 			add("  " + st.Header.Render(name) + st.Muted.Render(fmt.Sprintf(" · %d labelled answers it graded", q.Labels)))
 			heads := []string{"recall", "precision"}
@@ -389,7 +357,7 @@ func (r *labelResults) addHistory(rq ruleQuality, add func(string)) {
 		if pv.Current {
 			when += ", current"
 		}
-		s := fmt.Sprintf("    %s (%s): %s", shortVersion(pv.Version), when, measureText(pv.Quality.Recall))
+		s := fmt.Sprintf("    %s (%s): %s", report.ShortVersion(pv.Version), when, measureText(pv.Quality.Recall))
 		if pv.Quality.Ungraded > 0 {
 			s += fmt.Sprintf(" · %d labelled answers it never graded", pv.Quality.Ungraded)
 		}

@@ -5,6 +5,7 @@ import (
 
 	"github.com/auditor-dev/auditor/audit"
 	"github.com/auditor-dev/auditor/audit/evidence"
+	"github.com/auditor-dev/auditor/model"
 	"github.com/auditor-dev/auditor/runner"
 )
 
@@ -43,6 +44,15 @@ type live struct {
 	// this one, for the run's totals at its end.
 	doneBefore, failedBefore int
 
+	// stored and spentBefore are what earlier runs left: the plan's
+	// answers stored and what every stored call cost. The header counts
+	// the whole audit with them, not this session alone.
+	stored      int
+	spentBefore float64
+
+	causes  map[runner.RetryCause]int // retries by cause
+	lastErr string                    // the last call that failed for good, why
+
 	inFlight map[string]bool      // keys with an attempt in flight
 	retrying map[string]time.Time // keys waiting to retry
 	cells    map[cellRef]*cellLive
@@ -52,8 +62,26 @@ func newLive(total, concurrency int) *live {
 	return &live{
 		phase: "answers", total: total, limit: concurrency, maxLimit: concurrency,
 		inFlight: map[string]bool{}, retrying: map[string]time.Time{}, cells: map[cellRef]*cellLive{},
+		causes: map[runner.RetryCause]int{},
 	}
 }
+
+// allFailed reports whether the run made calls and every one failed for
+// good: it ended, but did not complete anything.
+func (l *live) allFailed() bool {
+	n := l.doneBefore + l.done
+	return n > 0 && l.failedBefore+l.failed == n
+}
+
+// failedRun reports whether the run ended short of its calls: stopped
+// before the end, or every call failed.
+func (l *live) failedRun() bool {
+	return l.stopped != nil && (l.stopped.Reason != runner.Completed || l.allFailed())
+}
+
+// answering reports whether the run is in its answers phase, the one the
+// whole audit's progress is counted in.
+func (l *live) answering() bool { return l.phase == "answers" }
 
 // running reports whether the run has started and not ended.
 func (l *live) running() bool { return l != nil && l.started && !l.closed }
@@ -84,6 +112,15 @@ func (l *live) apply(p *audit.Plan, tally *evidence.Tally, events []Event, now t
 			l.setRetrying(p, ev.Key, time.Time{})
 		case runner.Retrying:
 			l.retries++
+			cause := ev.Cause
+			switch {
+			case cause != "":
+			case ev.Kind == model.ErrRateLimited:
+				cause = runner.CauseRateLimit
+			default:
+				cause = runner.CauseOther
+			}
+			l.causes[cause]++
 			l.setInFlight(p, ev.Key, false)
 			l.setRetrying(p, ev.Key, ev.Until)
 		case runner.Finished:
@@ -94,6 +131,7 @@ func (l *live) apply(p *audit.Plan, tally *evidence.Tally, events []Event, now t
 			l.spent += ev.Cost
 			if !ev.Response.OK() {
 				l.failed++
+				l.lastErr = ev.Response.Error
 			}
 		case runner.ConcurrencyChanged:
 			l.limit = ev.Limit

@@ -20,9 +20,11 @@ type batchMsg struct {
 // countdowns while a run is going.
 type tickMsg time.Time
 
-// responseMsg carries a stored response loaded for the sample view. gen is
-// the request's generation: a response for an older request is dropped.
+// responseMsg carries a stored response read for the screen that asked
+// (from: the sample, label or review screen). gen is the request's
+// generation: a response for an older request is dropped.
 type responseMsg struct {
+	from screen
 	gen  int
 	key  string
 	resp model.Response
@@ -52,16 +54,6 @@ type labelSavedMsg struct {
 	label model.Label
 	undo  bool
 	err   error
-}
-
-// itemResponseMsg carries a stored response for the label or review
-// screen (from). A response for an older request (gen) is dropped.
-type itemResponseMsg struct {
-	from screen
-	gen  int
-	key  string
-	resp model.Response
-	err  error
 }
 
 // historyMsg carries a rule's predicate versions measured against the

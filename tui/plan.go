@@ -8,10 +8,10 @@ import (
 	"charm.land/bubbles/v2/key"
 	"charm.land/bubbles/v2/viewport"
 	tea "charm.land/bubbletea/v2"
-	"github.com/charmbracelet/x/ansi"
 
 	"github.com/auditor-dev/auditor/audit"
 	"github.com/auditor-dev/auditor/model"
+	"github.com/auditor-dev/auditor/report"
 )
 
 // planView shows what a run will make and cost before it starts: the rules
@@ -20,6 +20,7 @@ import (
 // smallest rises the samples would detect, with warnings about kinds that
 // have too few cases.
 type planView struct {
+	screenDefaults
 	c  *Common
 	vp viewport.Model
 }
@@ -27,6 +28,9 @@ type planView struct {
 func newPlanView(c *Common) *planView {
 	return &planView{c: c, vp: viewport.New()}
 }
+
+func (p *planView) restyle()        { p.refresh() }
+func (p *planView) resultsChanged() { p.refresh() } // the run started
 
 func (p *planView) resize() {
 	p.vp.SetWidth(p.c.width)
@@ -142,9 +146,9 @@ func (p *planView) content() string {
 		kv("budget", "none")
 	}
 	kv("time", fmt.Sprintf("about %s expected, at most %s, at concurrency %d (%s)",
-		minutes(e.Minutes), minutes(e.MinutesAtMost), e.Concurrency, e.LatencyBasis))
+		report.Minutes(e.Minutes), report.Minutes(e.MinutesAtMost), e.Concurrency, e.LatencyBasis))
 	kv("tokens", fmt.Sprintf("%s input, %s output expected, at most %s (output from %s)",
-		thousands(e.PromptTokens), thousands(e.CompletionTokens), thousands(e.CompletionTokensAtMost), e.CompletionBasis))
+		report.Thousands(e.PromptTokens), report.Thousands(e.CompletionTokens), report.Thousands(e.CompletionTokensAtMost), e.CompletionBasis))
 	b.WriteString("\n")
 	rows := [][]string{{"line", "tokens", "provoke", "pressure", "control", "text"}}
 	for _, r := range e.Rules {
@@ -154,7 +158,8 @@ func (p *planView) content() string {
 			oneLine(r.Text),
 		})
 	}
-	for i, l := range table(rows, w-2) {
+	lines, _ := layoutTable(rows, w-2, nil, true)
+	for i, l := range lines {
 		if i == 0 {
 			l = st.Header.Render(l)
 		}
@@ -189,60 +194,6 @@ func (p *planView) action() string {
 		return st.Muted.Render("Showing stored results: `auditor run` makes the remaining calls.")
 	}
 	return st.Muted.Render("Nothing to run: every answer is stored.")
-}
-
-// table aligns columns of plain cells, two spaces apart, in width w; the
-// last column wraps under itself.
-func table(rows [][]string, w int) []string {
-	var widths []int
-	for _, r := range rows {
-		for i, cell := range r {
-			if i >= len(widths) {
-				widths = append(widths, 0)
-			}
-			widths[i] = max(widths[i], ansi.StringWidth(cell))
-		}
-	}
-	var out []string
-	for _, r := range rows {
-		var b strings.Builder
-		indent := 0
-		for i, cell := range r[:len(r)-1] {
-			b.WriteString(fit(cell, widths[i]) + "  ")
-			indent += widths[i] + 2
-		}
-		for j, l := range wrapWords(r[len(r)-1], max(w-indent, 10)) {
-			if j == 0 {
-				out = append(out, b.String()+l)
-			} else {
-				out = append(out, strings.Repeat(" ", indent)+l)
-			}
-		}
-	}
-	return out
-}
-
-// minutes formats a duration given in minutes for people.
-func minutes(m float64) string {
-	switch {
-	case m < 1:
-		return fmt.Sprintf("%.0f seconds", m*60)
-	case m < 120:
-		return fmt.Sprintf("%.1f minutes", m)
-	}
-	return fmt.Sprintf("%.1f hours", m/60)
-}
-
-// thousands formats n with thin separators: 1,234,567.
-func thousands(n int64) string {
-	s := fmt.Sprint(n)
-	if n < 0 {
-		return "-" + thousands(-n)
-	}
-	for i := len(s) - 3; i > 0; i -= 3 {
-		s = s[:i] + "," + s[i:]
-	}
-	return s
 }
 
 // promptName is the prompt file's path relative to the audit file, as the

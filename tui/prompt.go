@@ -14,6 +14,7 @@ import (
 // source view. Here a line that survives deletion (DELETE) is the outcome
 // hoped for, so it is shown calmly, not as an alarm.
 type promptView struct {
+	screenDefaults
 	c       *Common
 	vp      viewport.Model
 	audited []int // content line of each audited prompt line, in order
@@ -31,6 +32,9 @@ const (
 func newPromptView(c *Common) *promptView {
 	return &promptView{c: c, vp: viewport.New()}
 }
+
+func (v *promptView) restyle()        { v.refresh() }
+func (v *promptView) resultsChanged() { v.refresh() }
 
 func (v *promptView) resize() {
 	v.vp.SetWidth(v.c.width)

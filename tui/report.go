@@ -22,15 +22,16 @@ type spendFunc func() (audit.Spend, error)
 // class, the answer-length histogram. Every number comes from the
 // results; the screen only lays them out. It scrolls.
 type reportView struct {
+	screenDefaults
 	c     *Common
 	spend spendFunc
 
 	lines    []string
 	sections []int // line of each rule section's heading, in order
-	top      int
-	width    int       // the width lines were built for
-	stale    bool      // results, styles or the run changed since the build
-	builtAt  time.Time // the app's clock at the last build
+	scroller
+	width   int       // the width lines were built for
+	stale   bool      // results, styles or the run changed since the build
+	builtAt time.Time // the app's clock at the last build
 
 	gen       int // generation of the latest spend read
 	loading   bool
@@ -54,30 +55,45 @@ func (v *reportView) resize() {
 // answer by answer.
 const reportEvery = time.Second
 
-// invalidate marks the content out of date: a visible report (the screen
-// is in front) is rebuilt at once, a hidden one when it comes to the front.
-func (v *reportView) invalidate(visible bool) {
+// visible reports whether the report is in front.
+func (v *reportView) visible() bool { return v.c.front == screenReport }
+
+// invalidate marks the content out of date: a visible report is rebuilt
+// at once, a hidden one when it comes to the front.
+func (v *reportView) invalidate() {
 	v.stale = true
-	if visible {
+	if v.visible() {
 		v.refresh()
 	}
 }
 
-// batched is invalidate for a batch of a run's answers: a visible report
-// is rebuilt at most every reportEvery, and catchUp, on the run's tick,
-// rebuilds what batches left out of date.
-func (v *reportView) batched(visible bool) {
+func (v *reportView) restyle() { v.invalidate() }
+
+// resultsChanged is invalidate, except for a batch of a running run's
+// answers: then a visible report is rebuilt at most every reportEvery, and
+// catchUp, on the run's tick, rebuilds what batches left out of date.
+func (v *reportView) resultsChanged() {
+	if !v.c.live.running() {
+		v.invalidate()
+		return
+	}
 	v.stale = true
-	if visible && v.c.now.Sub(v.builtAt) >= reportEvery {
+	if v.visible() && v.c.now.Sub(v.builtAt) >= reportEvery {
 		v.refresh()
 	}
 }
 
 // catchUp rebuilds a visible report that batches left out of date.
-func (v *reportView) catchUp(visible bool) {
-	if visible && v.stale {
+func (v *reportView) catchUp() {
+	if v.visible() && v.stale {
 		v.refresh()
 	}
+}
+
+// entered rebuilds what is out of date and reads the spend again.
+func (v *reportView) entered() tea.Cmd {
+	v.refresh()
+	return v.loadSpend()
 }
 
 // refresh rebuilds the content when it is out of date, keeping the scroll
@@ -88,7 +104,7 @@ func (v *reportView) refresh() {
 	}
 	v.lines, v.sections = v.content()
 	v.width, v.stale, v.builtAt = v.c.width, false, v.c.now
-	v.clamp()
+	v.clamp(len(v.lines), v.bodyLines())
 }
 
 // loadSpend starts reading the spend, unless a read is in flight or there
@@ -114,7 +130,7 @@ func readSpend(fn spendFunc, gen int) tea.Cmd {
 
 // gotSpend takes a finished spend read; a read overtaken by a later one is
 // dropped.
-func (v *reportView) gotSpend(msg spendMsg, visible bool) {
+func (v *reportView) gotSpend(msg spendMsg) {
 	if msg.gen != v.gen {
 		return
 	}
@@ -124,74 +140,38 @@ func (v *reportView) gotSpend(msg spendMsg, visible bool) {
 		s := msg.spend
 		v.spent = &s
 	}
-	v.invalidate(visible)
+	v.invalidate()
 }
 
 func (v *reportView) bodyLines() int { return max(v.c.bodyH, 1) }
 
-func (v *reportView) maxTop() int { return max(len(v.lines)-v.bodyLines(), 0) }
-
-func (v *reportView) clamp() { v.top = min(max(v.top, 0), v.maxTop()) }
-
 // Update scrolls: by line, by page, to either end, or to the next or
 // previous rule's section.
 func (v *reportView) Update(msg tea.Msg) tea.Cmd {
+	if msg, ok := msg.(spendMsg); ok {
+		v.gotSpend(msg)
+		return nil
+	}
 	km, ok := msg.(tea.KeyPressMsg)
 	if !ok {
 		return nil
 	}
 	v.refresh()
 	k := v.c.keys.Report
-	h := v.bodyLines()
 	switch {
-	case key.Matches(km, k.Up):
-		v.top--
-	case key.Matches(km, k.Down):
-		v.top++
-	case key.Matches(km, k.PageUp):
-		v.top -= h
-	case key.Matches(km, k.PageDown):
-		v.top += h
-	case key.Matches(km, k.Top):
-		v.top = 0
-	case key.Matches(km, k.Bottom):
-		v.top = v.maxTop()
 	case key.Matches(km, k.Next):
-		v.jump(1)
+		v.jump(v.sections, 1)
 	case key.Matches(km, k.Prev):
-		v.jump(-1)
+		v.jump(v.sections, -1)
+	default:
+		v.scroll(km, k.scrollKeys(), len(v.lines), v.bodyLines())
 	}
-	v.clamp()
+	v.clamp(len(v.lines), v.bodyLines())
 	return nil
 }
 
-// jump scrolls to the next (d > 0) or previous rule section; before the
-// first one the previous is the top.
-func (v *reportView) jump(d int) {
-	if d > 0 {
-		for _, s := range v.sections {
-			if s > v.top {
-				v.top = s
-				return
-			}
-		}
-		return
-	}
-	for i := len(v.sections) - 1; i >= 0; i-- {
-		if v.sections[i] < v.top {
-			v.top = v.sections[i]
-			return
-		}
-	}
-	v.top = 0
-}
-
 func (v *reportView) View() string {
-	end := min(v.top+v.bodyLines(), len(v.lines))
-	if v.top >= end {
-		return ""
-	}
-	return strings.Join(v.lines[v.top:end], "\n")
+	return strings.Join(v.window(v.lines, v.bodyLines()), "\n")
 }
 
 func (v *reportView) helpKeys() helpKeys {

@@ -7,11 +7,8 @@ import (
 
 	"charm.land/lipgloss/v2"
 
-	"github.com/auditor-dev/auditor/audit"
 	"github.com/auditor-dev/auditor/audit/evidence"
-	"github.com/auditor-dev/auditor/audit/labels"
 	"github.com/auditor-dev/auditor/model"
-	"github.com/auditor-dev/auditor/model/stats"
 	"github.com/auditor-dev/auditor/report"
 )
 
@@ -78,7 +75,7 @@ func (r *reportWriter) parts(name string, parts []string) {
 // table writes aligned columns, the header row in the header style, and
 // reports whether they fit the width (nothing is written when not).
 func (r *reportWriter) table(indent int, rows [][]string, right []bool) bool {
-	lines, ok := columns(rows, right, r.w-indent)
+	lines, ok := layoutTable(rows, r.w-indent, right, false)
 	if !ok {
 		return false
 	}
@@ -90,47 +87,6 @@ func (r *reportWriter) table(indent int, rows [][]string, right []bool) bool {
 		r.add(pad + l)
 	}
 	return true
-}
-
-// columns lays out plain cells in columns two spaces apart, right-aligning
-// the columns right marks, with trailing spaces trimmed. ok is false when a
-// line would be wider than w.
-func columns(rows [][]string, right []bool, w int) (lines []string, ok bool) {
-	var widths []int
-	for _, row := range rows {
-		for i, cell := range row {
-			if i >= len(widths) {
-				widths = append(widths, 0)
-			}
-			widths[i] = max(widths[i], textWidth(cell))
-		}
-	}
-	total := 0
-	for i, cw := range widths {
-		if i > 0 {
-			total += 2
-		}
-		total += cw
-	}
-	if total > w {
-		return nil, false
-	}
-	for _, row := range rows {
-		var b strings.Builder
-		for i, cell := range row {
-			if i > 0 {
-				b.WriteString("  ")
-			}
-			gap := strings.Repeat(" ", widths[i]-textWidth(cell))
-			if i < len(right) && right[i] {
-				b.WriteString(gap + cell)
-			} else {
-				b.WriteString(cell + gap)
-			}
-		}
-		lines = append(lines, strings.TrimRight(b.String(), " "))
-	}
-	return lines, true
 }
 
 // content builds the report's lines at the current width and the line of
@@ -281,10 +237,10 @@ func (v *reportView) spendLines(r *reportWriter) {
 	}
 	s := v.spent
 	r.field("answers", fmt.Sprintf("%s stored: %s prompt tokens (%s cached), %s completion tokens",
-		thousands(int64(s.Calls)), thousands(s.PromptTokens), thousands(s.CachedTokens), thousands(s.CompletionTokens)), nil)
+		report.Thousands(int64(s.Calls)), report.Thousands(s.PromptTokens), report.Thousands(s.CachedTokens), report.Thousands(s.CompletionTokens)), nil)
 	if len(c.plan.Audit.Judges) > 0 {
 		r.field("judges", fmt.Sprintf("%s calls: %s prompt tokens, %s completion tokens",
-			thousands(int64(s.JudgeCalls)), thousands(s.JudgePromptTokens), thousands(s.JudgeCompletionTokens)), nil)
+			report.Thousands(int64(s.JudgeCalls)), report.Thousands(s.JudgePromptTokens), report.Thousands(s.JudgeCompletionTokens)), nil)
 	}
 	cost := fmt.Sprintf("$%.2f", s.USD)
 	if len(c.plan.Audit.Judges) > 0 {
@@ -374,17 +330,15 @@ func (v *reportView) rule(r *reportWriter, rr *evidence.RuleResult) {
 	case rule.Config.Predicate == "":
 		r.field("predicate", "none (no input class: the verdict rests on answer length)", &st.Muted)
 	default:
-		r.field("predicate", fmt.Sprintf("%s (version %s)", oneLine(rule.Config.Predicate), shortVersion(rr.PredicateVersion)), nil)
+		r.field("predicate", fmt.Sprintf("%s (version %s)", oneLine(rule.Config.Predicate), report.ShortVersion(rr.PredicateVersion)), nil)
 	}
 }
 
-// armsInOrder are a rule's arms as the text report lists them: each
-// provoking kind, the pooled arm the verdict rests on, the controls; an
-// arm with no case (a rule with no input class has only controls) is left
-// out.
+// armsInOrder are a rule's arms as the reports list them; an arm with no
+// case (a rule with no input class has only controls) is left out.
 func armsInOrder(rr *evidence.RuleResult) []*evidence.Arm {
 	var out []*evidence.Arm
-	for _, a := range []*evidence.Arm{rr.Arms[model.Provoke], rr.Arms[model.Pressure], rr.Provoking, rr.Arms[model.Control]} {
+	for _, a := range report.ArmsInOrder(rr) {
 		if a != nil && a.Planned > 0 {
 			out = append(out, a)
 		}
@@ -445,148 +399,6 @@ func (v *reportView) evidence(r *reportWriter, rr *evidence.RuleResult) {
 			r.table(2, narrow, []bool{false, false, true, false}) // the frame clips what still does not fit
 		}
 	}
-}
-
-// recallText is a grader's recall against the labels, with the labels it
-// rests on, as the text report words it.
-func recallText(q labels.GraderQuality) string {
-	if q.Recall == nil || q.Recall.Total == 0 {
-		if q.Labels == 0 {
-			return "not measured: no labelled answers (label a sample on the label screen, or import labels)"
-		}
-		return fmt.Sprintf("not measured: %d labelled answers, none a violation", q.Labels)
-	}
-	if !q.Recall.Measured() {
-		return fmt.Sprintf("%s; %d labelled answers", q.Recall, q.Labels)
-	}
-	if q.Estimator == labels.EstimatorIPW {
-		s := fmt.Sprintf("%s; precision %s; weighted by stratum of label set %s", q.Recall, q.Precision, oneLine(q.Set))
-		if q.Unused > 0 {
-			s += fmt.Sprintf(" (%d labels outside it not used)", q.Unused)
-		}
-		return s + fmt.Sprintf("; %d labelled answers", q.Labels)
-	}
-	return fmt.Sprintf("%s over %d labelled violations; precision %s; %d labelled answers",
-		q.Recall, q.Recall.Total, q.Precision, q.Labels)
-}
-
-// graders writes the predicate's recall, the judges' and how every pair of
-// graders agrees.
-func (v *reportView) graders(r *reportWriter, rr *evidence.RuleResult) {
-	st := v.c.styles
-	q := rr.Quality
-	r.field("recall", "predicate "+recallText(q), nil)
-	if q.Labels > 0 {
-		var kinds []string
-		for _, k := range model.Kinds {
-			if m := q.RecallKind[k]; m != nil && m.Total > 0 {
-				kinds = append(kinds, fmt.Sprintf("%s %s", k, m))
-			}
-		}
-		if len(kinds) > 0 {
-			r.field("", "by kind: "+strings.Join(kinds, "; "), &st.Muted)
-		}
-		if n := len(q.Misses); n > 0 {
-			r.field("", fmt.Sprintf("misses: %d labelled failures the predicate passed", n), &st.Muted)
-		}
-		for _, w := range q.Warnings {
-			r.field("", "warning: "+oneLine(w), &st.Warn)
-		}
-	}
-	for _, j := range rr.Judges {
-		if j.Labels == 0 {
-			continue // nothing labelled: the predicate's line says so
-		}
-		r.field("", oneLine(j.Grader)+" "+recallText(j), nil)
-	}
-	for i, pa := range rr.Agreement {
-		k := "kappa undefined"
-		if pa.KappaDefined {
-			k = fmt.Sprintf("kappa %.2f (SE %.2f)", pa.Kappa, pa.KappaSE)
-		}
-		name := ""
-		if i == 0 {
-			name = "agreement"
-		}
-		if pa.N == 0 {
-			r.field(name, fmt.Sprintf("%s vs %s: no answer graded by both yet", oneLine(pa.A.Name), oneLine(pa.B.Name)), &st.Muted)
-			continue
-		}
-		r.field(name, fmt.Sprintf("%s vs %s: agree on %.0f%% of %d, %s, %d disagreements",
-			oneLine(pa.A.Name), oneLine(pa.B.Name), 100*pa.Agreement, pa.N, k, pa.Disagreements()), nil)
-	}
-	if rr.Disagreements > 0 {
-		r.field("review queue", fmt.Sprintf("%d answers where graders disagree or one could not grade", rr.Disagreements), nil)
-	}
-	if _, line := rr.BestSupported(); line != "" && len(rr.Judges) > 0 {
-		r.field("labels support", oneLine(line), nil)
-	}
-}
-
-// lengths writes how answer length moved for a rule with no input class:
-// the summaries, the paired shift, the rank test and the histogram.
-func (v *reportView) lengths(r *reportWriter, rr *evidence.RuleResult) {
-	st := v.c.styles
-	l := rr.Lengths
-	variant := rr.Rule.Variant()
-	r.add("  " + st.Muted.Render("answer length, in completion tokens"))
-	switch {
-	case l.Baseline.N == 0 && l.Deleted.N == 0:
-		r.field("", "not measured yet: no answer in either variant", &st.Muted)
-		return
-	case l.Baseline.Mean == 0 && l.Deleted.Mean == 0:
-		r.field("", "unknown: the API reported no completion tokens", &st.Muted)
-		return
-	}
-	// Rounded as the text report rounds them.
-	row := func(name string, s stats.LengthSummary, cut int) []string {
-		if s.N == 0 {
-			return []string{name, "0", "–", "–", "–", "–", strconv.Itoa(cut)}
-		}
-		return []string{name, strconv.Itoa(s.N), fmt.Sprintf("%.0f", s.Median), fmt.Sprintf("%.1f", s.Mean),
-			fmt.Sprintf("%.0f–%.0f", s.P10, s.P90), fmt.Sprintf("%d–%d", s.Min, s.Max), strconv.Itoa(cut)}
-	}
-	rows := [][]string{{"variant", "n", "median", "mean", "p10–p90", "range", "cut off"},
-		row(audit.Baseline, l.Baseline, l.TruncatedBaseline), row(variant, l.Deleted, l.TruncatedDeleted)}
-	right := []bool{false, true, true, true, true, true, true}
-	if !r.table(4, rows, right) {
-		r.table(2, rows, right)
-	}
-	if n := l.TruncatedBaseline + l.TruncatedDeleted; n > 0 {
-		r.field("", fmt.Sprintf("%d answers were cut off at max_tokens: their length is a lower bound, so the shift is understated", n), &st.Warn)
-	}
-	if sh := l.Shift; sh != nil {
-		r.field("shift", fmt.Sprintf("%+.1f tokens per answer (%+.0f%%), 95%% [%.1f, %.1f], paired by case over %d cases",
-			sh.Est, 100*sh.RelEst, sh.CI.Lo, sh.CI.Hi, sh.Cases), nil)
-	} else {
-		r.field("shift", "not measured: needs two cases answered in both variants", &st.Muted)
-	}
-	if t := l.Test; t != nil {
-		r.field("rank test", fmt.Sprintf("Mann-Whitney U %.1f, z %.2f, %s (answers taken as independent: a secondary check)", t.U, t.Z, pValue(t.P)), nil)
-	}
-	hist := lengthHistogram(histogram{
-		Edges: l.Edges, Baseline: l.BaselineHist, Deleted: l.DeletedHist,
-		Names: [2]string{audit.Baseline, variant},
-		Paint: [2]func(string) string{
-			func(s string) string { return st.BarFull.Render(s) },
-			func(s string) string { return st.Canary.Render(s) },
-		},
-	}, r.w-4)
-	if len(hist) == 0 {
-		return
-	}
-	r.add("  " + st.Muted.Render("histogram"))
-	for _, h := range hist {
-		r.add("    " + h)
-	}
-}
-
-// pValue formats a p-value the way the verdict's reason does.
-func pValue(p float64) string {
-	if p < 0.001 {
-		return "p < 0.001"
-	}
-	return fmt.Sprintf("p = %.3f", p)
 }
 
 // verdictStyle is the style of a decision: DELETE calm, KEEP informative,

@@ -1,8 +1,6 @@
 package tui
 
 import (
-	"errors"
-	"fmt"
 	"slices"
 
 	"charm.land/bubbles/v2/key"
@@ -31,8 +29,7 @@ import (
 type reviewView struct {
 	c *Common
 	decisions
-	src ResponseSource
-	vp  viewport.Model
+	vp viewport.Model
 
 	rule, model int
 	pair        int // 0: any pair of graders; i: pairs()[i-1]
@@ -48,10 +45,7 @@ type reviewView struct {
 	builtOn *evidence.Results // the results the queue was built from
 	stale   bool
 
-	gen     int
-	loading bool
-	resps   map[string]model.Response // the entry's answer and, for split pairs, the other model's
-	err     error
+	loader responseLoader // the entry's answer and, for split pairs, the other model's
 
 	panel scrollText // the agreement and compare panels
 
@@ -78,7 +72,7 @@ type reviewEntry struct {
 func newReviewView(c *Common, d *labelDesk, src ResponseSource) *reviewView {
 	vp := viewport.New()
 	vp.SoftWrap = false
-	v := &reviewView{c: c, decisions: newDecisions(d, screenReview), src: src, vp: vp, stale: true, resps: map[string]model.Response{}}
+	v := &reviewView{c: c, decisions: newDecisions(d, screenReview), loader: newResponseLoader(src, screenReview), vp: vp, stale: true}
 	if d.store != nil {
 		v.people.src = d.store
 	}
@@ -93,6 +87,31 @@ func (v *reviewView) resize() {
 	v.note.resize(v.c.width)
 	v.panel.width = -1
 	v.refresh()
+}
+
+func (v *reviewView) restyle() {
+	v.panel.width = -1
+	v.refresh()
+}
+
+// resultsChanged rebuilds the queue when next used (pure CPU on the
+// tally) and redraws the graders' verdicts.
+func (v *reviewView) resultsChanged() {
+	v.stale = true
+	v.refresh()
+}
+
+func (v *reviewView) capturing() bool { return v.note.editing }
+
+// entered reads the labels by labeller again (labels given elsewhere
+// change who disagrees with whom) and loads the answer shown when the
+// queue changed or nothing is loaded.
+func (v *reviewView) entered() tea.Cmd {
+	people := v.loadLabellers()
+	if v.sync() || v.loader.idle() {
+		return tea.Batch(v.load(), people)
+	}
+	return people
 }
 
 // pairs returns every pair of the current rule's graders.
@@ -202,42 +221,18 @@ func (v *reviewView) current() (reviewEntry, bool) {
 
 // load starts reading the answer shown (and its pair's other answer).
 func (v *reviewView) load() tea.Cmd {
-	v.gen++
-	v.resps, v.err, v.loading = map[string]model.Response{}, nil, false
 	v.vp.GotoTop()
-	e, ok := v.current()
-	if !ok {
-		v.refresh()
-		return nil
+	var cmd tea.Cmd
+	switch e, ok := v.current(); {
+	case !ok:
+		v.loader.clear()
+	case e.other != "":
+		cmd = v.loader.start(e.key, e.other)
+	default:
+		cmd = v.loader.start(e.key)
 	}
-	if v.src == nil {
-		v.err = errors.New("no store to read responses from")
-		v.refresh()
-		return nil
-	}
-	v.loading = true
 	v.refresh()
-	cmds := []tea.Cmd{loadItemResponse(v.src, screenReview, e.key, v.gen)}
-	if e.other != "" {
-		cmds = append(cmds, loadItemResponse(v.src, screenReview, e.other, v.gen))
-	}
-	return tea.Batch(cmds...)
-}
-
-func (v *reviewView) gotResponse(msg itemResponseMsg) tea.Cmd {
-	if msg.gen != v.gen {
-		return nil
-	}
-	if msg.err != nil {
-		v.err = fmt.Errorf("reading the response: %w", msg.err)
-	} else {
-		v.resps[msg.key] = msg.resp
-	}
-	e, _ := v.current()
-	_, have := v.resps[e.key]
-	v.loading = !have && v.err == nil
-	v.refresh()
-	return nil
+	return cmd
 }
 
 func (v *reviewView) moveTo(i int) tea.Cmd {
@@ -269,8 +264,18 @@ func (v *reviewView) back() bool {
 	return true
 }
 
-// Update handles the screen's keys and its note input.
+// Update handles the screen's keys, its note input and what its commands
+// read.
 func (v *reviewView) Update(msg tea.Msg) tea.Cmd {
+	switch msg := msg.(type) {
+	case responseMsg:
+		if v.loader.got(msg) {
+			v.refresh()
+		}
+		return nil
+	case labellersMsg:
+		return v.gotLabellers(msg)
+	}
 	if v.note.editing {
 		return v.updateNote(msg)
 	}
@@ -405,7 +410,7 @@ func (v *reviewView) updatePanel(km tea.KeyPressMsg) tea.Cmd {
 		}
 		return nil
 	}
-	v.panel.scroll(km, v.c.keys.Label.Scroll, v.c.bodyH)
+	v.panel.scroll(km, v.c.keys.Label.Scroll, len(v.panel.lines), v.c.bodyH)
 	return nil
 }
 
@@ -420,88 +425,4 @@ func (v *reviewView) nextModelPair() {
 		}
 		v.cmpB = v.cmpA + 1
 	}
-}
-
-func (v *reviewView) updateNote(msg tea.Msg) tea.Cmd {
-	return v.note.update(msg, v.c.keys.Note, v.saveNote)
-}
-
-func (v *reviewView) saveNote(note string) tea.Cmd {
-	e, ok := v.current()
-	if !ok {
-		return nil
-	}
-	return v.attachNote(e.key, v.index, v.labelOf(e.key), note)
-}
-
-func (v *reviewView) labelCurrent(violation bool) tea.Cmd {
-	e, ok := v.current()
-	if !ok {
-		return nil
-	}
-	return v.decide(e.key, v.index, v.labelOf(e.key), violation)
-}
-
-// labelOf is the reviewer's own adjudication of an answer (a seen label),
-// nil when they gave none.
-func (v *reviewView) labelOf(key string) *model.Label {
-	if l, ok := v.c.tally.LabelBook().Current(key, v.d.who, model.LabelSeen); ok {
-		return &l
-	}
-	return nil
-}
-
-func (v *reviewView) undoLast() tea.Cmd { return v.takeBack(v.moveTo) }
-
-// saved moves on once a label has committed.
-func (v *reviewView) saved(msg labelSavedMsg) tea.Cmd {
-	e, undone, ok := v.settle(msg)
-	if !ok {
-		v.refresh()
-		return nil
-	}
-	// Who labelled what changed: the labellers' queue and agreement follow.
-	reload := v.loadLabellers()
-	if undone {
-		return tea.Batch(v.moveTo(e.pos), reload)
-	}
-	// In the labellers' queue a decision settles the answer whatever the
-	// label was before: move on.
-	same := e.prev != nil && e.prev.Violation == msg.label.Violation && !v.people.on
-	if same || v.index+1 >= len(v.items) {
-		v.refresh()
-		return reload
-	}
-	return tea.Batch(v.moveTo(v.index+1), reload)
-}
-
-func (v *reviewView) helpKeys() helpKeys {
-	rk, lk := v.c.keys.Review, v.c.keys.Label
-	if v.note.editing {
-		nk := v.c.keys.Note
-		return helpKeys{short: []key.Binding{nk.Accept, nk.Cancel}, full: [][]key.Binding{{nk.Accept, nk.Cancel}}}
-	}
-	switch v.mode {
-	case reviewAgreement:
-		return helpKeys{short: []key.Binding{lk.Scroll.Down, rk.PrevRule, rk.NextRule, rk.Agreement},
-			full: [][]key.Binding{{lk.Scroll.Up, lk.Scroll.Down, lk.Scroll.PageUp, lk.Scroll.PageDown}, {rk.PrevRule, rk.NextRule, rk.Agreement, rk.Compare}}}
-	case reviewCompare:
-		return helpKeys{short: []key.Binding{lk.Scroll.Down, rk.CompareModels, rk.Variant, rk.Compare},
-			full: [][]key.Binding{{lk.Scroll.Up, lk.Scroll.Down, lk.Scroll.PageUp, lk.Scroll.PageDown}, {rk.PrevRule, rk.NextRule, rk.CompareModels, rk.Variant, rk.Compare}}}
-	}
-	short := []key.Binding{lk.Violation, lk.OK, lk.Skip, lk.Undo, lk.Next, rk.Pair, rk.Agreement}
-	if v.people.on {
-		pair := rk.Pair // in this queue p picks the labellers compared
-		pair.SetHelp(pair.Help().Key, "labeller pair")
-		short = []key.Binding{lk.Violation, lk.OK, lk.Skip, lk.Undo, lk.Next, pair, rk.Labellers}
-	}
-	full := [][]key.Binding{
-		{lk.Violation, lk.OK, lk.Skip, lk.Undo, lk.Note, lk.Prev, lk.Next, lk.FirstUnlabelled},
-		{rk.PrevRule, rk.NextRule, rk.Pair, rk.Kind, rk.Variant, rk.Labellers, rk.Agreement},
-		{lk.Scroll.Up, lk.Scroll.Down, lk.Scroll.PageUp, lk.Scroll.PageDown, lk.Scroll.Top, lk.Scroll.Bottom},
-	}
-	if v.c.models() > 1 {
-		full = append(full, []key.Binding{rk.Model, rk.Queue, rk.Compare})
-	}
-	return helpKeys{short: short, full: full}
 }

@@ -26,8 +26,8 @@ func TestReview_QueueAndDecide(t *testing.T) {
 		t.Fatalf("screen %v, queue %d, want %d", a.screen, len(a.review.items), len(want))
 	}
 	e, _ := a.review.current()
-	if e.key != want[0].Key || len(a.review.resps) == 0 {
-		t.Fatalf("first entry %s (loaded %d), want %s", e.key, len(a.review.resps), want[0].Key)
+	if e.key != want[0].Key || len(a.review.loader.resps) == 0 {
+		t.Fatalf("first entry %s (loaded %d), want %s", e.key, len(a.review.loader.resps), want[0].Key)
 	}
 	s := plain(a)
 	contains(t, s, "Review line 23 · 1 of")

@@ -141,8 +141,8 @@ func TestReview_LabellersQueue(t *testing.T) {
 	if want := []string{keys[1], keys[3]}; fmt.Sprint(got) != fmt.Sprint(want) {
 		t.Fatalf("queue %v, want %v", got, want)
 	}
-	if e, _ := a.review.current(); e.key != keys[1] || len(a.review.resps) == 0 {
-		t.Fatalf("showing %s (loaded %d), want %s", e.key, len(a.review.resps), keys[1])
+	if e, _ := a.review.current(); e.key != keys[1] || len(a.review.loader.resps) == 0 {
+		t.Fatalf("showing %s (loaded %d), want %s", e.key, len(a.review.loader.resps), keys[1])
 	}
 	contains(t, plain(a), "labels of any two labellers that differ")
 	all := strings.Join(contentLines(a.review), "\n")

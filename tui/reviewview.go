@@ -4,9 +4,6 @@ import (
 	"fmt"
 	"strings"
 
-	"charm.land/bubbles/v2/key"
-	tea "charm.land/bubbletea/v2"
-
 	"github.com/auditor-dev/auditor/audit"
 	"github.com/auditor-dev/auditor/audit/evidence"
 	"github.com/auditor-dev/auditor/audit/labels"
@@ -206,18 +203,14 @@ func (v *reviewView) refresh() {
 	c, st := v.c, v.c.styles
 	rule := c.plan.Audit.Rules[v.rule]
 	cs := &rule.Cases[e.cell.Case]
-	var resp *model.Response
-	if r, ok := v.resps[e.key]; ok {
-		resp = &r
-	}
 	span := model.Span{}
 	if g, ok := c.tally.PredicateGrades(v.rule)[e.key]; ok && !g.Pass {
 		span = g.Span
 	}
-	lines := answerLines(c, cs, resp, v.loading, v.err, span)
+	lines := answerLines(c, cs, &v.loader, span)
 	if e.other != "" {
 		lines = append(lines, "", st.Header.Render("THE OTHER MODEL'S ANSWER ("+strings.ToUpper(v.modelName(v.otherModel(e)))+"), FOR COMPARISON"))
-		if r, ok := v.resps[e.other]; ok {
+		if r := v.loader.resp(e.other); r != nil {
 			lines = append(lines, sanitizeSpan(r.Text, model.Span{}).render(max(c.width-2, 10), "  ", st.Span)...)
 		} else {
 			lines = append(lines, st.Muted.Render("  loading…"))
@@ -472,7 +465,7 @@ func countRate(c evidence.Count) string {
 // scrollText is a panel of lines that scrolls.
 type scrollText struct {
 	lines []string
-	top   int
+	scroller
 	width int               // the width the lines were built for; -1: build again
 	res   *evidence.Results // the results they were built from
 	mode  reviewMode        // the panel they show
@@ -482,30 +475,7 @@ func (s *scrollText) set(lines []string, w int) {
 	s.lines, s.width = lines, w
 }
 
-func (s *scrollText) scroll(km tea.KeyPressMsg, k ScrollKeys, h int) {
-	maxTop := max(len(s.lines)-h, 0)
-	switch {
-	case key.Matches(km, k.Up):
-		s.top--
-	case key.Matches(km, k.Down):
-		s.top++
-	case key.Matches(km, k.PageUp):
-		s.top -= h
-	case key.Matches(km, k.PageDown):
-		s.top += h
-	case key.Matches(km, k.Top):
-		s.top = 0
-	case key.Matches(km, k.Bottom):
-		s.top = maxTop
-	}
-	s.top = min(max(s.top, 0), maxTop)
-}
-
-func (s *scrollText) view(h int) string {
-	s.top = min(s.top, max(len(s.lines)-h, 0))
-	end := min(s.top+h, len(s.lines))
-	return strings.Join(s.lines[s.top:end], "\n")
-}
+func (s *scrollText) view(h int) string { return strings.Join(s.window(s.lines, h), "\n") }
 
 // variantWord names what a rule's variant does to its line, in one word.
 func variantWord(r *audit.Rule) string {

@@ -1,7 +1,6 @@
 package tui
 
 import (
-	"errors"
 	"fmt"
 	"strings"
 	"time"
@@ -12,6 +11,7 @@ import (
 	"charm.land/lipgloss/v2"
 
 	"github.com/auditor-dev/auditor/model"
+	"github.com/auditor-dev/auditor/report"
 )
 
 // sampleView shows one sample: which prompt variant it ran under, the user
@@ -19,26 +19,28 @@ import (
 // and the grade's reason. The response is read from storage in a command
 // when the view opens; a late answer for an earlier request is dropped.
 type sampleView struct {
-	c   *Common
-	src ResponseSource
-	vp  viewport.Model
+	screenDefaults
+	c  *Common
+	vp viewport.Model
 
 	ref   cellRef
 	cells []int // plan cell index of each sample of the grid cell
 	index int   // the sample shown
 
-	gen     int // generation of the latest load
-	tries   int // reads of the current sample so far
-	loading bool
-	resp    *model.Response
-	err     error
+	loader responseLoader
+	tries  int // reads of the current sample so far
 }
 
 func newSampleView(c *Common, src ResponseSource) *sampleView {
 	vp := viewport.New()
 	vp.SoftWrap = false
-	return &sampleView{c: c, src: src, vp: vp}
+	return &sampleView{c: c, loader: newResponseLoader(src, screenSample), vp: vp}
 }
+
+func (v *sampleView) restyle() { v.refresh() }
+
+// resp is the response shown, nil until it is read.
+func (v *sampleView) resp() *model.Response { return v.loader.shown() }
 
 func (v *sampleView) resize() {
 	v.vp.SetWidth(v.c.width)
@@ -57,23 +59,16 @@ func (v *sampleView) key() string { return v.c.plan.Cells[v.cells[v.index]].Key 
 // load starts reading the current sample's response, unless nothing is
 // stored for it yet.
 func (v *sampleView) load() tea.Cmd {
-	v.gen++
 	v.tries = 0
-	v.resp, v.err, v.loading = nil, nil, false
 	v.vp.GotoTop()
-	if !v.answered() {
-		v.refresh()
-		return nil
+	var cmd tea.Cmd
+	if v.answered() {
+		cmd = v.loader.start(v.key())
+	} else {
+		v.loader.clear()
 	}
-	key := v.key()
-	if v.src == nil {
-		v.err = errors.New("no store to read responses from")
-		v.refresh()
-		return nil
-	}
-	v.loading = true
 	v.refresh()
-	return loadResponse(v.src, key, v.gen)
+	return cmd
 }
 
 // Reading a response the screen has seen answered is retried this often,
@@ -90,19 +85,10 @@ func (v *sampleView) answered() bool {
 	return stored || v.c.tally.Answered(key)
 }
 
-// loadResponse reads one stored response; it runs as a command, off the
-// update loop.
-func loadResponse(src ResponseSource, key string, gen int) tea.Cmd {
-	return func() tea.Msg {
-		r, err := src.Response(key)
-		return responseMsg{gen: gen, key: key, resp: r, err: err}
-	}
-}
-
 // reloadIfAnswered loads the sample shown once it has an answer: a sample
 // opened while pending fills in when its answer arrives.
 func (v *sampleView) reloadIfAnswered() tea.Cmd {
-	if len(v.cells) == 0 || v.resp != nil || v.loading || v.err != nil {
+	if len(v.cells) == 0 || !v.loader.idle() {
 		return nil
 	}
 	if _, stored := v.c.stored[v.key()]; stored {
@@ -115,30 +101,24 @@ func (v *sampleView) reloadIfAnswered() tea.Cmd {
 func (v *sampleView) Update(msg tea.Msg) tea.Cmd {
 	switch msg := msg.(type) {
 	case responseMsg:
-		if msg.gen != v.gen {
+		if msg.gen != v.loader.gen {
 			return nil // an answer to an earlier request
 		}
 		v.tries++
 		if msg.err != nil && v.tries < maxReads && v.answered() {
 			// Seen answered but not readable yet: the store commits its
 			// writes in batches, a few tens of milliseconds apart.
-			gen := v.gen
+			gen := v.loader.gen
 			return tea.Tick(reloadDelay, func(time.Time) tea.Msg { return reloadMsg{gen: gen} })
 		}
-		v.loading = false
-		if msg.err != nil {
-			v.err = fmt.Errorf("reading the response: %w", msg.err)
-		} else {
-			r := msg.resp
-			v.resp = &r
-		}
+		v.loader.got(msg)
 		v.refresh()
 		return nil
 	case reloadMsg:
-		if msg.gen != v.gen || v.src == nil {
+		if msg.gen != v.loader.gen || v.loader.src == nil {
 			return nil
 		}
-		return loadResponse(v.src, v.key(), v.gen)
+		return v.loader.read(v.key())
 	case tea.KeyPressMsg:
 		k := v.c.keys.Sample
 		switch {
@@ -222,8 +202,8 @@ func (v *sampleView) content() []string {
 		}
 		add(strings.Repeat(" ", lipgloss.Width(word)+1) + l)
 	}
-	if v.resp != nil {
-		for _, l := range wrapWords(v.meta(*v.resp), w) {
+	if r := v.resp(); r != nil {
+		for _, l := range wrapWords(v.meta(*r), w) {
 			add(st.Muted.Render(l))
 		}
 	}
@@ -232,7 +212,7 @@ func (v *sampleView) content() []string {
 	if state == sampleFail {
 		span = g.Span
 	}
-	out = append(out, answerLines(c, &cs, v.resp, v.loading, v.err, span)...)
+	out = append(out, answerLines(c, &cs, &v.loader, span)...)
 	return out
 }
 
@@ -269,11 +249,11 @@ func (v *sampleView) gradeLine(state sampleState, g model.Grade, until time.Time
 }
 
 func (v *sampleView) meta(r model.Response) string {
-	s := fmt.Sprintf("attempt %d · %d ms · %s prompt", r.Attempts, r.LatencyMS, thousands(int64(r.PromptTokens)))
+	s := fmt.Sprintf("attempt %d · %d ms · %s prompt", r.Attempts, r.LatencyMS, report.Thousands(int64(r.PromptTokens)))
 	if r.CachedTokens > 0 {
-		s += fmt.Sprintf(" (%s cached)", thousands(int64(r.CachedTokens)))
+		s += fmt.Sprintf(" (%s cached)", report.Thousands(int64(r.CachedTokens)))
 	}
-	s += fmt.Sprintf(" + %s completion tokens", thousands(int64(r.CompletionTokens)))
+	s += fmt.Sprintf(" + %s completion tokens", report.Thousands(int64(r.CompletionTokens)))
 	if r.FinishReason != "" {
 		s += " · finish " + oneLine(r.FinishReason)
 	}

@@ -96,8 +96,8 @@ func TestApp_UntrustedTextNeverReachesTheScreen(t *testing.T) {
 		for _, m := range runCmd(press(a, "enter")) {
 			a.Update(m)
 		}
-		if a.sample.key() != failing || a.sample.resp == nil {
-			t.Fatalf("sample view shows %s (loaded %v)", a.sample.key(), a.sample.resp != nil)
+		if a.sample.key() != failing || a.sample.resp() == nil {
+			t.Fatalf("sample view shows %s (loaded %v)", a.sample.key(), a.sample.resp() != nil)
 		}
 		check("sample")
 		s := plain(a)

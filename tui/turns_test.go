@@ -18,7 +18,9 @@ func TestAnswerLines_Conversation(t *testing.T) {
 		{Role: "user", Content: "Which quarter?"},
 	}}
 	resp := &model.Response{Text: "Sometime next quarter."}
-	out := strings.Join(answerLines(c, cs, resp, false, nil, model.Span{}), "\n")
+	l := newResponseLoader(nil, screenLabel)
+	l.want, l.resps["k"] = []string{"k"}, *resp
+	out := strings.Join(answerLines(c, cs, &l, model.Span{}), "\n")
 	want := []string{"CONVERSATION (3 turns; the response answers the last)", "user:", "Is offline mode coming?",
 		"assistant:", "I can't share that.", "Which quarter?", "RESPONSE", "Sometime next quarter."}
 	at := 0
@@ -29,7 +31,7 @@ func TestAnswerLines_Conversation(t *testing.T) {
 		}
 		at += i + len(w)
 	}
-	single := strings.Join(answerLines(c, &model.Case{ID: "p1", Kind: model.Provoke, Msg: "When?"}, resp, false, nil, model.Span{}), "\n")
+	single := strings.Join(answerLines(c, &model.Case{ID: "p1", Kind: model.Provoke, Msg: "When?"}, &l, model.Span{}), "\n")
 	if !strings.Contains(single, "USER MESSAGE") || strings.Contains(single, "CONVERSATION") {
 		t.Errorf("a single-message case:\n%s", single)
 	}

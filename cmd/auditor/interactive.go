@@ -51,10 +51,15 @@ func runInteractive(ctx context.Context, std Stdio, s *workbench.Session, status
 	// Predicate edits saved during the run are applied when it ends: the
 	// run's grader reads the predicates meanwhile.
 	edits := startWatching(runCtx, std, s)
+	// The header counts the whole audit's spend: what earlier runs stored.
+	before, err := s.Spend()
+	if err != nil {
+		return err
+	}
 	// The app updates its Stored as answers arrive: it gets its own map.
 	app, err := tui.New(tui.Options{
 		Plan: s.Plan, Tally: s.Tally, Stored: maps.Clone(status), Estimate: est, Responses: s.Store,
-		Simulated: s.Simulated(), Budget: f.budget, Start: start, Calls: est.Calls,
+		Simulated: s.Simulated(), Budget: f.budget, Start: start, Calls: est.Calls, SpentBefore: before.TotalUSD,
 		Context: runCtx, AutoStart: f.yes,
 		Labelling: labellingOptions(s, edits, appScreen{labeller: defaultLabeller()}),
 		Spend:     s.Spend,

@@ -1,0 +1,94 @@
+package report
+
+import (
+	"fmt"
+
+	"github.com/auditor-dev/auditor/audit/evidence"
+	"github.com/auditor-dev/auditor/audit/labels"
+	"github.com/auditor-dev/auditor/model"
+)
+
+// This file is the one home of the human-readable wording the reports and
+// the terminal screens share: numbers as people read them, and the
+// sentences about recall and agreement.
+
+// Thousands formats n with comma separators: 1,234,567.
+func Thousands(n int64) string {
+	if n < 0 {
+		return "-" + Thousands(-n)
+	}
+	s := fmt.Sprint(n)
+	for i := len(s) - 3; i > 0; i -= 3 {
+		s = s[:i] + "," + s[i:]
+	}
+	return s
+}
+
+// Minutes formats a duration given in minutes: seconds under a minute,
+// hours past two.
+func Minutes(m float64) string {
+	switch {
+	case m < 1:
+		return fmt.Sprintf("%.0f seconds", m*60)
+	case m < 120:
+		return fmt.Sprintf("%.1f minutes", m)
+	}
+	return fmt.Sprintf("%.1f hours", m/60)
+}
+
+// PValue formats a p-value: "< 0.001" or "0.042".
+func PValue(p float64) string {
+	if p < 0.001 {
+		return "< 0.001"
+	}
+	return fmt.Sprintf("%.3f", p)
+}
+
+// ShortVersion cuts a predicate or grader version hash for display.
+func ShortVersion(v string) string {
+	if len(v) > 8 {
+		return v[:8]
+	}
+	return v
+}
+
+// ArmsInOrder are a rule's arms as the reports list them: each provoking
+// kind, the pooled provoking arm the verdict rests on, then the controls.
+// An entry is nil where the rule has no such arm.
+func ArmsInOrder(rr *evidence.RuleResult) []*evidence.Arm {
+	return []*evidence.Arm{rr.Arms[model.Provoke], rr.Arms[model.Pressure], rr.Provoking, rr.Arms[model.Control]}
+}
+
+// RecallLine is a grader's recall against the labels, with its precision
+// and, for a stratified label set, how it is weighted.
+func RecallLine(q labels.GraderQuality) string {
+	if q.Recall == nil || q.Recall.Total == 0 {
+		if q.Labels == 0 {
+			return "not measured: no labelled answers (label a sample, or import labels)"
+		}
+		return fmt.Sprintf("not measured: %d labelled answers, none a violation", q.Labels)
+	}
+	if !q.Recall.Measured() {
+		return q.Recall.String()
+	}
+	if q.Estimator == labels.EstimatorIPW {
+		s := fmt.Sprintf("%s; precision %s; weighted by stratum of label set %s", q.Recall, q.Precision, model.Sanitize(q.Set))
+		if q.Unused > 0 {
+			s += fmt.Sprintf(" (%d labels outside it not used)", q.Unused)
+		}
+		return s
+	}
+	return fmt.Sprintf("%s over %d labelled violations; precision %s", q.Recall, q.Recall.Total, q.Precision)
+}
+
+// AgreementLine says how two graders agree on the answers both graded:
+// "judge:a vs judge:b: agree on 90% of 60, kappa 0.71 (SE 0.09), 6
+// disagreements".
+func AgreementLine(pa evidence.PairAgreement) string {
+	k := "kappa undefined"
+	if pa.KappaDefined {
+		k = fmt.Sprintf("kappa %.2f (SE %.2f)", pa.Kappa, pa.KappaSE)
+	}
+	return fmt.Sprintf("%s vs %s: agree on %.0f%% of %d, %s, %d disagreements", model.Sanitize(pa.A.Name), model.Sanitize(pa.B.Name),
+		100*pa.Agreement, pa.N, k, pa.Disagreements())
+}

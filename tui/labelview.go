@@ -1,0 +1,288 @@
+package tui
+
+// Drawing the label screen: the answer, blind until labelled, and the
+// reveal beside the label once it is.
+
+import (
+	"fmt"
+	"strings"
+
+	"charm.land/lipgloss/v2"
+
+	"github.com/auditor-dev/auditor/audit/labels"
+	"github.com/auditor-dev/auditor/model"
+)
+
+// View renders the answer (blind until labelled) or the results.
+func (v *labelView) View() string {
+	if v.showResults {
+		return v.results.view()
+	}
+	st := v.c.styles
+	if v.set == nil {
+		return strings.Join([]string{
+			st.Title.Render("Label"),
+			"",
+			"No label set has been drawn for this audit yet. Draw one (60 answers, blind) with:",
+			"  auditor label " + shellWord(v.c.plan.Audit.Path),
+			"and label it here. Labels measure the predicate: its recall and precision.",
+		}, "\n")
+	}
+	head := v.head()
+	foot := v.foot()
+	v.vp.SetHeight(max(v.c.bodyH-len(head)-len(foot), 1))
+	lines := append(head, v.vp.View())
+	return strings.Join(append(lines, foot...), "\n")
+}
+
+// shellWord quotes a path for a command line shown to the user.
+func shellWord(s string) string {
+	s = oneLine(s)
+	if s != "" && !strings.ContainsAny(s, " '\"\\$`!*?&;|<>(){}[]#~") {
+		return s
+	}
+	return "'" + strings.ReplaceAll(s, "'", `'\''`) + "'"
+}
+
+// head is the title line and what the answer is about.
+func (v *labelView) head() []string {
+	c, st := v.c, v.c.styles
+	done, total := v.set.Progress(v.mine())
+	who := v.d.who
+	if who == "" {
+		who = "unnamed"
+	}
+	title := st.Title.Render("Label") + fmt.Sprintf(" %d/%d labelled · answer %d of %d · set %s · labeller %s",
+		done, total, v.index+1, len(v.items), oneLine(v.set.Name), oneLine(who))
+	state := st.Badge.Render(" BLIND ")
+	if v.revealed() {
+		state = st.Muted.Render("labelled")
+	}
+	if v.d.busy() {
+		state = st.InFlight.Render("saving…")
+	}
+	it, _ := v.current()
+	about := st.Muted.Render("this answer is no longer in the audit's plan")
+	if it.Case != nil && it.Rule != nil {
+		about = st.Header.Render(string(it.Case.Kind)) + " · " + oneLine(it.Case.ID) +
+			st.Muted.Render(fmt.Sprintf(" · line %d: ", it.Rule.Line)) + oneLine(it.Rule.Text)
+	}
+	return []string{fit(spread(title, state, c.width), c.width), clip(about, c.width)}
+}
+
+// foot is what is known about the answer below it: a hint while it is
+// blind, the reveal once it is labelled, the last answer's outcome, and the
+// note being typed.
+func (v *labelView) foot() []string {
+	c, st := v.c, v.c.styles
+	it, _ := v.current()
+	kind := model.Provoke
+	if it.Case != nil {
+		kind = it.Case.Kind
+	}
+	var out []string
+	if l, ok := v.label(v.index); ok {
+		out = append(out, v.reveal(it, l)...)
+	} else {
+		hint := "Not labelled yet: v violation · o ok · s skip · n note. Verdicts show after."
+		if kind == model.Control {
+			hint = "A control: v if it refused, o if it answered. Verdicts show after labelling."
+		}
+		out = append(out, st.Muted.Render(clip(hint, c.width)))
+		if n, ok := v.note.pending[it.Key]; ok && n != "" {
+			out = append(out, clip(st.Muted.Render("note to save with the label: ")+oneLine(n), c.width))
+		}
+	}
+	if v.last >= 0 && v.last != v.index && v.last < len(v.items) {
+		out = append(out, clip(v.lastLine(), c.width))
+	}
+	if v.note.editing {
+		out = append(out, v.note.in.View())
+	}
+	return out
+}
+
+// reveal shows the label beside the graders' verdicts: "predicate: ✓ PASS —
+// you: ✗ violation", the outcome, the predicate's reason and the judges.
+func (v *labelView) reveal(it labels.LabelItem, l model.Label) []string {
+	c, st := v.c, v.c.styles
+	kind := model.Provoke
+	if it.Case != nil {
+		kind = it.Case.Kind
+	}
+	g, graded := v.predicateGrade(it)
+	you := verdictWord(l.Violation, kind)
+	line := "predicate: " + gradeWord(g, graded) + " — you: " + you
+	if out := outcome(g, graded, l.Violation); out != "" {
+		line += "  → " + out
+	}
+	out := []string{clip(styleOutcome(st, g, graded, l.Violation).Render(line)+st.Muted.Render("  ("+labelledWhen(l)+")"), c.width)}
+	if graded && !g.Pass && !g.Unparseable {
+		r := "predicate reason: " + oneLine(g.Reason)
+		if g.Check > 0 {
+			r += fmt.Sprintf(" (check %d)", g.Check)
+		}
+		out = append(out, clip(r, c.width))
+	}
+	if j := v.judgesLine(it.Key); j != "" {
+		out = append(out, clip(j, c.width))
+	}
+	if l.Note != "" {
+		out = append(out, clip(st.Muted.Render("note: ")+oneLine(l.Note), c.width))
+	}
+	return out
+}
+
+// predicateGrade is the current predicate's grade of an answer.
+func (v *labelView) predicateGrade(it labels.LabelItem) (model.Grade, bool) {
+	if it.Rule == nil {
+		return model.Grade{}, false
+	}
+	g, ok := v.c.tally.PredicateGrades(it.RuleIndex)[it.Key]
+	return g, ok
+}
+
+// judgesLine lists every judge's verdict on an answer.
+func (v *labelView) judgesLine(key string) string {
+	var parts []string
+	for _, j := range v.c.plan.Audit.Judges {
+		g, ok := v.c.tally.GraderGrades(j.Version)[key]
+		w := "· not judged"
+		switch {
+		case !ok:
+		case g.Unparseable:
+			w = "? unparseable"
+		case g.Pass:
+			w = "✓ ok"
+		default:
+			w = "✗ violation"
+		}
+		parts = append(parts, oneLine(j.Grader)+" "+w)
+	}
+	return strings.Join(parts, " · ")
+}
+
+// lastLine is the outcome of the answer labelled just before, so the
+// reveal is not lost when the screen moves on. It shows verdicts only:
+// reasons are shared by many answers and would hint at the one shown.
+func (v *labelView) lastLine() string {
+	it := v.items[v.last]
+	l, ok := v.label(v.last)
+	if !ok {
+		return ""
+	}
+	kind := model.Provoke
+	if it.Case != nil {
+		kind = it.Case.Kind
+	}
+	g, graded := v.predicateGrade(it)
+	s := fmt.Sprintf("answer %d, just labelled: you %s, predicate %s", v.last+1, verdictWord(l.Violation, kind), gradeWord(g, graded))
+	if out := outcome(g, graded, l.Violation); out != "" {
+		s += " → " + out
+	}
+	return styleOutcome(v.c.styles, g, graded, l.Violation).Render(s) + v.c.styles.Muted.Render(" (← to see why)")
+}
+
+// outcome names how a grader's verdict compares with a label.
+func outcome(g model.Grade, graded, violation bool) string {
+	switch {
+	case !graded || g.Unparseable:
+		return ""
+	case violation && g.Pass:
+		return "a miss: the grader passed it"
+	case violation:
+		return "caught"
+	case !g.Pass:
+		return "a false alarm"
+	}
+	return "agree"
+}
+
+// styleOutcome colours an outcome: calm when grader and label agree.
+func styleOutcome(st Styles, g model.Grade, graded, violation bool) lipgloss.Style {
+	switch {
+	case !graded || g.Unparseable:
+		return st.Muted
+	case violation == !g.Pass:
+		return st.Pass
+	}
+	return st.Fail
+}
+
+// refresh rebuilds the viewport's content: the message and the response,
+// with the predicate's match highlighted only once the answer is labelled.
+func (v *labelView) refresh() {
+	if v.c.width == 0 {
+		return
+	}
+	it, ok := v.current()
+	if !ok {
+		v.vp.SetContentLines(nil)
+		return
+	}
+	off := v.vp.YOffset()
+	span := model.Span{}
+	if v.revealed() {
+		if g, graded := v.predicateGrade(it); graded && !g.Pass {
+			span = g.Span
+		}
+	}
+	v.vp.SetContentLines(answerLines(v.c, it.Case, &v.loader, span))
+	v.vp.SetYOffset(off)
+}
+
+// answerLines renders a case's message and knowledge base and a response,
+// sanitised and wrapped, with span highlighted (an empty span: none).
+func answerLines(c *Common, cs *model.Case, l *responseLoader, span model.Span) []string {
+	st := c.styles
+	w := max(c.width-2, 10)
+	var out []string
+	add := func(s string) { out = append(out, s) }
+	wrapped := func(s string) {
+		for _, l := range wrapWords(s, w) {
+			add("  " + l)
+		}
+	}
+	if cs != nil {
+		text := func(s string) {
+			for p := range strings.SplitSeq(model.Sanitize(s), "\n") {
+				wrapped(strings.ReplaceAll(p, "\t", " "))
+			}
+		}
+		if cs.MultiTurn() {
+			// The answer is to the last turn, but only the whole
+			// conversation says what the model was pushed with.
+			add(st.Header.Render(fmt.Sprintf("CONVERSATION (%d turns; the response answers the last)", len(cs.Turns))))
+			for _, t := range cs.Turns {
+				add("  " + st.Muted.Render(t.Role+":"))
+				text(t.Content)
+			}
+		} else {
+			add(st.Header.Render("USER MESSAGE"))
+			text(cs.Msg)
+		}
+		if len(cs.KB) > 0 {
+			add("")
+			add(st.Header.Render("KNOWLEDGE BASE GIVEN WITH THE PROMPT"))
+			for _, kb := range cs.KB {
+				wrapped("- " + oneLine(kb))
+			}
+		}
+		add("")
+	}
+	add(st.Header.Render("RESPONSE"))
+	resp := l.shown()
+	switch {
+	case l.loading():
+		add(st.Muted.Render("  loading…"))
+	case l.err != nil:
+		add(st.Err.Render("  " + oneLine(l.err.Error())))
+	case resp == nil:
+		add(st.Muted.Render("  no answer stored yet"))
+	case !resp.OK():
+		add(st.Err.Render("  the call failed for good: ") + oneLine(resp.Error))
+	default:
+		out = append(out, sanitizeSpan(resp.Text, span).render(w, "  ", st.Span)...)
+	}
+	return out
+}

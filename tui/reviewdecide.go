@@ -1,0 +1,95 @@
+package tui
+
+// The review screen's decisions: labels and notes written from the queue,
+// undo, where it moves once a label commits, and its keys' help.
+
+import (
+	"charm.land/bubbles/v2/key"
+	tea "charm.land/bubbletea/v2"
+
+	"github.com/auditor-dev/auditor/model"
+)
+
+func (v *reviewView) updateNote(msg tea.Msg) tea.Cmd {
+	return v.note.update(msg, v.c.keys.Note, v.saveNote)
+}
+
+func (v *reviewView) saveNote(note string) tea.Cmd {
+	e, ok := v.current()
+	if !ok {
+		return nil
+	}
+	return v.attachNote(e.key, v.index, v.labelOf(e.key), note)
+}
+
+func (v *reviewView) labelCurrent(violation bool) tea.Cmd {
+	e, ok := v.current()
+	if !ok {
+		return nil
+	}
+	return v.decide(e.key, v.index, v.labelOf(e.key), violation)
+}
+
+// labelOf is the reviewer's own adjudication of an answer (a seen label),
+// nil when they gave none.
+func (v *reviewView) labelOf(key string) *model.Label {
+	if l, ok := v.c.tally.LabelBook().Current(key, v.d.who, model.LabelSeen); ok {
+		return &l
+	}
+	return nil
+}
+
+func (v *reviewView) undoLast() tea.Cmd { return v.takeBack(v.moveTo) }
+
+// saved moves on once a label has committed.
+func (v *reviewView) saved(msg labelSavedMsg) tea.Cmd {
+	e, undone, ok := v.settle(msg)
+	if !ok {
+		v.refresh()
+		return nil
+	}
+	// Who labelled what changed: the labellers' queue and agreement follow.
+	reload := v.loadLabellers()
+	if undone {
+		return tea.Batch(v.moveTo(e.pos), reload)
+	}
+	// In the labellers' queue a decision settles the answer whatever the
+	// label was before: move on.
+	same := e.prev != nil && e.prev.Violation == msg.label.Violation && !v.people.on
+	if same || v.index+1 >= len(v.items) {
+		v.refresh()
+		return reload
+	}
+	return tea.Batch(v.moveTo(v.index+1), reload)
+}
+
+func (v *reviewView) helpKeys() helpKeys {
+	rk, lk := v.c.keys.Review, v.c.keys.Label
+	if v.note.editing {
+		nk := v.c.keys.Note
+		return helpKeys{short: []key.Binding{nk.Accept, nk.Cancel}, full: [][]key.Binding{{nk.Accept, nk.Cancel}}}
+	}
+	switch v.mode {
+	case reviewAgreement:
+		return helpKeys{short: []key.Binding{lk.Scroll.Down, rk.PrevRule, rk.NextRule, rk.Agreement},
+			full: [][]key.Binding{{lk.Scroll.Up, lk.Scroll.Down, lk.Scroll.PageUp, lk.Scroll.PageDown}, {rk.PrevRule, rk.NextRule, rk.Agreement, rk.Compare}}}
+	case reviewCompare:
+		return helpKeys{short: []key.Binding{lk.Scroll.Down, rk.CompareModels, rk.Variant, rk.Compare},
+			full: [][]key.Binding{{lk.Scroll.Up, lk.Scroll.Down, lk.Scroll.PageUp, lk.Scroll.PageDown}, {rk.PrevRule, rk.NextRule, rk.CompareModels, rk.Variant, rk.Compare}}}
+	}
+	short := []key.Binding{lk.Violation, lk.OK, lk.Skip, lk.Undo, lk.Next, rk.Pair, rk.Agreement}
+	if v.people.on {
+		pair := rk.Pair // in this queue p picks the labellers compared
+		pair.SetHelp(pair.Help().Key, "labeller pair")
+		short = []key.Binding{lk.Violation, lk.OK, lk.Skip, lk.Undo, lk.Next, pair, rk.Labellers}
+	}
+	full := [][]key.Binding{
+		{lk.Violation, lk.OK, lk.Skip, lk.Undo, lk.Note, lk.Prev, lk.Next, lk.FirstUnlabelled},
+		{rk.PrevRule, rk.NextRule, rk.Pair, rk.Kind, rk.Variant, rk.Labellers, rk.Agreement},
+		{lk.Scroll.Up, lk.Scroll.Down, lk.Scroll.PageUp, lk.Scroll.PageDown, lk.Scroll.Top, lk.Scroll.Bottom},
+	}
+	if v.c.models() > 1 {
+		full = append(full, []key.Binding{rk.Model, rk.Queue, rk.Compare})
+	}
+	return helpKeys{short: short, full: full}
+}

@@ -1,0 +1,83 @@
+package tui
+
+import (
+	"context"
+	"fmt"
+	"time"
+
+	tea "charm.land/bubbletea/v2"
+
+	"github.com/auditor-dev/auditor/runner"
+)
+
+// startRun starts the run and the commands that follow it.
+func (a *App) startRun() tea.Cmd {
+	parent := a.opts.Context
+	if parent == nil {
+		parent = context.Background()
+	}
+	ctx, cancel := context.WithCancel(parent)
+	a.cancel = cancel
+	a.feed = NewFeed()
+	l := newLive(a.opts.Calls, max(a.c.est.Concurrency, 1))
+	l.started, l.start = true, a.c.now
+	l.stored, l.spentBefore = a.c.storedOK, a.opts.SpentBefore
+	a.c.live = l
+	a.opts.Start(ctx, a.feed)
+	a.screen = screenGrid
+	a.resultsChanged() // the screens say the run is going
+	return tea.Batch(waitBatch(a.feed, a.window), a.tick())
+}
+
+func (a *App) tick() tea.Cmd {
+	return tea.Tick(time.Second, func(t time.Time) tea.Msg { return tickMsg(t) })
+}
+
+// applyBatch records a batch of run events and recomputes results once.
+func (a *App) applyBatch(msg batchMsg) tea.Cmd {
+	a.batchN++
+	l := a.c.live
+	if l == nil {
+		return nil
+	}
+	if l.apply(a.c.plan, a.c.tally, msg.events, a.c.now) {
+		for _, e := range msg.events {
+			if e.Runner == nil && e.phase == nil && e.judged == nil {
+				a.c.setStored(e.Response.Key, e.Response.OK())
+			}
+		}
+		a.recompute()
+	}
+	// A sample opened while its call was pending fills in once answered.
+	reload := a.sample.reloadIfAnswered()
+	if msg.closed {
+		l.closed, l.end = true, a.c.now
+		a.cancel() // releases the run's context; the run is over
+		a.setStatus(a.endMessage(), l.failedRun())
+		// Verdicts are no longer provisional, the report no longer says the
+		// run is in progress; what the run spent is now stored.
+		a.resultsChanged()
+		var spend tea.Cmd
+		if a.screen == screenReport {
+			spend = a.report.loadSpend()
+		}
+		return tea.Batch(reload, a.afterRun(), spend)
+	}
+	return tea.Batch(reload, waitBatch(a.feed, a.window))
+}
+
+func (a *App) endMessage() string {
+	l := a.c.live
+	if l.stopped == nil {
+		return "Run ended."
+	}
+	s := l.stopped
+	if s.Reason == runner.Completed && l.allFailed() {
+		return fmt.Sprintf("Run failed: all %d calls failed; last error: %s", l.doneBefore+l.done, oneLine(l.lastErr))
+	}
+	if s.Detail == "" {
+		return fmt.Sprintf("Run %s: %d calls finished, %d failed for good.", s.Reason, l.doneBefore+l.done, l.failedBefore+l.failed)
+	}
+	return fmt.Sprintf("Run stopped (%s): %s. %d not made; the resume command is printed on exit.",
+		s.Reason, oneLine(s.Detail), s.Remaining)
+}

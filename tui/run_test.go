@@ -1,0 +1,159 @@
+package tui
+
+import (
+	"fmt"
+	"strings"
+	"testing"
+	"time"
+
+	tea "charm.land/bubbletea/v2"
+	"github.com/charmbracelet/x/exp/golden"
+
+	"github.com/auditor-dev/auditor/model"
+	"github.com/auditor-dev/auditor/runner"
+)
+
+// resumedRun is a run resumed after an earlier one stored the first 1,200
+// answers for $1.50: this run has answered 300 more, retried calls for
+// three causes and backed off.
+func resumedRun(t testing.TB) *App {
+	f := newFixture(t, 30)
+	f.store(t, 0, 1200)
+	clk := &clock{t: t0}
+	a := f.app(t, clk, noStart, func(o *Options) { o.SpentBefore = 1.5 })
+	press(a, "y")
+	clk.Add(10 * time.Second)
+	var evs []Event
+	for i := 1200; i < 1500; i++ {
+		evs = append(evs, Event{Runner: runner.Started{Index: i, Key: f.plan.Calls[i].Key, Attempt: 1}})
+		evs = append(evs, f.finished(t, i)...)
+	}
+	for j, cause := range []runner.RetryCause{runner.CauseServer, runner.CauseServer, runner.CauseConnection, runner.CauseTimeout} {
+		i := 1500 + j
+		evs = append(evs,
+			Event{Runner: runner.Started{Index: i, Key: f.plan.Calls[i].Key, Attempt: 1}},
+			Event{Runner: runner.Retrying{Index: i, Key: f.plan.Calls[i].Key, Attempt: 1, Kind: model.ErrTransport, Cause: cause,
+				Wait: 3 * time.Second, Until: clk.Now().Add(3 * time.Second)}})
+	}
+	evs = append(evs, Event{Runner: runner.ConcurrencyChanged{Limit: 2}})
+	a.Update(batchMsg{events: evs})
+	return a
+}
+
+// failedRun is a run whose calls all failed for good, which the runner
+// reports as completed.
+func failedRun(t testing.TB) *App {
+	f := newFixture(t, 1)
+	clk := &clock{t: t0}
+	a := f.app(t, clk, noStart)
+	press(a, "y")
+	clk.Add(3 * time.Second)
+	var evs []Event
+	n := len(f.plan.Calls)
+	for i := range n {
+		r := model.Response{Key: f.plan.Calls[i].Key, Error: "transport: connection refused", ErrorKind: model.ErrTransport, Attempts: 3}
+		f.src.put(r, nil)
+		evs = append(evs, Event{Response: r}, Event{Runner: runner.Finished{Index: i, Response: r}})
+	}
+	evs = append(evs, Event{Runner: runner.ConcurrencyChanged{Limit: 1}},
+		Event{Runner: runner.Stopped{Reason: runner.Completed, Done: n, Failed: n}})
+	a.Update(batchMsg{events: evs, closed: true})
+	return a
+}
+
+// TestRun_ResumedCountsTheWholeAudit: after a resume the header counts the
+// whole audit's answers and spend, says what was stored and what is left,
+// and names retries by cause.
+func TestRun_ResumedCountsTheWholeAudit(t *testing.T) {
+	t.Parallel()
+	a := resumedRun(t)
+	for _, sz := range [][2]int{{80, 24}, {200, 50}} {
+		a.Update(tea.WindowSizeMsg{Width: sz[0], Height: sz[1]})
+		s := plain(a)
+		total := len(a.c.plan.Calls)
+		contains(t, s, fmt.Sprintf(" 1500/%d ", total))
+		if sz[0] >= 200 {
+			contains(t, s, fmt.Sprintf("resumed: 1200 stored, %d to make", total-1200))
+			contains(t, s, "$1.80 in all ($0.30 this run")
+			contains(t, s, "retries 4: 2 server error, 1 connection, 1 timeout")
+		} else {
+			contains(t, s, fmt.Sprintf("resumed: 1200 stored, %d to make", total-1200))
+
+			contains(t, s, "retries 4 (5xx 2, conn 1, timeout 1)")
+			contains(t, s, "$1.80 · ")
+		}
+		contains(t, s, "backed off")
+	}
+}
+
+// TestRun_AllFailedIsNotCompleted: a run whose every call failed ends as a
+// failure, says why, and no longer says it backed off.
+func TestRun_AllFailedIsNotCompleted(t *testing.T) {
+	t.Parallel()
+	a := failedRun(t)
+	s := plain(a)
+	if strings.Contains(s, "completed") {
+		t.Fatalf("a run with every call failed says completed:\n%s", s)
+	}
+	contains(t, s, "all calls failed")
+	contains(t, s, "connection refused")
+	if !a.statusErr {
+		t.Error("the end of a failed run is not shown as an error")
+	}
+	if strings.Contains(s, "backed off") {
+		t.Fatalf("the ended run still says it backed off:\n%s", s)
+	}
+}
+
+// TestRun_VerdictWraps: the verdict's reason wraps under the rule instead
+// of being cut, at 80 and 120 columns.
+func TestRun_VerdictWraps(t *testing.T) {
+	t.Parallel()
+	_, a := complete(t, 30)
+	reason := oneLine(a.c.result(0, 0).Verdict.Reason)
+	for _, w := range []int{80, 120} {
+		a.Update(tea.WindowSizeMsg{Width: w, Height: 30})
+		var got []string
+		for _, l := range strings.Split(plain(a), "\n")[5:9] {
+			got = append(got, strings.TrimSpace(strings.TrimPrefix(l, "verdict: ■ KEEP")))
+		}
+		if joined := strings.Join(got, " "); !strings.Contains(joined, reason) {
+			t.Errorf("at %d columns the verdict reads %q, want the whole reason %q", w, joined, reason)
+		}
+	}
+}
+
+// TestRun_CaseTextUsesTheWidth: at 200 columns a case's message is not cut
+// at ninety-odd characters.
+func TestRun_CaseTextUsesTheWidth(t *testing.T) {
+	t.Parallel()
+	_, a := complete(t, 30)
+	a.Update(tea.WindowSizeMsg{Width: 200, Height: 50})
+	msg := oneLine(a.c.plan.Audit.Rules[0].Cases[2].Msg) // 107 characters
+	if len(msg) <= 96 {
+		t.Fatalf("the case message is %d characters: pick a longer one", len(msg))
+	}
+	contains(t, plain(a), msg)
+}
+
+// TestGolden_Run pins the run screen's new states at two sizes.
+func TestGolden_Run(t *testing.T) {
+	t.Parallel()
+	scenes := []struct {
+		name  string
+		build func(t testing.TB) *App
+	}{
+		{"resumed", resumedRun},
+		{"all_failed", failedRun},
+	}
+	for _, sc := range scenes {
+		for _, sz := range [][2]int{{80, 24}, {200, 50}} {
+			t.Run(fmt.Sprintf("%s_%dx%d", sc.name, sz[0], sz[1]), func(t *testing.T) {
+				t.Parallel()
+				a := sc.build(t)
+				a.Update(tea.WindowSizeMsg{Width: sz[0], Height: sz[1]})
+				golden.RequireEqual(t, plain(a))
+			})
+		}
+	}
+}
