@@ -222,16 +222,20 @@ func TestKillPaysAtMostConcurrencyTwice(t *testing.T) {
 		var stderr bytes.Buffer
 		cmd.Stderr = &stderr
 		var once sync.Once
+		// The process reaches the server's goroutines through a channel:
+		// cmd.Process is written by Start, which races with the handler.
+		started := make(chan *os.Process, 1)
 		srv.mu.Lock()
 		srv.onAnswer = func(n int) {
 			if n >= at {
-				once.Do(func() { _ = cmd.Process.Kill() })
+				once.Do(func() { _ = (<-started).Kill() })
 			}
 		}
 		srv.mu.Unlock()
 		if err := cmd.Start(); err != nil {
 			t.Fatal(err)
 		}
+		started <- cmd.Process
 		err := cmd.Wait()
 		var ee *exec.ExitError
 		if !errors.As(err, &ee) || ee.Sys().(syscall.WaitStatus).Signal() != syscall.SIGKILL {

@@ -408,9 +408,10 @@ func (s *fakeServer) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 	if f != noFault {
 		s.faults[f]++
 	}
+	hang := s.hang != nil && s.hang(a) // under s.mu, as hang's callers expect
 	s.mu.Unlock()
 
-	if s.hang != nil && s.hang(a) {
+	if hang {
 		<-r.Context().Done()
 		s.mu.Lock()
 		s.abandoned++
