@@ -259,13 +259,12 @@ func TestRunCallFailedForGood(t *testing.T) {
 	}
 }
 
-// TestRunStopsAndResumes covers runs that stop before finishing: an
-// exhausted quota, and a dollar budget. Each exits 1 with the exact command
-// that resumes it; following that command finishes the audit without
-// repeating a stored call.
+// TestRunStopsAndResumes covers a run that stops before finishing: an
+// exhausted quota. It exits 1 with the exact command that resumes it;
+// following that command finishes the audit without repeating a stored
+// call. (A budget is cumulative: TestBudgetIsCumulative.)
 func TestRunStopsAndResumes(t *testing.T) {
 	t.Parallel()
-	const budget = 0.01
 	tests := []struct {
 		name  string
 		flags []string
@@ -284,7 +283,6 @@ func TestRunStopsAndResumes(t *testing.T) {
 			},
 			say: "quota",
 		},
-		{name: "budget", flags: []string{"--budget", fmt.Sprint(budget)}, say: "budget"},
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
@@ -300,7 +298,7 @@ func TestRunStopsAndResumes(t *testing.T) {
 			distinct := 2 * len(cs) * samples
 
 			args := append([]string{"run", path, "--yes", "--headless"}, tt.flags...)
-			spent, stops := 0.0, 0
+			stops := 0
 			for i := 1; ; i++ {
 				r := runMain(t, args...)
 				if r.code == 0 {
@@ -324,13 +322,6 @@ func TestRunStopsAndResumes(t *testing.T) {
 					}
 				}
 				args = resume[1:]
-				if tt.name == "budget" {
-					doc := reportJSON(t, path)
-					if run := doc.Spend.USD - spent; run > budget {
-						t.Errorf("run %d spent $%.4f, over the budget of $%.4f", i, run, budget)
-					}
-					spent = doc.Spend.USD
-				}
 			}
 			t.Logf("%s: finished after %d stops", tt.name, stops)
 			if stops == 0 {
@@ -343,6 +334,60 @@ func TestRunStopsAndResumes(t *testing.T) {
 				if rec.Error != "" {
 					t.Errorf("%s %s sample %d: error %q", rec.Case, rec.Variant, rec.Sample, rec.Error)
 				}
+			}
+		})
+	}
+}
+
+// TestBudgetIsCumulative: a budget, from --budget or the audit file, is
+// the most the whole audit may spend. Following the printed resume command
+// must not spend it again: the rerun refuses with nothing sent, and only a
+// larger budget goes on.
+func TestBudgetIsCumulative(t *testing.T) {
+	t.Parallel()
+	const budget = 0.01
+	for _, from := range []string{"flag", "file"} {
+		t.Run(from, func(t *testing.T) {
+			t.Parallel()
+			cs := makeCases(3, 2, 3)
+			srv := newFakeServer(t, cs)
+			dir := t.TempDir()
+			path := writeAudit(t, dir, auditSpec{baseURL: srv.baseURL(), samples: 3, concurrency: 2}, cs)
+			args := []string{"run", path, "--yes", "--headless"}
+			if from == "flag" {
+				args = append(args, "--budget", fmt.Sprint(budget))
+			} else {
+				data, err := os.ReadFile(path)
+				if err != nil {
+					t.Fatal(err)
+				}
+				if err := os.WriteFile(path, append([]byte(fmt.Sprintf("budget = %g\n", budget)), data...), 0o644); err != nil {
+					t.Fatal(err)
+				}
+			}
+			r := runMain(t, args...)
+			m := regexp.MustCompile(`\nStopped \(([^)]*)\).*Resume with:\n\s+(.+)\n`).FindStringSubmatch(r.errOut)
+			if r.code != 1 || m == nil || !strings.Contains(m[1], "budget") {
+				t.Fatalf("first run: want a stop for the budget with a resume command, got:\n%s", r)
+			}
+			if spent := reportJSON(t, path).Spend.USD; spent > budget {
+				t.Fatalf("spent $%.4f, over the budget of $%.4f", spent, budget)
+			}
+			// Each resume gets only what is left: it stops again (or
+			// refuses outright) and the whole audit stays within budget.
+			for i := range 3 {
+				again := runMain(t, strings.Fields(m[2])[1:]...)
+				if again.code != 1 || !strings.Contains(again.errOut, "for the whole audit") ||
+					!strings.Contains(again.errOut, "budget") {
+					t.Fatalf("resume %d: want exit 1 for the budget, saying what is left of the whole audit's, got:\n%s", i+1, again)
+				}
+				if spent := reportJSON(t, path).Spend.USD; spent > budget {
+					t.Fatalf("resume %d: the audit spent $%.4f, over its budget of $%.4f", i+1, spent, budget)
+				}
+			}
+			// A larger budget on the command line overrides and finishes.
+			if done := runMain(t, "run", path, "--yes", "--headless", "--budget", "100"); done.code != 0 {
+				t.Fatalf("with a larger budget: %s", done)
 			}
 		})
 	}

@@ -59,7 +59,7 @@ func runInteractive(ctx context.Context, std Stdio, s *workbench.Session, status
 	// The app updates its Stored as answers arrive: it gets its own map.
 	app, err := tui.New(tui.Options{
 		Plan: s.Plan, Tally: s.Tally, Stored: maps.Clone(status), Estimate: est, Responses: s.Store,
-		Simulated: s.Simulated(), Budget: f.budget, Start: start, Calls: est.Calls, SpentBefore: before.TotalUSD,
+		Simulated: s.Simulated(), Budget: ro.Budget, Start: start, Calls: est.Calls, SpentBefore: before.TotalUSD,
 		Context: runCtx, AutoStart: f.yes,
 		Labelling: labellingOptions(s, edits, appScreen{labeller: defaultLabeller()}),
 		Spend:     s.Spend,

@@ -160,6 +160,20 @@ func runAudit(ctx context.Context, std Stdio, path string, f runFlags, resumeCmd
 	if err != nil {
 		return err
 	}
+	budget, err := s.Budget(f.budget)
+	if err != nil {
+		return err
+	}
+	if budget.Total > 0 {
+		fmt.Fprintln(std.Err, budget)
+		if budget.Exhausted() && est.Calls > 0 {
+			return &exitError{code: exitFailed, msg: fmt.Sprintf("the audit's budget is spent (%s); %d calls are left to make: raise the budget to go on", budget, est.Calls)}
+		}
+	}
+	ro.Budget = budget.Left
+	if budget.Exhausted() {
+		ro.Budget = 1e-9 // nothing left still limits: 0 would mean no budget
+	}
 	if f.batch {
 		if submitted, err := submitBatches(ctx, std, s, ro, est, f, path, resumeCmd); submitted || err != nil {
 			return err
@@ -171,7 +185,7 @@ func runAudit(ctx context.Context, std Stdio, path string, f runFlags, resumeCmd
 	if s.Simulated() {
 		fmt.Fprintln(std.Err, report.SimulatedBanner)
 	}
-	if err := report.WritePlan(std.Err, s.Audit, est, f.budget); err != nil {
+	if err := report.WritePlan(std.Err, s.Audit, est, ro.Budget); err != nil {
 		return err
 	}
 	if est.AnswerCalls > 0 {
@@ -189,7 +203,7 @@ func runAudit(ctx context.Context, std Stdio, path string, f runFlags, resumeCmd
 			return &exitError{code: exitOK, msg: ""}
 		}
 	}
-	out, err := s.Run(ctx, ro, report.NewProgress(std.Err, concurrency, f.budget))
+	out, err := s.Run(ctx, ro, report.NewProgress(std.Err, concurrency, ro.Budget))
 	if err != nil {
 		return err
 	}
