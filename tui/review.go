@@ -15,8 +15,9 @@ import (
 // reviewView is the review screen: the answers on which graders disagree
 // (any pair, or one chosen pair), one at a time, with each grader's verdict
 // and reasoning side by side under the message and the response. The human
-// decides with the labelling keys; the decision is a label in the same
-// store, so it counts toward every grader's recall. Filters narrow the
+// decides with the labelling keys; the decision is a seen label (the
+// graders' verdicts were on screen), kept apart from the blind labels that
+// recall is measured on. Filters narrow the
 // queue by rule, kind and variant. Two panels sit beside it: agreement
 // (every pair of graders, and every grader against the labels) and, with
 // two or more models under test, a comparison of two models case by case,

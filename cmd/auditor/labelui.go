@@ -115,10 +115,12 @@ func newReviewCmd(std Stdio) *cobra.Command {
 		Long: `Open the interactive screen on the review queue: the stored answers on which the
 predicate and the judges disagree (any pair, or a chosen pair), one at a time,
 with each grader's verdict and reasoning side by side under the message and the
-response. Decide each with v (violation) or o (ok); the decision is a label, so
-it counts toward every grader's recall. The agreement panel (a) shows raw
-agreement and Cohen's kappa for every pair of graders and each grader against
-the labels; with two or more models under test, c compares them case by case.
+response. Decide each with v (violation) or o (ok); the decision is a seen
+label: stored with its history and shown as an adjudication, but it never
+enters recall, precision or a verdict, because you saw the graders' verdicts
+before deciding (recall comes from blind labels: auditor label). The agreement
+panel (a) shows raw agreement and Cohen's kappa for every pair of graders and
+each grader against the blind labels; with two or more models under test, c compares them case by case.
 Where two people labelled the same answers, b steps through those they labelled
 differently, both labels side by side, and the agreement panel shows their kappa.
 No calls are made. Needs a terminal.`,

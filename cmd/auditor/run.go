@@ -69,7 +69,7 @@ func addRunFlags(c *cobra.Command, f *runFlags) {
 	c.Flags().BoolVar(&f.headless, "headless", false, "print progress lines and a table instead of the interactive screen")
 	c.Flags().IntVar(&f.samples, "samples", 0, "samples per case and variant (default: the audit's samples)")
 	c.Flags().IntVar(&f.concurrency, "concurrency", 0, "calls in flight at once (default: the audit's concurrency)")
-	c.Flags().Float64Var(&f.budget, "budget", 0, "stop dispatching before spend would pass this many dollars (0: no budget)")
+	c.Flags().Float64Var(&f.budget, "budget", 0, "the most the whole audit may spend in dollars, counting what is stored (overrides budget in audit.toml; 0: that, else none)")
 	c.Flags().BoolVar(&f.gate, "gate", false, "exit 3 when any line's verdict is not DELETE (for CI)")
 	c.Flags().DurationVar(&f.maxWait, "max-wait", 10*time.Minute, "longest rate-limit wait to sit out; a longer one stops the run")
 	c.Flags().DurationVar(&f.simLatency, "sim-latency", 0, "mean answer latency of the simulated model")
