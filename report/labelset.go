@@ -6,6 +6,7 @@ import (
 	"strings"
 	"text/tabwriter"
 
+	"github.com/auditor-dev/auditor/audit/evidence"
 	"github.com/auditor-dev/auditor/audit/labels"
 	"github.com/auditor-dev/auditor/model"
 )
@@ -105,6 +106,37 @@ func WriteLabelSetResults(w io.Writer, r labels.SetReport, width float64) error 
 			ag.A, ag.B = model.Sanitize(ag.A), model.Sanitize(ag.B)
 			fmt.Fprintf(&b, "  %s\n", ag)
 		}
+	}
+	_, err := io.WriteString(w, b.String())
+	return err
+}
+
+// WriteVerdictQuality prints, for each rule the label set covers, the
+// predicate's quality exactly as the verdict and every report use it: all
+// of the rule's blind labels combined by labels.CombineRule. A set shown on
+// its own can differ from it (another set may weigh in); this line is the
+// one that agrees with the grid and the reports.
+func WriteVerdictQuality(w io.Writer, res *evidence.Results, r labels.SetReport) error {
+	var b strings.Builder
+	lines := map[int]bool{}
+	for _, sr := range r.Rules {
+		lines[sr.Rule.Line] = true
+	}
+	header := false
+	for _, rr := range res.Rules {
+		if !lines[rr.Rule.Line] || !rr.Rule.HasPredicate() {
+			continue
+		}
+		if !header {
+			fmt.Fprintf(&b, "\nIn the verdict (%s):\n", labels.CombineRule)
+			header = true
+		}
+		q := rr.Quality
+		name := fmt.Sprintf("line %d", rr.Rule.Line)
+		if len(res.Plan.Audit.File.Models) > 1 {
+			name += ", " + model.Sanitize(rr.ModelName)
+		}
+		fmt.Fprintf(&b, "  %s: recall %s; specificity %s; %d blind labels\n", name, RecallLine(q), q.Specificity, q.Labels)
 	}
 	_, err := io.WriteString(w, b.String())
 	return err

@@ -160,7 +160,14 @@ func runLabel(cmd *cobra.Command, std Stdio, path string, f labelFlags) error {
 	if err != nil {
 		return err
 	}
-	return report.WriteLabelSetResults(std.Out, r, f.width)
+	if err := report.WriteLabelSetResults(std.Out, r, f.width); err != nil {
+		return err
+	}
+	res, err := s.Results()
+	if err != nil {
+		return err
+	}
+	return report.WriteVerdictQuality(std.Out, res, r)
 }
 
 // inheritOptions fills the draw flags the user did not give from a stored

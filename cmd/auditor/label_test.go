@@ -3,6 +3,7 @@ package main
 import (
 	"bytes"
 	"path/filepath"
+	"regexp"
 	"strings"
 	"testing"
 
@@ -78,6 +79,13 @@ func TestLabel_Headless(t *testing.T) {
 	}
 	if code != exitOK {
 		t.Errorf("--show: exit %d: %s", code, stderr)
+	}
+	// The recall --show says the verdict uses is the report's, to the letter.
+	_, rep, _ := labelMain(t, "report", auditPath)
+	inVerdict := regexp.MustCompile(`(?m)^  line 23: recall (.*); specificity`).FindStringSubmatch(out)
+	inReport := regexp.MustCompile(`(?m)^  predicate recall: (.*)$`).FindStringSubmatch(rep)
+	if inVerdict == nil || inReport == nil || inVerdict[1] != inReport[1] {
+		t.Errorf("label --show and report disagree on line 23's recall: %q vs %q\n%s\n%s", inVerdict, inReport, out, rep)
 	}
 	if code, _, stderr := labelMain(t, "label", auditPath, "--kinds", "provoke,bogus"); code != exitBadInput || !strings.Contains(stderr, "bogus") {
 		t.Errorf("bad --kinds: exit %d: %s", code, stderr)
