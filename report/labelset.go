@@ -16,16 +16,9 @@ import (
 func WriteLabelSetHeader(w io.Writer, set labels.LabelSet, labels map[string]model.Label, who string) error {
 	var b strings.Builder
 	o := set.Options
-	rule := "every rule"
-	if o.Line != 0 {
-		rule = fmt.Sprintf("line %d", o.Line)
-	}
-	kinds := make([]string, len(o.Kinds))
-	for i, k := range o.Kinds {
-		kinds[i] = string(k)
-	}
+	rule, kinds := o.Scope()
 	fmt.Fprintf(&b, "label set %s: %d answers of %s (%s), seed %d, drawn %s from %d graded answers\n",
-		model.Sanitize(set.Name), len(set.Keys), rule, strings.Join(kinds, ", "), o.Seed,
+		model.Sanitize(set.Name), len(set.Keys), rule, kinds, o.Seed,
 		set.Created.Local().Format("2006-01-02 15:04"), set.Population)
 	if set.Stratified() {
 		var parts []string

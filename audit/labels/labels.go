@@ -97,19 +97,26 @@ func (o SampleOptions) validate(p *audit.Plan) error {
 
 // describe says what the options draw, for errors and headers.
 func (o SampleOptions) describe() string {
-	rule := "every rule"
-	if o.Line != 0 {
-		rule = fmt.Sprintf("line %d", o.Line)
-	}
-	kinds := make([]string, len(o.Kinds))
-	for i, k := range o.Kinds {
-		kinds[i] = string(k)
-	}
-	s := fmt.Sprintf("%d answers of %s (%s), seed %d", o.N, rule, strings.Join(kinds, ", "), o.Seed)
+	rule, kinds := o.Scope()
+	s := fmt.Sprintf("%d answers of %s (%s), seed %d", o.N, rule, kinds, o.Seed)
 	if o.Stratify {
 		s += fmt.Sprintf(", stratified with %.3g from failures", o.FailShare)
 	}
 	return s
+}
+
+// Scope names, for people, the rule the options draw from ("line 23" or
+// "every rule") and the kinds ("provoke, pressure").
+func (o SampleOptions) Scope() (rule, kinds string) {
+	rule = "every rule"
+	if o.Line != 0 {
+		rule = fmt.Sprintf("line %d", o.Line)
+	}
+	ks := make([]string, len(o.Kinds))
+	for i, k := range o.Kinds {
+		ks[i] = string(k)
+	}
+	return rule, strings.Join(ks, ", ")
 }
 
 func (o SampleOptions) same(p SampleOptions) bool {
