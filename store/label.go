@@ -149,19 +149,13 @@ func (s *Store) ImportLabels(ls []model.Label, overwrite bool) (ImportResult, er
 	err := s.update(func(tx *bolt.Tx) error {
 		res = ImportResult{}
 		for _, l := range ls {
-			if l.Source == "" {
-				l.Source = model.LabelBlind
-			}
-			hist, err := s.history(tx, l.Key)
+			l, hist, fresh, err := s.fresh(tx, l, now)
 			if err != nil {
 				return err
 			}
-			if slices.ContainsFunc(hist, func(h model.Label) bool { return sameRecord(h, l) }) {
+			if !fresh {
 				res.Unchanged++
 				continue
-			}
-			if l.At.IsZero() {
-				l.At = now
 			}
 			cur, ok := model.NewLabelBook(hist, nil).Current(l.Key, l.Labeller, l.Source)
 			switch {
@@ -321,18 +315,12 @@ func (s *Store) MergeLabels(ls []model.Label) (int, error) {
 	err := s.update(func(tx *bolt.Tx) error {
 		added = 0
 		for _, l := range ls {
-			if l.Source == "" {
-				l.Source = model.LabelBlind
-			}
-			hist, err := s.history(tx, l.Key)
+			l, _, fresh, err := s.fresh(tx, l, now)
 			if err != nil {
 				return err
 			}
-			if slices.ContainsFunc(hist, func(h model.Label) bool { return sameRecord(h, l) }) {
+			if !fresh {
 				continue
-			}
-			if l.At.IsZero() {
-				l.At = now
 			}
 			if err := appendLabel(tx, l); err != nil {
 				return err
@@ -342,4 +330,23 @@ func (s *Store) MergeLabels(ls []model.Label) (int, error) {
 		return nil
 	})
 	return added, err
+}
+
+// fresh prepares an incoming record (no source: blind; no time: now) and
+// reports whether its response's history, which it returns, lacks it.
+func (s *Store) fresh(tx *bolt.Tx, l model.Label, now time.Time) (model.Label, []model.Label, bool, error) {
+	if l.Source == "" {
+		l.Source = model.LabelBlind
+	}
+	hist, err := s.history(tx, l.Key)
+	if err != nil {
+		return l, nil, false, err
+	}
+	if slices.ContainsFunc(hist, func(h model.Label) bool { return sameRecord(h, l) }) {
+		return l, hist, false, nil
+	}
+	if l.At.IsZero() {
+		l.At = now
+	}
+	return l, hist, true, nil
 }
