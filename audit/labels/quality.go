@@ -245,125 +245,154 @@ func MeasureGrader(p *audit.Plan, g Grades, labels map[string]model.Label, scope
 	q := GraderQuality{Grader: g.Name, Version: g.Version, Estimator: EstimatorSimple,
 		RecallKind: map[model.Kind]*Measure{}, PrecisionKind: map[model.Kind]*Measure{},
 		SpecificityKind: map[model.Kind]*Measure{}, Confusion: map[model.Kind]Confusion{}}
-
-	// The domain: distinct answers of the rule (and model), in plan order.
-	kindOf := map[string]model.Kind{}
-	var order []string
-	hasKind := map[model.Kind]bool{}
-	for _, ci := range p.CellsOfRule(scope.Rule) {
-		c := p.Cells[ci]
-		if scope.Model >= 0 && c.Model != scope.Model {
-			continue
-		}
-		k := rule.Cases[c.Case].Kind
-		hasKind[k] = true
-		if _, seen := kindOf[c.Key]; !seen {
-			kindOf[c.Key] = k
-			order = append(order, c.Key)
-		}
-	}
-	// use reports whether a labelled domain answer has a usable grade.
-	use := func(key string) (failed, ok bool) {
-		gr, graded := g.ByKey[key]
-		switch {
-		case !graded:
-			q.Ungraded++
-			return false, false
-		case gr.Unparseable:
-			q.Unparseable++
-			return false, false
-		}
-		return !gr.Pass, true
-	}
-
-	stratified := scope.Set.Stratified()
+	d := domainOf(p, scope)
 	setKind := func(model.Kind) bool { return true }
-	if stratified {
+	if scope.Set.Stratified() {
 		setKind = func(k model.Kind) bool { return slices.Contains(scope.Set.Options.Kinds, k) }
 	}
 	if scope.Set != nil {
-		for _, key := range order {
-			if _, labelled := labels[key]; labelled && !scope.Set.Contains(key) && (!scope.Complete || setKind(kindOf[key])) {
+		for _, key := range d.order {
+			if _, labelled := labels[key]; labelled && !scope.Set.Contains(key) && (!scope.Complete || setKind(d.kindOf[key])) {
 				q.Unused++
 			}
 		}
 	}
+	smp := sampler{q: &q, g: g, labels: labels, d: d}
 	var strata []sampledStratum
 	var others sampledStratum // with Complete: labels of kinds the set does not draw
 	aligned := false
-	if set := scope.Set; stratified {
-		q.Estimator, q.Set = EstimatorIPW, set.Name
+	if scope.Set.Stratified() {
+		q.Estimator, q.Set = EstimatorIPW, scope.Set.Name
 		// The grader is the one that defined the strata when it is the
 		// predicate at the version the set was drawn with: then its
 		// failures are exactly the flagged strata.
-		aligned = g.Name == model.PredicateGrader && g.Version != "" && g.Version == set.PredicateVersions[rule.Line]
-		for _, st := range set.Strata {
-			if st.Line != rule.Line {
-				continue
-			}
-			ss := sampledStratum{name: st.Name, fail: st.Fail, N: st.N}
-			for _, key := range set.strataKeys[st.Name] {
-				l, labelled := labels[key]
-				if !labelled {
-					continue
-				}
-				k, in := kindOf[key]
-				it := judged{key: key, kind: k, violation: l.Violation, inDomain: in}
-				if in {
-					failed, ok := use(key)
-					if !ok {
-						continue
-					}
-					it.failed = failed
-				}
-				ss.items = append(ss.items, it)
-			}
-			strata = append(strata, ss)
-		}
+		aligned = g.Name == model.PredicateGrader && g.Version != "" && g.Version == scope.Set.PredicateVersions[rule.Line]
+		strata = smp.setStrata(scope.Set, rule.Line)
 		if scope.Complete {
-			for _, key := range order {
-				l, labelled := labels[key]
-				if !labelled || setKind(kindOf[key]) {
-					continue
-				}
-				if failed, ok := use(key); ok {
-					others.items = append(others.items, judged{key: key, kind: kindOf[key], violation: l.Violation, failed: failed, inDomain: true})
-				}
-			}
-			others.N = len(others.items)
+			others = smp.simple("", func(key string) bool { return !setKind(d.kindOf[key]) })
 		}
 	} else {
 		inSet := func(string) bool { return true }
 		if scope.Set != nil {
 			inSet = scope.Set.Contains
 		}
-		ss := sampledStratum{name: "all"}
-		for _, key := range order {
-			l, labelled := labels[key]
-			if !labelled || !inSet(key) {
-				continue
-			}
-			failed, ok := use(key)
-			if !ok {
-				continue
-			}
-			ss.items = append(ss.items, judged{key: key, kind: kindOf[key], violation: l.Violation, failed: failed, inDomain: true})
-		}
-		ss.N = len(ss.items)
-		strata = []sampledStratum{ss}
+		strata = []sampledStratum{smp.simple("all", inSet)}
 	}
+	q.count(d, append(slices.Clone(strata), others))
+	q.measure(measurer{strata: strata, weighted: scope.Set.Stratified(), aligned: aligned},
+		measurer{strata: []sampledStratum{others}}, setKind, d.hasKind, scope.Set)
+	q.warn(d.hasKind)
+	return q
+}
 
-	// Raw counts and misses, in plan order.
+// domain is what a grader is measured on: the distinct answers of a rule
+// (and model), in plan order, with their case kinds.
+type domain struct {
+	kindOf  map[string]model.Kind
+	order   []string
+	hasKind map[model.Kind]bool
+}
+
+func domainOf(p *audit.Plan, scope QualityScope) domain {
+	rule := p.Audit.Rules[scope.Rule]
+	d := domain{kindOf: map[string]model.Kind{}, hasKind: map[model.Kind]bool{}}
+	for _, ci := range p.CellsOfRule(scope.Rule) {
+		c := p.Cells[ci]
+		if scope.Model >= 0 && c.Model != scope.Model {
+			continue
+		}
+		k := rule.Cases[c.Case].Kind
+		d.hasKind[k] = true
+		if _, seen := d.kindOf[c.Key]; !seen {
+			d.kindOf[c.Key] = k
+			d.order = append(d.order, c.Key)
+		}
+	}
+	return d
+}
+
+// sampler gathers labelled answers into strata, counting in q the labelled
+// answers it cannot use (ungraded, unparseable).
+type sampler struct {
+	q      *GraderQuality
+	g      Grades
+	labels map[string]model.Label
+	d      domain
+}
+
+// use reports whether a labelled domain answer has a usable grade.
+func (s sampler) use(key string) (failed, ok bool) {
+	gr, graded := s.g.ByKey[key]
+	switch {
+	case !graded:
+		s.q.Ungraded++
+		return false, false
+	case gr.Unparseable:
+		s.q.Unparseable++
+		return false, false
+	}
+	return !gr.Pass, true
+}
+
+// setStrata is a stratified set's strata of the rule on line, with their
+// labelled answers (those outside the domain kept, for the weights).
+func (s sampler) setStrata(set *LabelSet, line int) []sampledStratum {
+	var strata []sampledStratum
+	for _, st := range set.Strata {
+		if st.Line != line {
+			continue
+		}
+		ss := sampledStratum{name: st.Name, fail: st.Fail, N: st.N}
+		for _, key := range set.strataKeys[st.Name] {
+			l, labelled := s.labels[key]
+			if !labelled {
+				continue
+			}
+			k, in := s.d.kindOf[key]
+			it := judged{key: key, kind: k, violation: l.Violation, inDomain: in}
+			if in {
+				failed, ok := s.use(key)
+				if !ok {
+					continue
+				}
+				it.failed = failed
+			}
+			ss.items = append(ss.items, it)
+		}
+		strata = append(strata, ss)
+	}
+	return strata
+}
+
+// simple is one stratum of every labelled, usable domain answer that
+// keep admits, as a simple random sample (N is its size).
+func (s sampler) simple(name string, keep func(key string) bool) sampledStratum {
+	ss := sampledStratum{name: name}
+	for _, key := range s.d.order {
+		l, labelled := s.labels[key]
+		if !labelled || !keep(key) {
+			continue
+		}
+		if failed, ok := s.use(key); ok {
+			ss.items = append(ss.items, judged{key: key, kind: s.d.kindOf[key], violation: l.Violation, failed: failed, inDomain: true})
+		}
+	}
+	ss.N = len(ss.items)
+	return ss
+}
+
+// count fills the raw confusion counts and the misses, in plan order.
+func (q *GraderQuality) count(d domain, strata []sampledStratum) {
 	var all []judged
-	for _, ss := range append(slices.Clone(strata), others) {
+	for _, ss := range strata {
 		for _, it := range ss.items {
 			if it.inDomain {
 				all = append(all, it)
 			}
 		}
 	}
-	pos := make(map[string]int, len(order))
-	for i, k := range order {
+	pos := make(map[string]int, len(d.order))
+	for i, k := range d.order {
 		pos[k] = i
 	}
 	slices.SortFunc(all, func(a, b judged) int { return pos[a.key] - pos[b.key] })
@@ -379,9 +408,12 @@ func MeasureGrader(p *audit.Plan, g Grades, labels map[string]model.Label, scope
 		}
 	}
 	q.Labels = len(all)
+}
 
-	m := measurer{strata: strata, weighted: stratified, aligned: aligned}
-	simple := measurer{strata: []sampledStratum{others}}
+// measure estimates recall, precision and specificity, pooled over the
+// provoking kinds and per kind: weighted (m) for the kinds the set draws,
+// simple for the rest.
+func (q *GraderQuality) measure(m, simple measurer, setKind func(model.Kind) bool, hasKind map[model.Kind]bool, set *LabelSet) {
 	pooled := func(it judged) bool { return it.inDomain && it.kind.Provoking() }
 	// A provoking kind without cases in the rule is covered trivially.
 	covers := func(k model.Kind) bool { return setKind(k) || !hasKind[k] }
@@ -393,8 +425,8 @@ func MeasureGrader(p *audit.Plan, g Grades, labels map[string]model.Label, scope
 	default:
 		// One provoking kind weighted, the other not: no valid pooled
 		// estimate. The raw counts still show what is labelled.
-		why := fmt.Sprintf("label set %s draws only one provoking kind; pool needs both", scope.Set.Name)
-		both := measurer{strata: append(slices.Clone(strata), others)}
+		why := fmt.Sprintf("label set %s draws only one provoking kind; pool needs both", set.Name)
+		both := measurer{strata: append(slices.Clone(m.strata), simple.strata...)}
 		q.Recall, q.Precision, q.Specificity = both.recall(pooled), both.precision(pooled), both.specificity(pooled)
 		for _, ms := range []*Measure{q.Recall, q.Precision, q.Specificity} {
 			ms.Est, ms.CI, ms.Method, ms.Unmeasured = 0, stats.Interval{}, MethodIPW, why
@@ -413,20 +445,23 @@ func MeasureGrader(p *audit.Plan, g Grades, labels map[string]model.Label, scope
 		q.PrecisionKind[k] = mk.precision(inKind)
 		q.SpecificityKind[k] = mk.specificity(inKind)
 	}
+}
 
-	if q.Labels > 0 {
-		for _, k := range model.Kinds {
-			c, labelled := q.Confusion[k]
-			if !(k.Provoking() && hasKind[k]) && !labelled {
-				continue
-			}
-			if v := c.Violations(); v < MinViolationsPerKind {
-				q.Warnings = append(q.Warnings, fmt.Sprintf("only %d labelled %s %s (fewer than %d): its recall, and rates corrected with it, are uncertain",
-					v, k, failureNoun(k, v), MinViolationsPerKind))
-			}
+// warn flags each kind with too few labelled violations for its recall.
+func (q *GraderQuality) warn(hasKind map[model.Kind]bool) {
+	if q.Labels == 0 {
+		return
+	}
+	for _, k := range model.Kinds {
+		c, labelled := q.Confusion[k]
+		if !(k.Provoking() && hasKind[k]) && !labelled {
+			continue
+		}
+		if v := c.Violations(); v < MinViolationsPerKind {
+			q.Warnings = append(q.Warnings, fmt.Sprintf("only %d labelled %s %s (fewer than %d): its recall, and rates corrected with it, are uncertain",
+				v, k, failureNoun(k, v), MinViolationsPerKind))
 		}
 	}
-	return q
 }
 
 func failureNoun(k model.Kind, n int) string {
