@@ -263,7 +263,6 @@ func DrawLabelSample(st audit.Store, p *audit.Plan, t Graded, opts SampleOptions
 		}
 		return old, nil
 	}
-
 	if opts.Line != 0 {
 		for _, r := range p.Audit.Rules {
 			if r.Line == opts.Line && !r.HasPredicate() {
@@ -272,14 +271,53 @@ func DrawLabelSample(st audit.Store, p *audit.Plan, t Graded, opts SampleOptions
 		}
 	}
 
-	// The population: distinct answered, graded keys of the chosen cells.
-	// A key serving several rules belongs to the first in plan order.
-	// Rules with no predicate (no input class) are left out: there is no
-	// instrument for their labels to measure.
-	type member struct {
-		rule int // index
-		fail bool
+	pop, keys := population(p, t, opts)
+	if len(keys) == 0 {
+		return LabelSet{}, fmt.Errorf("audit: label set %s: no graded answers to draw from (%s); run the audit first",
+			opts.Name, opts.describe())
 	}
+	// Draw from sorted keys: the result depends on the seed and the
+	// population, not on map order or plan layout.
+	slices.Sort(keys)
+	rng := rand.New(rand.NewPCG(uint64(opts.Seed), 0x6c6162656c736574)) // "labelset"
+
+	set := LabelSet{Name: opts.Name, Options: opts, Created: time.Now().UTC(), Population: len(keys),
+		PredicateVersions: map[int]string{}, strataKeys: map[string][]string{}}
+	for _, m := range pop {
+		r := p.Audit.Rules[m.rule]
+		set.PredicateVersions[r.Line] = t.PredicateVersion(m.rule)
+	}
+	var drawn []string
+	if opts.Stratify {
+		drawn = set.drawStrata(rng, p, pop, keys)
+	} else {
+		drawn = pick(rng, keys, min(opts.N, len(keys)))
+	}
+	rng.Shuffle(len(drawn), func(i, j int) { drawn[i], drawn[j] = drawn[j], drawn[i] })
+	set.Keys = drawn
+	set.index = indexKeys(drawn)
+	meta, err := set.meta()
+	if err != nil {
+		return LabelSet{}, err
+	}
+	if err := st.PutLabelSet(set.Name, set.Keys, meta); err != nil {
+		return LabelSet{}, fmt.Errorf("audit: store label set %s: %w", set.Name, err)
+	}
+	return set, nil
+}
+
+// member is an answer of a label set's population: the rule it belongs to
+// (an index) and whether the rule's predicate failed it.
+type member struct {
+	rule int
+	fail bool
+}
+
+// population is what a set draws from: the distinct answered, graded keys
+// of the chosen cells, in plan order. A key serving several rules belongs
+// to the first in plan order. Rules with no predicate (no input class) are
+// left out: there is no instrument for their labels to measure.
+func population(p *audit.Plan, t Graded, opts SampleOptions) (map[string]member, []string) {
 	pop := map[string]member{}
 	var keys []string
 	for _, c := range p.Cells {
@@ -300,70 +338,51 @@ func DrawLabelSample(st audit.Store, p *audit.Plan, t Graded, opts SampleOptions
 		pop[c.Key] = member{rule: c.Rule, fail: !g.Pass}
 		keys = append(keys, c.Key)
 	}
-	if len(keys) == 0 {
-		return LabelSet{}, fmt.Errorf("audit: label set %s: no graded answers to draw from (%s); run the audit first",
-			opts.Name, opts.describe())
-	}
-	// Draw from sorted keys: the result depends on the seed and the
-	// population, not on map order or plan layout.
-	slices.Sort(keys)
-	rng := rand.New(rand.NewPCG(uint64(opts.Seed), 0x6c6162656c736574)) // "labelset"
+	return pop, keys
+}
 
-	set := LabelSet{Name: opts.Name, Options: opts, Created: time.Now().UTC(), Population: len(keys),
-		PredicateVersions: map[int]string{}, strataKeys: map[string][]string{}}
-	for _, m := range pop {
-		r := p.Audit.Rules[m.rule]
-		set.PredicateVersions[r.Line] = t.PredicateVersion(m.rule)
+// drawStrata draws a stratified set: the draw apportioned to rules by
+// their size, then within each rule split between the answers its
+// predicate failed and passed (FailShare from the failed), recording each
+// stratum on set. keys are sorted; the draws follow rule order, failed
+// before passed, so a seed always gives the same set.
+func (set *LabelSet) drawStrata(rng *rand.Rand, p *audit.Plan, pop map[string]member, keys []string) []string {
+	opts := set.Options
+	byRule := make([][2][]string, len(p.Audit.Rules)) // [passed, failed]
+	ruleSize := make([]int, len(p.Audit.Rules))
+	for _, k := range keys {
+		m := pop[k]
+		f := 0
+		if m.fail {
+			f = 1
+		}
+		byRule[m.rule][f] = append(byRule[m.rule][f], k)
+		ruleSize[m.rule]++
 	}
+	share := apportion(min(opts.N, len(keys)), ruleSize)
 	var drawn []string
-	if !opts.Stratify {
-		drawn = pick(rng, keys, min(opts.N, len(keys)))
-	} else {
-		byRule := make([][2][]string, len(p.Audit.Rules)) // [passed, failed]
-		ruleSize := make([]int, len(p.Audit.Rules))
-		for _, k := range keys {
-			m := pop[k]
-			f := 0
-			if m.fail {
-				f = 1
-			}
-			byRule[m.rule][f] = append(byRule[m.rule][f], k)
-			ruleSize[m.rule]++
+	for ri, r := range p.Audit.Rules {
+		if ruleSize[ri] == 0 {
+			continue
 		}
-		share := apportion(min(opts.N, len(keys)), ruleSize)
-		for ri, r := range p.Audit.Rules {
-			if ruleSize[ri] == 0 {
-				continue
+		failed, passed := byRule[ri][1], byRule[ri][0]
+		nF, nP := allocate(share[ri], len(failed), len(passed), opts.FailShare)
+		for _, s := range []struct {
+			fail bool
+			keys []string
+			n    int
+		}{{true, failed, nF}, {false, passed, nP}} {
+			name := fmt.Sprintf("L%d passed", r.Line)
+			if s.fail {
+				name = fmt.Sprintf("L%d failed", r.Line)
 			}
-			failed, passed := byRule[ri][1], byRule[ri][0]
-			nF, nP := allocate(share[ri], len(failed), len(passed), opts.FailShare)
-			for _, s := range []struct {
-				fail bool
-				keys []string
-				n    int
-			}{{true, failed, nF}, {false, passed, nP}} {
-				name := fmt.Sprintf("L%d passed", r.Line)
-				if s.fail {
-					name = fmt.Sprintf("L%d failed", r.Line)
-				}
-				got := pick(rng, s.keys, s.n)
-				set.Strata = append(set.Strata, LabelStratum{Name: name, Line: r.Line, Fail: s.fail, N: len(s.keys), Drawn: len(got)})
-				set.strataKeys[name] = got
-				drawn = append(drawn, got...)
-			}
+			got := pick(rng, s.keys, s.n)
+			set.Strata = append(set.Strata, LabelStratum{Name: name, Line: r.Line, Fail: s.fail, N: len(s.keys), Drawn: len(got)})
+			set.strataKeys[name] = got
+			drawn = append(drawn, got...)
 		}
 	}
-	rng.Shuffle(len(drawn), func(i, j int) { drawn[i], drawn[j] = drawn[j], drawn[i] })
-	set.Keys = drawn
-	set.index = indexKeys(drawn)
-	meta, err := set.meta()
-	if err != nil {
-		return LabelSet{}, err
-	}
-	if err := st.PutLabelSet(set.Name, set.Keys, meta); err != nil {
-		return LabelSet{}, fmt.Errorf("audit: store label set %s: %w", set.Name, err)
-	}
-	return set, nil
+	return drawn
 }
 
 // pick draws n of keys without replacement (a partial Fisher-Yates shuffle
