@@ -121,6 +121,7 @@ built-in simulated model.`,
 		newLabelCmd(std),
 		newReviewCmd(std),
 		newCoverageCmd(std),
+		newInitCmd(std),
 	)
 	return root
 }
