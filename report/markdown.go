@@ -226,10 +226,18 @@ func caseCount(c evidence.Count) string {
 
 // mdEscape makes untrusted or user text safe inside a Markdown table cell.
 func mdEscape(s string) string {
-	s = model.Sanitize(s)
-	r := strings.NewReplacer("|", `\|`, "\n", " ", "<", "&lt;", ">", "&gt;", "`", "'")
-	return r.Replace(s)
+	return mdInert.Replace(model.Sanitize(s))
 }
+
+// mdInert makes untrusted text (case messages, rule text, answers) inert in
+// a review's Markdown: no table break, no HTML, no link or image (brackets
+// and the bang escaped, bare URLs broken so no autolink), no emphasis or
+// code span, and no @mention that would notify someone.
+var mdInert = strings.NewReplacer(
+	"|", `\|`, "\n", " ", "<", "&lt;", ">", "&gt;", "`", "'",
+	`\`, `\\`, "[", `\[`, "]", `\]`, "!", `\!`, "*", `\*`, "_", `\_`, "~", `\~`,
+	"@", "&#64;", "://", "&#58;//", "#", `\#`,
+)
 
 func truncate(s string, n int) string {
 	r := []rune(s)
