@@ -231,11 +231,12 @@ func mdEscape(s string) string {
 
 // mdInert makes untrusted text (case messages, rule text, answers) inert in
 // a review's Markdown: no table break, no HTML, no link or image (brackets
-// and the bang escaped, bare URLs broken so no autolink), no emphasis or
-// code span, and no @mention that would notify someone.
+// and the bang escaped, bare URLs broken so no autolink), no bold, strike
+// or code span (underscores stay: GFM ignores them inside words, and the
+// tool's own names use them), and no @mention that would notify someone.
 var mdInert = strings.NewReplacer(
 	"|", `\|`, "\n", " ", "<", "&lt;", ">", "&gt;", "`", "'",
-	`\`, `\\`, "[", `\[`, "]", `\]`, "!", `\!`, "*", `\*`, "_", `\_`, "~", `\~`,
+	`\`, `\\`, "[", `\[`, "]", `\]`, "!", `\!`, "*", `\*`, "~", `\~`,
 	"@", "&#64;", "://", "&#58;//", "#", `\#`,
 )
 
