@@ -6,6 +6,7 @@ import (
 	"errors"
 	"fmt"
 	"io"
+	"regexp"
 	"strconv"
 	"strings"
 	"time"
@@ -335,11 +336,13 @@ func ParseLabels(file string, data []byte) ([]model.Label, error) {
 }
 
 // csvSafe sanitizes untrusted cells: control sequences are stripped, and a
-// cell a spreadsheet would run as a formula is prefixed with a quote.
+// cell a spreadsheet would run as a formula is prefixed with a quote. A
+// number stays a number, and the tool's own variant names (-L20, ~L20,
+// +L20) stay as they are: a reader filters on them.
 func csvSafe(row []string) []string {
 	for i, s := range row {
 		s = model.Sanitize(s)
-		if s != "" && strings.ContainsRune("=+-@", rune(s[0])) {
+		if s != "" && strings.ContainsRune("=+-@\t\r", rune(s[0])) && !variantName.MatchString(s) {
 			if _, err := strconv.ParseFloat(s, 64); err != nil {
 				s = "'" + s
 			}
@@ -348,5 +351,8 @@ func csvSafe(row []string) []string {
 	}
 	return row
 }
+
+// variantName is a prompt variant as the tool names it.
+var variantName = regexp.MustCompile(`^[-~+]L[0-9]+$`)
 
 func isNotFound(err error) bool { return errors.Is(err, store.ErrNotFound) }

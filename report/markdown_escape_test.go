@@ -32,3 +32,24 @@ func TestMDEscape_Inert(t *testing.T) {
 		t.Errorf("plain text changed: %q", got)
 	}
 }
+
+// A CSV cell a spreadsheet would run is guarded; numbers and the tool's
+// variant names are not.
+func TestCSVSafe(t *testing.T) {
+	t.Parallel()
+	for in, want := range map[string]string{
+		"=HYPERLINK(\"http://evil\")": "'=HYPERLINK(\"http://evil\")",
+		"+cmd|' /C calc'!A0":         "'+cmd|' /C calc'!A0",
+		"@SUM(A1:A2)":                "'@SUM(A1:A2)",
+		"-2+3":                       "'-2+3",
+		"-L20":                       "-L20",
+		"~L7":                        "~L7",
+		"+L12":                       "+L12",
+		"-0.25":                      "-0.25",
+		"plain text":                 "plain text",
+	} {
+		if got := csvSafe([]string{in})[0]; got != want {
+			t.Errorf("csvSafe(%q) = %q, want %q", in, got, want)
+		}
+	}
+}
