@@ -39,14 +39,14 @@ func TestCSVSafe(t *testing.T) {
 	t.Parallel()
 	for in, want := range map[string]string{
 		"=HYPERLINK(\"http://evil\")": "'=HYPERLINK(\"http://evil\")",
-		"+cmd|' /C calc'!A0":         "'+cmd|' /C calc'!A0",
-		"@SUM(A1:A2)":                "'@SUM(A1:A2)",
-		"-2+3":                       "'-2+3",
-		"-L20":                       "-L20",
-		"~L7":                        "~L7",
-		"+L12":                       "+L12",
-		"-0.25":                      "-0.25",
-		"plain text":                 "plain text",
+		"+cmd|' /C calc'!A0":          "'+cmd|' /C calc'!A0",
+		"@SUM(A1:A2)":                 "'@SUM(A1:A2)",
+		"-2+3":                        "'-2+3",
+		"-L20":                        "-L20",
+		"~L7":                         "~L7",
+		"+L12":                        "+L12",
+		"-0.25":                       "-0.25",
+		"plain text":                  "plain text",
 	} {
 		if got := csvSafe([]string{in})[0]; got != want {
 			t.Errorf("csvSafe(%q) = %q, want %q", in, got, want)
