@@ -12,10 +12,12 @@ package audit
 import (
 	"errors"
 	"fmt"
+	"io"
 	"io/fs"
 	"os"
 	"path/filepath"
 	"strings"
+	"syscall"
 
 	"github.com/auditor-dev/auditor/model"
 	"github.com/auditor-dev/auditor/prompts"
@@ -256,7 +258,7 @@ func (a *Audit) resolve(p string) string {
 // readInput reads a file the user named, turning a failure into an
 // InputError that points at where the name was written (when known).
 func readInput(path, from string, line int, field string) ([]byte, error) {
-	data, err := os.ReadFile(path)
+	data, err := ReadRegular(path)
 	if err == nil {
 		return data, nil
 	}
@@ -300,4 +302,38 @@ func lineOfKey(data []byte, key string) int {
 		}
 	}
 	return 0
+}
+
+// MaxInputBytes is the largest input file auditor reads: far above any
+// real prompt, case file or predicate, far below what would exhaust memory.
+const MaxInputBytes = 64 << 20
+
+// ReadRegular reads a regular file of at most MaxInputBytes. Anything else
+// (a device like /dev/zero, a FIFO that would block, a directory) is
+// refused without reading from it: the open itself does not block, as a
+// FIFO is opened non-blocking.
+func ReadRegular(path string) ([]byte, error) {
+	f, err := os.OpenFile(path, os.O_RDONLY|syscall.O_NONBLOCK, 0)
+	if err != nil {
+		return nil, err
+	}
+	defer f.Close()
+	st, err := f.Stat()
+	if err != nil {
+		return nil, err
+	}
+	if !st.Mode().IsRegular() {
+		return nil, fmt.Errorf("not a regular file (%s): auditor reads only files", st.Mode().Type())
+	}
+	if st.Size() > MaxInputBytes {
+		return nil, fmt.Errorf("%d bytes, over the %d MiB auditor reads", st.Size(), MaxInputBytes>>20)
+	}
+	data, err := io.ReadAll(io.LimitReader(f, MaxInputBytes+1))
+	if err != nil {
+		return nil, err
+	}
+	if len(data) > MaxInputBytes {
+		return nil, fmt.Errorf("over the %d MiB auditor reads", MaxInputBytes>>20)
+	}
+	return data, nil
 }

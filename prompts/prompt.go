@@ -10,6 +10,7 @@ import (
 	"fmt"
 	"strconv"
 	"strings"
+	"unicode/utf8"
 
 	"github.com/auditor-dev/auditor/model"
 )
@@ -35,6 +36,9 @@ func Parse(path string, data []byte) (*Prompt, error) {
 	lines := strings.Split(text, "\n")
 	for i, l := range lines {
 		lines[i] = strings.TrimSuffix(l, "\r")
+		if !utf8.ValidString(l) {
+			return nil, &model.InputError{File: path, Line: i + 1, Msg: "invalid UTF-8: save the prompt as UTF-8 text"}
+		}
 	}
 	return &Prompt{Path: path, Lines: lines}, nil
 }

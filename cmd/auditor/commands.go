@@ -8,6 +8,7 @@ import (
 
 	"github.com/spf13/cobra"
 
+	"github.com/auditor-dev/auditor/audit"
 	"github.com/auditor-dev/auditor/audit/evidence"
 	"github.com/auditor-dev/auditor/examples"
 	"github.com/auditor-dev/auditor/model"
@@ -237,7 +238,7 @@ imported (conflicts or unknown responses; the rest were); 2 the file cannot be
 read (nothing imported).`,
 		Args: exactArgs(2),
 		RunE: func(cmd *cobra.Command, args []string) error {
-			data, err := os.ReadFile(args[1])
+			data, err := audit.ReadRegular(args[1])
 			if err != nil {
 				return &model.InputError{File: args[1], Msg: "cannot read: " + err.Error()}
 			}

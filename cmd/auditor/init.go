@@ -9,6 +9,7 @@ import (
 
 	"github.com/spf13/cobra"
 
+	"github.com/auditor-dev/auditor/audit"
 	"github.com/auditor-dev/auditor/prompts"
 )
 
@@ -43,7 +44,7 @@ func initAudit(std Stdio, dir, promptPath string, line int, text string) error {
 	if promptPath == "" || (line == 0) == (text == "") {
 		return &usageError{errors.New("init needs --prompt and one of --line or --text")}
 	}
-	data, err := os.ReadFile(promptPath)
+	data, err := audit.ReadRegular(promptPath)
 	if err != nil {
 		return &usageError{err}
 	}

@@ -1,0 +1,85 @@
+package audit_test
+
+import (
+	"os"
+	"path/filepath"
+	"strings"
+	"syscall"
+	"testing"
+
+	"github.com/auditor-dev/auditor/audit"
+	"github.com/auditor-dev/auditor/audit/audittest"
+	"github.com/auditor-dev/auditor/model"
+)
+
+// A case file that is not a regular file (a FIFO that would block, a
+// device that never ends) is refused without being read, and so is one
+// over the size cap; the error names the file the audit named it in.
+func TestLoad_RefusesWhatIsNotAFile(t *testing.T) {
+	t.Parallel()
+	for _, tt := range []struct {
+		name string
+		make func(t *testing.T, dir string) string // returns the cases path to name
+		want string
+	}{
+		{"fifo", func(t *testing.T, dir string) string {
+			p := filepath.Join(dir, "fifo.jsonl")
+			if err := syscall.Mkfifo(p, 0o644); err != nil {
+				t.Skipf("mkfifo: %v", err)
+			}
+			return p
+		}, "not a regular file"},
+		{"device", func(t *testing.T, dir string) string {
+			if _, err := os.Stat("/dev/zero"); err != nil {
+				t.Skip("no /dev/zero")
+			}
+			return "/dev/zero"
+		}, "not a regular file"},
+		{"directory", func(t *testing.T, dir string) string { return dir }, "not a regular file"},
+		{"too large", func(t *testing.T, dir string) string {
+			p := filepath.Join(dir, "huge.jsonl")
+			f, err := os.Create(p)
+			if err != nil {
+				t.Fatal(err)
+			}
+			defer f.Close()
+			if err := f.Truncate(audit.MaxInputBytes + 1); err != nil { // sparse: no disk used
+				t.Fatal(err)
+			}
+			return p
+		}, "MiB"},
+	} {
+		t.Run(tt.name, func(t *testing.T) {
+			t.Parallel()
+			files := audittest.SweepFiles()
+			dir := audittest.WriteFiles(t, files)
+			cases := tt.make(t, t.TempDir())
+			toml := strings.Replace(files["audit.toml"], `cases = "a.jsonl"`, "cases = "+strconvQuote(cases), 1)
+			if toml == files["audit.toml"] {
+				t.Fatal("the fixture names no a.jsonl")
+			}
+			if err := os.WriteFile(filepath.Join(dir, "audit.toml"), []byte(toml), 0o644); err != nil {
+				t.Fatal(err)
+			}
+			_, err := audit.Load(filepath.Join(dir, "audit.toml"), nil)
+			ie, ok := err.(*model.InputError)
+			if !ok || filepath.Base(ie.File) != "audit.toml" || !strings.Contains(err.Error(), tt.want) || !strings.Contains(err.Error(), cases) {
+				t.Fatalf("err = %v, want an InputError in audit.toml naming %s and saying %q", err, cases, tt.want)
+			}
+		})
+	}
+}
+
+func strconvQuote(s string) string { return `"` + strings.ReplaceAll(s, `"`, `\"`) + `"` }
+
+// A prompt with invalid UTF-8 is refused like a case file, at its line.
+func TestLoad_PromptInvalidUTF8(t *testing.T) {
+	t.Parallel()
+	files := audittest.SweepFiles()
+	files["p.md"] = "You are a helpful assistant.\nNever share \xff prices.\n"
+	dir := audittest.WriteFiles(t, files)
+	_, err := audit.Load(filepath.Join(dir, "audit.toml"), nil)
+	if err == nil || !strings.Contains(err.Error(), "UTF-8") || !strings.Contains(err.Error(), "p.md") {
+		t.Fatalf("err = %v, want invalid UTF-8 in p.md", err)
+	}
+}
