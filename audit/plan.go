@@ -53,6 +53,26 @@ type PlanOptions struct {
 // case, variant and model differs only in its sample index, so the work that
 // does not depend on the sample (messages, token estimates, the key's hash
 // prefix) is done once per such group, in a template.
+// MaxCells is the largest plan auditor lays out unless asked
+// (PlanOptions-independent: see CellCount). At a typical $0.002 a call it
+// is a $400 run; a typo in --samples would otherwise allocate millions of
+// cells before anyone sees the cost.
+const MaxCells = 200_000
+
+// CellCount is how many cells NewPlan would lay out with samples per case
+// and variant (0: the audit's): samples x models x each rule's cases x 2
+// variants. It is computed without building anything.
+func (a *Audit) CellCount(samples int) int64 {
+	if samples <= 0 {
+		samples = a.File.Samples
+	}
+	var perSample int64
+	for _, r := range a.Rules {
+		perSample += int64(len(r.Cases)) * 2
+	}
+	return int64(samples) * int64(len(a.File.Models)) * perSample
+}
+
 func NewPlan(a *Audit, opts PlanOptions) *Plan {
 	p := &Plan{Audit: a, Samples: a.File.Samples, ruleCells: make([][]int, len(a.Rules))}
 	if opts.Samples > 0 {

@@ -84,14 +84,22 @@ type Options struct {
 	Samples int // overrides the audit's samples per case when > 0
 	Access  Access
 	Now     func() time.Time // nil: time.Now
+	// AllowLarge lays out a plan above audit.MaxCells; without it such a
+	// plan is refused before anything is built.
+	AllowLarge bool
 }
+
+// ErrTooLarge is a plan above audit.MaxCells that was not asked for.
+var ErrTooLarge = errors.New("plan too large")
 
 // Load reads and validates the audit and lays out its plan, without
 // touching the store. Problems with the user's files are
 // *model.InputError naming the file, line and field.
-func Load(path string, samples int) (*Session, error) {
-	if samples < 0 {
-		return nil, fmt.Errorf("samples %d: need at least 1", samples)
+func Load(path string, samples int) (*Session, error) { return load(path, samples, true) }
+
+func load(path string, samples int, allowLarge bool) (*Session, error) {
+	if samples < 0 || samples > model.MaxSamples {
+		return nil, fmt.Errorf("samples %d: need 1 to %d", samples, model.MaxSamples)
 	}
 	counter, err := prompts.NewCounter()
 	if err != nil {
@@ -101,6 +109,9 @@ func Load(path string, samples int) (*Session, error) {
 	if err != nil {
 		return nil, err
 	}
+	if n := a.CellCount(samples); n > audit.MaxCells && !allowLarge {
+		return nil, fmt.Errorf("%w: %d cells (samples x models x cases x 2 variants), over the %d auditor lays out unless asked: lower --samples, or pass --allow-large if you mean it", ErrTooLarge, n, audit.MaxCells)
+	}
 	return &Session{Audit: a, Plan: audit.NewPlan(a, audit.PlanOptions{Samples: samples}), preds: grade.NewPredicates(a), now: time.Now}, nil
 }
 
@@ -109,7 +120,7 @@ func Load(path string, samples int) (*Session, error) {
 // what is stored. ctx bounds the exec predicates the session starts; Close
 // stops them.
 func Open(ctx context.Context, path string, o Options) (*Session, error) {
-	s, err := Load(path, o.Samples)
+	s, err := load(path, o.Samples, o.AllowLarge)
 	if err != nil {
 		return nil, err
 	}

@@ -1,6 +1,7 @@
 package main
 
 import (
+	"errors"
 	"fmt"
 	"os"
 	"path/filepath"
@@ -57,6 +58,7 @@ result is marked SIMULATED.`,
 func newPlanCmd(std Stdio) *cobra.Command {
 	var format string
 	var samples, concurrency int
+	var allowLarge bool
 	c := &cobra.Command{
 		Use:   "plan AUDIT",
 		Short: "Show what a run would call and cost, without making calls",
@@ -65,10 +67,13 @@ output tokens, the dollars with and without prompt caching, and the minutes at
 the set concurrency. Makes no calls. --format json gives the same as an object.`,
 		Args: exactArgs(1),
 		RunE: func(cmd *cobra.Command, args []string) error {
-			if samples < 0 || concurrency < 0 {
-				return &usageError{fmt.Errorf("--samples and --concurrency cannot be negative")}
+			if err := checkRunFlags(runFlags{samples: samples, concurrency: concurrency}); err != nil {
+				return err
 			}
-			s, err := workbench.Open(cmd.Context(), args[0], workbench.Options{Samples: samples, Access: workbench.IfExists})
+			s, err := workbench.Open(cmd.Context(), args[0], workbench.Options{Samples: samples, Access: workbench.IfExists, AllowLarge: allowLarge})
+			if errors.Is(err, workbench.ErrTooLarge) {
+				return &usageError{err}
+			}
 			if err != nil {
 				return err
 			}
@@ -109,6 +114,7 @@ the set concurrency. Makes no calls. --format json gives the same as an object.`
 	c.Flags().StringVar(&format, "format", "text", "text or json")
 	c.Flags().IntVar(&samples, "samples", 0, "samples per case and variant (default: the audit's samples)")
 	c.Flags().IntVar(&concurrency, "concurrency", 0, "calls in flight at once (default: the audit's concurrency)")
+	c.Flags().BoolVar(&allowLarge, "allow-large", false, fmt.Sprintf("plan above %d cells (refused otherwise)", audit.MaxCells))
 	return c
 }
 

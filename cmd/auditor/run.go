@@ -3,7 +3,9 @@ package main
 import (
 	"bufio"
 	"context"
+	"errors"
 	"fmt"
+	"math"
 	"os"
 	"os/signal"
 	"path/filepath"
@@ -13,7 +15,9 @@ import (
 
 	"github.com/spf13/cobra"
 
+	"github.com/auditor-dev/auditor/audit"
 	"github.com/auditor-dev/auditor/audit/evidence"
+	"github.com/auditor-dev/auditor/model"
 	"github.com/auditor-dev/auditor/report"
 	"github.com/auditor-dev/auditor/runner"
 	"github.com/auditor-dev/auditor/workbench"
@@ -37,6 +41,8 @@ type runFlags struct {
 	requestLog     string
 	// batch sends the answer calls through the providers' batch APIs.
 	batch bool
+	// allowLarge lays out a plan above audit.MaxCells.
+	allowLarge bool
 }
 
 func newRunCmd(std Stdio) *cobra.Command {
@@ -75,6 +81,7 @@ func addRunFlags(c *cobra.Command, f *runFlags) {
 	c.Flags().DurationVar(&f.simLatency, "sim-latency", 0, "mean answer latency of the simulated model")
 	c.Flags().IntVar(&f.rejudge, "rejudge", 0, "after the run, ask each judge again about this many graded answers and report how often it flips")
 	c.Flags().BoolVar(&f.retryTruncated, "retry-truncated", false, "ask again the calls whose answers were cut off by the token limit or came back empty (biases rates toward short answers; raising max_tokens is better)")
+	c.Flags().BoolVar(&f.allowLarge, "allow-large", false, fmt.Sprintf("lay out and run a plan above %d cells (refused otherwise, even with --yes)", audit.MaxCells))
 	c.Flags().BoolVar(&f.batch, "batch", false, "send the answer calls through the provider's batch API (half price, answered within 24 hours); a later run collects them")
 	addRequestLogFlags(c, f)
 }
@@ -109,14 +116,36 @@ func exactArgs(n int) cobra.PositionalArgs {
 	}
 }
 
+// checkRunFlags bounds the numbers a user types like the audit file's
+// fields, before anything is built: a typo in --samples must not allocate
+// millions of cells, and a negative --max-wait must not mean the default.
+func checkRunFlags(f runFlags) error {
+	switch {
+	case f.samples < 0 || f.samples > model.MaxSamples:
+		return &usageError{fmt.Errorf("--samples %d: need 1 to %d (0: the audit's)", f.samples, model.MaxSamples)}
+	case f.concurrency < 0 || f.concurrency > model.MaxConcurrency:
+		return &usageError{fmt.Errorf("--concurrency %d: need 1 to %d (0: the audit's)", f.concurrency, model.MaxConcurrency)}
+	case f.budget < 0 || math.IsNaN(f.budget) || math.IsInf(f.budget, 0):
+		return &usageError{fmt.Errorf("--budget %g: need a number of dollars, 0 or more", f.budget)}
+	case f.maxWait < 0:
+		return &usageError{fmt.Errorf("--max-wait %s: cannot be negative", f.maxWait)}
+	case f.rejudge < 0:
+		return &usageError{fmt.Errorf("--rejudge %d: cannot be negative", f.rejudge)}
+	}
+	return nil
+}
+
 // runAudit is `auditor run`: plan, confirm, run, grade, report.
 func runAudit(ctx context.Context, std Stdio, path string, f runFlags, resumeCmd string) error {
-	if f.concurrency < 0 || f.budget < 0 || f.samples < 0 {
-		return &usageError{fmt.Errorf("--samples, --concurrency and --budget cannot be negative")}
+	if err := checkRunFlags(f); err != nil {
+		return err
 	}
 	ctx, stop := signal.NotifyContext(ctx, os.Interrupt, syscall.SIGTERM)
 	defer stop()
-	s, err := workbench.Open(ctx, path, workbench.Options{Samples: f.samples, Access: workbench.Write})
+	s, err := workbench.Open(ctx, path, workbench.Options{Samples: f.samples, Access: workbench.Write, AllowLarge: f.allowLarge})
+	if errors.Is(err, workbench.ErrTooLarge) {
+		return &usageError{err}
+	}
 	if err != nil {
 		return err
 	}
