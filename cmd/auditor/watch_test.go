@@ -25,7 +25,7 @@ func next(t *testing.T, ch <-chan tui.PredicateFile) tui.PredicateFile {
 			t.Fatal("the watcher closed its channel")
 		}
 		return f
-	case <-time.After(20 * time.Second):
+	case <-time.After(2 * time.Minute):
 		t.Fatal("no predicate file came")
 	}
 	return tui.PredicateFile{}
