@@ -21,7 +21,6 @@ type batchServer struct {
 	mu     sync.Mutex
 	done   bool
 	lines  int
-	bodies []string // custom_id of each input line
 	output string
 	direct int // requests outside the batch API
 }
