@@ -8,6 +8,7 @@ import (
 	"github.com/charmbracelet/x/ansi"
 
 	"github.com/auditor-dev/auditor/model"
+	"github.com/auditor-dev/auditor/report"
 )
 
 // TestLabel_BlindUntilLabelled: before an answer is labelled the screen
@@ -376,6 +377,18 @@ func TestLabel_Results(t *testing.T) {
 	for _, want := range []string{"Results on label set sample: 10/10 labelled", "Line 23", "predicate", "judge:sim-judge-careful",
 		"recall", "precision", "specificity", "confusion", "misses (", "to narrow the predicate's recall to ±0.05", "predicate versions"} {
 		contains(t, s+strings.Join(a.label.results.lines, "\n"), want)
+	}
+	// Beside the set's own numbers, the recall the verdict and every report
+	// use, to the letter.
+	res, err := a.c.tally.Results()
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, rr := range res.Rules {
+		if rr.Rule.Line == 23 {
+			shown := strings.Join(strings.Fields(ansi.Strip(strings.Join(a.label.results.lines, " "))), " ")
+			contains(t, shown, "in the verdict (all label sets combined): recall "+report.RecallLine(rr.Quality))
+		}
 	}
 	if len(a.label.results.misses) == 0 {
 		t.Fatal("no misses listed")

@@ -304,6 +304,16 @@ func (r *labelResults) layout() {
 				wrapped("  ", st.Muted, oneLine(q.Grader)+": "+oneLine(m))
 			}
 		}
+		// What the verdict uses: every blind label of the rule, sets
+		// combined; the numbers above are this set's alone.
+		for mi, m := range r.c.plan.Audit.File.Models {
+			q := r.c.tally.RuleQuality(rq.ri, mi)
+			who := "in the verdict"
+			if len(r.c.plan.Audit.File.Models) > 1 {
+				who += " for " + oneLine(m.Name)
+			}
+			wrapped("  ", st.Muted, fmt.Sprintf("%s (all label sets combined): recall %s; specificity %s", who, report.RecallLine(q), measureText(q.Specificity)))
+		}
 		r.addHistory(rq, add)
 	}
 	r.cursor = min(r.cursor, max(len(r.misses)-1, 0))

@@ -72,6 +72,11 @@ func (t *Tally) censusOf(ri int, kinds []model.Kind) bool {
 	return true
 }
 
+// RuleQuality is a rule's predicate quality for one model exactly as the
+// verdict uses it: every blind label of the rule, label sets combined by
+// labels.CombineRule. Screens that show one set show this beside it.
+func (t *Tally) RuleQuality(ri, mi int) labels.GraderQuality { return t.ruleQuality(ri, mi) }
+
 // ruleQuality measures a rule's current predicate for one model, using the
 // stratified set chosen for the rule when there is one.
 func (t *Tally) ruleQuality(ri, mi int) labels.GraderQuality {
