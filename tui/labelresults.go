@@ -42,6 +42,9 @@ type ruleQuality struct {
 	ri      int
 	rule    *audit.Rule
 	graders []labels.GraderQuality // the predicate first
+	// verdict is the predicate as the verdict measures it, per model:
+	// every blind label of the rule, label sets combined.
+	verdict []labels.GraderQuality
 }
 
 // history is a rule's predicate versions as last loaded.
@@ -90,6 +93,9 @@ func (r *labelResults) measure() {
 		labelled := r.c.tally.Labels()
 		for _, sq := range r.c.tally.MeasureSet(set, nil) {
 			rq := ruleQuality{ri: sq.RuleIndex, rule: sq.Rule, graders: []labels.GraderQuality{sq.Quality}}
+			for mi := range r.c.plan.Audit.File.Models {
+				rq.verdict = append(rq.verdict, r.c.tally.RuleQuality(sq.RuleIndex, mi))
+			}
 			for _, j := range r.c.plan.Audit.Judges {
 				g := labels.Grades{Name: j.Grader, Version: j.Version, ByKey: r.c.tally.GraderGrades(j.Version)}
 				rq.graders = append(rq.graders, labels.MeasureGrader(r.c.plan, g, labelled,
@@ -306,8 +312,8 @@ func (r *labelResults) layout() {
 		}
 		// What the verdict uses: every blind label of the rule, sets
 		// combined; the numbers above are this set's alone.
-		for mi, m := range r.c.plan.Audit.File.Models {
-			q := r.c.tally.RuleQuality(rq.ri, mi)
+		for mi, q := range rq.verdict {
+			m := r.c.plan.Audit.File.Models[mi]
 			who := "in the verdict"
 			if len(r.c.plan.Audit.File.Models) > 1 {
 				who += " for " + oneLine(m.Name)
