@@ -202,7 +202,7 @@ func (a *Audit) loadRule(i int, rc model.RuleConfig) (*Rule, error) {
 	if err != nil {
 		return nil, err
 	}
-	if r.Loaded, err = model.ParsePredicate(r.PredicatePath, data); err != nil {
+	if r.Loaded, err = ParsePredicate(r.PredicatePath, data, a.Dir); err != nil {
 		return nil, err
 	}
 	return r, nil

@@ -21,8 +21,11 @@ const PredicateGrader = "predicate"
 //
 // A Predicate is immutable after ParsePredicate and safe for concurrent use.
 type Predicate struct {
-	File    string   // path as given to ParsePredicate
-	Version string   // first 16 hex digits of the SHA-256 of the file's exact bytes
+	File string // path as given to ParsePredicate
+	// Version is the first 16 hex digits of the SHA-256 of the file's
+	// exact bytes (and, after WithExecDigest, of the [exec] command's
+	// scripts).
+	Version string
 	Checks  []Check  // in file order
 	Exec    []string // [exec] command: argv of an external grader; nil when none
 }
@@ -37,6 +40,16 @@ type Check struct {
 	UnlessGrounded  bool           // a match found in the case's kb is excused
 	PassRequiresAny []string       // phrases, at least one of which must appear; nil when absent
 	Reason          string         // shown when the check fails
+}
+
+// WithExecDigest returns a copy of p whose version also covers digest:
+// the content of the scripts its [exec] command runs, which the file's
+// bytes do not show. The audit loader calls it; p itself is unchanged.
+func (p *Predicate) WithExecDigest(digest string) *Predicate {
+	c := *p
+	sum := sha256.Sum256([]byte(p.Version + "\x00" + digest))
+	c.Version = hex.EncodeToString(sum[:])[:16]
+	return &c
 }
 
 var (

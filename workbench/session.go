@@ -87,6 +87,9 @@ type Options struct {
 	// AllowLarge lays out a plan above audit.MaxCells; without it such a
 	// plan is refused before anything is built.
 	AllowLarge bool
+	// Exec says whether [exec] predicate commands may run: only approved
+	// ones by default (ExecSkip).
+	Exec ExecPolicy
 }
 
 // ErrTooLarge is a plan above audit.MaxCells that was not asked for.
@@ -137,6 +140,10 @@ func Open(ctx context.Context, path string, o Options) (*Session, error) {
 		}
 	}
 	s.grader = grade.NewGrader(ctx, s.Plan, s.preds)
+	if err := s.applyExecPolicy(o.Exec); err != nil {
+		s.Close()
+		return nil, err
+	}
 	if o.Access != Write {
 		return s, nil
 	}

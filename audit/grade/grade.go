@@ -2,6 +2,7 @@ package grade
 
 import (
 	"context"
+	"errors"
 	"fmt"
 	"sync"
 
@@ -21,13 +22,20 @@ type Grader struct {
 	mu   sync.Mutex
 	exec map[string]*execgrade.Grader // by predicate version, started on first use
 	ctx  context.Context
+	// approve, when set, must say yes before an [exec] command starts
+	// (RequireApproval); approval remembers its answer by predicate
+	// version, and denied the commands it refused, by digest.
+	approve  Approver
+	approval map[string]error
+	denied   map[string]audit.ExecCommand
 }
 
 // NewGrader returns a grader for the plan's rules that grades with the
 // predicates current in preds. Exec predicates are started lazily under
 // ctx; Close stops them.
 func NewGrader(ctx context.Context, p *audit.Plan, preds *Predicates) *Grader {
-	return &Grader{plan: p, preds: preds, exec: map[string]*execgrade.Grader{}, ctx: ctx}
+	return &Grader{plan: p, preds: preds, exec: map[string]*execgrade.Grader{}, ctx: ctx,
+		approval: map[string]error{}, denied: map[string]audit.ExecCommand{}}
 }
 
 // Close stops any exec predicate processes.
@@ -46,11 +54,15 @@ func (g *Grader) Close() error {
 
 // Grade returns the predicate grades of a response for every rule whose
 // cells use it. Errored responses get no grades: errors are their own state.
+// A predicate that cannot grade (an [exec] command not approved, or one
+// that failed) gives no grade; the others still do, and the first such
+// error is returned.
 func (g *Grader) Grade(r model.Response) ([]model.Grade, error) {
 	if !r.OK() {
 		return nil, nil
 	}
 	var grades []model.Grade
+	var first error
 	done := map[string]bool{} // predicate version: one grade per version
 	for _, ci := range g.plan.ByKey[r.Key] {
 		cell := g.plan.Cells[ci]
@@ -59,14 +71,17 @@ func (g *Grader) Grade(r model.Response) ([]model.Grade, error) {
 		if done[pred.Version] || !rule.HasPredicate() {
 			continue
 		}
+		done[pred.Version] = true
 		gr, err := g.gradeOne(cell.Rule, pred, rule.Cases[cell.Case], r.Text)
 		if err != nil {
-			return grades, err
+			if first == nil {
+				first = err
+			}
+			continue
 		}
-		done[pred.Version] = true
 		grades = append(grades, gr)
 	}
-	return grades, nil
+	return grades, first
 }
 
 // GradeWith grades one answer of rule ri's case c with pred: its checks,
@@ -77,6 +92,14 @@ func (g *Grader) GradeWith(ri int, pred *model.Predicate, c model.Case, text str
 
 func (g *Grader) gradeOne(ruleIdx int, pred *model.Predicate, c model.Case, text string) (model.Grade, error) {
 	rule := g.plan.Audit.Rules[ruleIdx]
+	if len(pred.Exec) > 0 {
+		// Checked before the checks run: a rule whose command may not run
+		// gets no grade at all, rather than grades from its checks alone,
+		// which would count only the failures.
+		if err := g.checkApproved(pred); err != nil {
+			return model.Grade{}, fmt.Errorf("%s: %w", rule.PredicatePath, err)
+		}
+	}
 	gr := pred.Grade(c, text)
 	if !gr.Pass || len(pred.Exec) == 0 {
 		return gr, nil
@@ -165,6 +188,9 @@ func (g *Grader) Missing(status map[string]bool, have func(version string) map[s
 			continue // nothing grades its answers
 		}
 		pred := g.preds.Of(ri)
+		if len(pred.Exec) > 0 && errors.Is(g.checkApproved(pred), ErrExecNotApproved) {
+			continue // its answers stay ungraded; Denied names the command
+		}
 		done := have(pred.Version)
 		graded := map[string]bool{}
 		for _, ci := range g.plan.CellsOfRule(ri) {

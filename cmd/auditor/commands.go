@@ -96,9 +96,13 @@ the set concurrency. Makes no calls. --format json gives the same as an object.`
 			if err != nil {
 				return err
 			}
+			execs, err := s.ExecCommands()
+			if err != nil {
+				return err
+			}
 			switch format {
 			case "json":
-				return writeJSON(std.Out, est)
+				return writeJSON(std.Out, planDoc{Estimate: est, ExecCommands: execDocs(execs)})
 			case "text":
 				if s.Simulated() {
 					fmt.Fprintln(std.Out, report.SimulatedBanner)
@@ -106,7 +110,11 @@ the set concurrency. Makes no calls. --format json gives the same as an object.`
 				if err := report.WritePlan(std.Out, s.Audit, est, 0); err != nil {
 					return err
 				}
-				return report.WritePlanPower(std.Out, est)
+				if err := report.WritePlanPower(std.Out, est); err != nil {
+					return err
+				}
+				writeExecPlan(std.Out, execs, args[0])
+				return nil
 			}
 			return &usageError{fmt.Errorf("unknown --format %q (want text or json)", format)}
 		},
@@ -135,6 +143,7 @@ With --gate, exit 3 when any line's verdict is not DELETE.`,
 				return err
 			}
 			defer s.Close()
+			sayOpened(std, s, args[0])
 			res, err := s.Results()
 			if err != nil {
 				return err
@@ -200,6 +209,7 @@ guarded against spreadsheet formulas.`,
 				// Grades from the current predicates, so answers an edit
 				// left ungraded are graded first.
 				if err = s.Refresh(); err == nil {
+					sayNotApproved(std, s, args[0])
 					err = report.ExportGrades(w, s.Plan, s.PredicateVersions(), s.Store, format)
 				}
 			case "labels":

@@ -122,6 +122,6 @@ func openStored(ctx context.Context, std Stdio, path, name string, o appScreen) 
 		return err
 	}
 	defer s.Close()
-	sayRegraded(std, s)
+	sayOpened(std, s, path)
 	return runApp(ctx, std, s, o)
 }

@@ -110,6 +110,7 @@ func runLabel(cmd *cobra.Command, std Stdio, path string, f labelFlags) error {
 		return err
 	}
 	defer s.Close()
+	sayOpened(std, s, path)
 
 	old, exists, err := labels.LoadLabelSet(s.Store, opts.Name)
 	if err != nil {

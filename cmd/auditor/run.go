@@ -3,7 +3,6 @@ package main
 import (
 	"bufio"
 	"context"
-	"errors"
 	"fmt"
 	"math"
 	"os"
@@ -43,6 +42,8 @@ type runFlags struct {
 	batch bool
 	// allowLarge lays out a plan above audit.MaxCells.
 	allowLarge bool
+	// allowExec approves the audit's [exec] predicate commands.
+	allowExec bool
 }
 
 func newRunCmd(std Stdio) *cobra.Command {
@@ -82,6 +83,7 @@ func addRunFlags(c *cobra.Command, f *runFlags) {
 	c.Flags().IntVar(&f.rejudge, "rejudge", 0, "after the run, ask each judge again about this many graded answers and report how often it flips")
 	c.Flags().BoolVar(&f.retryTruncated, "retry-truncated", false, "ask again the calls whose answers were cut off by the token limit or came back empty (biases rates toward short answers; raising max_tokens is better)")
 	c.Flags().BoolVar(&f.allowLarge, "allow-large", false, fmt.Sprintf("lay out and run a plan above %d cells (refused otherwise, even with --yes)", audit.MaxCells))
+	c.Flags().BoolVar(&f.allowExec, "allow-exec", false, "approve the [exec] predicate commands this audit runs (recorded in auditor.db; without it they are refused, or asked about on a terminal)")
 	c.Flags().BoolVar(&f.batch, "batch", false, "send the answer calls through the provider's batch API (half price, answered within 24 hours); a later run collects them")
 	addRequestLogFlags(c, f)
 }
@@ -142,15 +144,12 @@ func runAudit(ctx context.Context, std Stdio, path string, f runFlags, resumeCmd
 	}
 	ctx, stop := signal.NotifyContext(ctx, os.Interrupt, syscall.SIGTERM)
 	defer stop()
-	s, err := workbench.Open(ctx, path, workbench.Options{Samples: f.samples, Access: workbench.Write, AllowLarge: f.allowLarge})
-	if errors.Is(err, workbench.ErrTooLarge) {
-		return &usageError{err}
-	}
+	s, err := openForRun(ctx, std, path, f)
 	if err != nil {
 		return err
 	}
 	defer s.Close()
-	sayRegraded(std, s)
+	sayOpened(std, s, path)
 	if err := sayNotices(std, s); err != nil {
 		return err
 	}

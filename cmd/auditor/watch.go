@@ -11,7 +11,7 @@ import (
 	"github.com/fsnotify/fsnotify"
 
 	"github.com/auditor-dev/auditor/audit"
-	"github.com/auditor-dev/auditor/model"
+
 	"github.com/auditor-dev/auditor/tui"
 )
 
@@ -105,7 +105,7 @@ func readPredicate(a *audit.Audit, path string, rules []int) []tui.PredicateFile
 		f := tui.PredicateFile{Rule: ri, Err: readErr}
 		if readErr == nil {
 			// Named as the user knows it, so errors point at it.
-			f.Predicate, f.Err = model.ParsePredicate(a.Rules[ri].PredicatePath, data)
+			f.Predicate, f.Err = audit.ParsePredicate(a.Rules[ri].PredicatePath, data, a.Dir)
 		}
 		out = append(out, f)
 	}

@@ -11,6 +11,7 @@ import (
 // cancelling its context kill that whole group rather than the child alone.
 func inGroup(cmd *exec.Cmd) {
 	cmd.SysProcAttr = &syscall.SysProcAttr{Setpgid: true}
+	dieWithParent(cmd.SysProcAttr)
 	cmd.Cancel = func() error {
 		killGroup(cmd)
 		return nil

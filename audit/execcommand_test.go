@@ -1,0 +1,61 @@
+package audit
+
+import (
+	"os"
+	"path/filepath"
+	"syscall"
+	"testing"
+)
+
+// TestParsePredicate_VersionCoversScripts: editing the script an [exec]
+// command runs changes the predicate's version (so stored answers are
+// graded again) and the command's digest (so it must be approved again);
+// a file outside the audit folder, or a word, is not read.
+func TestParsePredicate_VersionCoversScripts(t *testing.T) {
+	dir := t.TempDir()
+	outside := t.TempDir()
+	write := func(p, s string) {
+		t.Helper()
+		if err := os.WriteFile(p, []byte(s), 0o600); err != nil {
+			t.Fatal(err)
+		}
+	}
+	write(filepath.Join(dir, "grade.py"), "print('v1')\n")
+	write(filepath.Join(outside, "other.py"), "x\n")
+	toml := []byte("[exec]\ncommand = [\"python3\", \"grade.py\", \"--strict\", \"" + filepath.Join(outside, "other.py") + "\"]\n")
+
+	v1, err := ParsePredicate("p.toml", toml, dir)
+	if err != nil {
+		t.Fatal(err)
+	}
+	c1, err := ResolveExec(v1.Exec, dir)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if len(c1.Scripts) != 1 || c1.Scripts[0] != "grade.py" {
+		t.Errorf("scripts = %q, want only grade.py (python3 and --strict are words, other.py is outside)", c1.Scripts)
+	}
+	write(filepath.Join(outside, "other.py"), "y\n")
+	same, _ := ParsePredicate("p.toml", toml, dir)
+	if same.Version != v1.Version {
+		t.Errorf("a file outside the audit folder changed the version")
+	}
+	write(filepath.Join(dir, "grade.py"), "print('v2')\n")
+	v2, err := ParsePredicate("p.toml", toml, dir)
+	if err != nil {
+		t.Fatal(err)
+	}
+	c2, _ := ResolveExec(v2.Exec, dir)
+	if v2.Version == v1.Version || c2.Digest == c1.Digest {
+		t.Errorf("editing grade.py kept version %s / digest %s", v2.Version, c2.Digest)
+	}
+	plain, _ := ParsePredicate("q.toml", []byte("[[check]]\nfail_if_match = 'x'\nreason = \"r\"\n"), dir)
+	if plain.Version == "" || len(plain.Version) != 16 {
+		t.Errorf("plain predicate version %q", plain.Version)
+	}
+	if err := syscall.Mkfifo(filepath.Join(dir, "fifo"), 0o600); err == nil {
+		if _, err := ParsePredicate("p.toml", []byte("[exec]\ncommand = [\"sh\", \"fifo\"]\n"), dir); err == nil {
+			t.Errorf("a FIFO named by the command was read, or accepted")
+		}
+	}
+}

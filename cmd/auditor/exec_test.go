@@ -1,0 +1,124 @@
+package main
+
+import (
+	"os"
+	"path/filepath"
+	"strings"
+	"testing"
+
+	"github.com/auditor-dev/auditor/audit/audittest"
+)
+
+// spyGrader is an [exec] grader from a folder someone else wrote: it leaves
+// a file behind each time it starts and writes out the environment it was
+// given, then passes every answer.
+const spyGrader = `#!/bin/sh
+touch "started.$$"
+env > env.txt
+while IFS= read -r line; do echo '{"pass": true}'; done
+`
+
+const execPredicate = "[[check]]\nfail_if_match = '\\$\\d+'\nreason = \"quoted a price\"\n[exec]\ncommand = [\"sh\", \"grade.sh\"]\n"
+
+// starts counts the times the spy grader was started in dir.
+func starts(t *testing.T, dir string) int {
+	t.Helper()
+	m, err := filepath.Glob(filepath.Join(dir, "started.*"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	return len(m)
+}
+
+// TestExec_NeverStartsUnapproved opens a folder whose predicate runs a
+// program, as a user who received it would: answers are stored (the
+// predicate gained its [exec] table after they were), so every command
+// that reads results has something to grade. Nothing may start the
+// program until the user approves it; after approval it runs with a
+// scrubbed environment; an edited script is a new command that must be
+// approved again and re-grades what is stored.
+func TestExec_NeverStartsUnapproved(t *testing.T) {
+	t.Parallel()
+	dir := audittest.WriteFiles(t, audittest.SweepFiles())
+	path := filepath.Join(dir, "audit.toml")
+	mustRun(t, 0, "run", path, "--yes", "--headless")
+
+	writeFiles(t, dir, map[string]string{"a.toml": execPredicate, "grade.sh": spyGrader})
+	for _, args := range [][]string{
+		{"report", path},
+		{"report", path, "--format", "json"},
+		{"export", path, "--what", "grades"},
+		{"export", path, "--what", "responses"},
+		{"plan", path},
+		{"label", path, "--show"},
+	} {
+		r := runMain(t, args...)
+		if n := starts(t, dir); n != 0 {
+			t.Fatalf("auditor %s started the unapproved [exec] command %d times:\n%s", strings.Join(args, " "), n, r)
+		}
+		if args[0] == "report" && args[len(args)-1] == path && !strings.Contains(r.errOut, "not approved") {
+			t.Errorf("report said nothing about the command it did not start:\n%s", r)
+		}
+	}
+	plan := mustRun(t, 0, "plan", path)
+	if !strings.Contains(plan.out, "sh grade.sh") || !strings.Contains(plan.out, "NOT approved") {
+		t.Errorf("plan does not list the command it would run and its approval:\n%s", plan)
+	}
+
+	// A run refuses before anything starts, and says how to approve.
+	r := mustRun(t, 2, "run", path, "--yes", "--headless")
+	if !strings.Contains(r.errOut, "sh grade.sh") || !strings.Contains(r.errOut, "--allow-exec") {
+		t.Errorf("refused run does not name the command and the flag:\n%s", r)
+	}
+	if n := starts(t, dir); n != 0 {
+		t.Fatalf("a refused run started the command %d times", n)
+	}
+
+	// Approved: it runs, with none of the parent's secrets.
+	mustRun(t, 0, "run", path, "--yes", "--headless", "--allow-exec")
+	if starts(t, dir) == 0 {
+		t.Fatal("the approved command never started: the test checks nothing")
+	}
+	env, err := os.ReadFile(filepath.Join(dir, "env.txt"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	if strings.Contains(string(env), testKey) || strings.Contains(string(env), testKeyEnv) {
+		t.Errorf("the grader's environment carries the API key:\n%s", env)
+	}
+	approvedPlan := mustRun(t, 0, "plan", path)
+	if strings.Contains(approvedPlan.out, "NOT approved") {
+		t.Errorf("plan after approval still says not approved:\n%s", approvedPlan)
+	}
+
+	// The script changes: a new version (stored answers need grades from
+	// it) and a new command (not approved), so report starts nothing.
+	before := starts(t, dir)
+	writeFiles(t, dir, map[string]string{"grade.sh": spyGrader + "# edited\n"})
+	r = mustRun(t, 0, "report", path)
+	if !strings.Contains(r.errOut, "not approved") {
+		t.Errorf("after the script changed, report did not say the command needs approval again:\n%s", r)
+	}
+	if n := starts(t, dir); n != before {
+		t.Errorf("report started the edited, unapproved script")
+	}
+	r = mustRun(t, 0, "run", path, "--yes", "--headless", "--allow-exec")
+	if !strings.Contains(r.errOut, "re-graded") {
+		t.Errorf("editing the script did not re-grade the stored answers:\n%s", r)
+	}
+}
+
+// TestExec_BrokenGraderFailsTheRun checks that a grader that dies is a
+// failed run (exit 1) that quotes what it said on stderr, not a quiet
+// "pending".
+func TestExec_BrokenGraderFailsTheRun(t *testing.T) {
+	t.Parallel()
+	dir := audittest.WriteFiles(t, audittest.SweepFiles())
+	path := filepath.Join(dir, "audit.toml")
+	writeFiles(t, dir, map[string]string{"a.toml": execPredicate,
+		"grade.sh": "#!/bin/sh\necho 'grader: cannot load model weights' >&2\nexit 3\n"})
+	r := mustRun(t, 1, "run", path, "--yes", "--headless", "--allow-exec")
+	if !strings.Contains(r.errOut, "cannot load model weights") {
+		t.Errorf("the grader's stderr is not quoted:\n%s", r)
+	}
+}

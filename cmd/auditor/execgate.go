@@ -1,0 +1,132 @@
+package main
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"io"
+	"os"
+	"strings"
+
+	"github.com/auditor-dev/auditor/audit"
+	"github.com/auditor-dev/auditor/audit/grade"
+	"github.com/auditor-dev/auditor/workbench"
+)
+
+// openForRun opens the audit for `run`. An [exec] predicate runs a program
+// from the audit folder, so a folder from someone else must not run
+// anything because it was run: a command the user has not approved is
+// refused (exit 2) unless --allow-exec approves it, or the user says yes
+// on the terminal. The approval is recorded in auditor.db by the command's
+// digest (its words and its scripts' content), so an edited script asks
+// again.
+func openForRun(ctx context.Context, std Stdio, path string, f runFlags) (*workbench.Session, error) {
+	o := workbench.Options{Samples: f.samples, Access: workbench.Write, AllowLarge: f.allowLarge, Exec: workbench.ExecRefuse}
+	if f.allowExec {
+		o.Exec = workbench.ExecApprove
+	}
+	s, err := workbench.Open(ctx, path, o)
+	var refused *grade.NotApprovedError
+	if errors.As(err, &refused) && !f.yes && stdinIsTerminal(std) {
+		fmt.Fprint(std.Err, execList(refused))
+		yes, cerr := confirm(std, "Run these commands to grade answers, now and in later runs of this audit? [y/N] ")
+		if cerr != nil {
+			return nil, cerr
+		}
+		if yes {
+			o.Exec = workbench.ExecApprove
+			s, err = workbench.Open(ctx, path, o)
+		}
+	}
+	switch {
+	case errors.As(err, &refused):
+		return nil, &usageError{fmt.Errorf("%snot run: read them, then run again with --allow-exec to approve them (recorded in %s; an edited script asks again)",
+			execList(refused), workbench.DBName)}
+	case errors.Is(err, workbench.ErrTooLarge):
+		return nil, &usageError{err}
+	}
+	return s, err
+}
+
+// execList names the refused commands, one a line, with the scripts
+// whose content the approval covers.
+func execList(e *grade.NotApprovedError) string {
+	var b strings.Builder
+	b.WriteString("this audit's predicates run programs from its folder to grade answers:\n")
+	for _, c := range e.Commands {
+		fmt.Fprintf(&b, "  %s\n", c)
+	}
+	return b.String()
+}
+
+// sayNotApproved tells the user which [exec] commands a command that
+// reads stored results did not start, and how to approve them. Their
+// rules' answers are shown ungraded.
+func sayNotApproved(std Stdio, s *workbench.Session, path string) {
+	for _, c := range s.NotApproved() {
+		fmt.Fprintf(std.Err, "note: not started, not approved: %s\n  the answers it grades are shown ungraded; to approve it, read it, then: auditor run %s --allow-exec\n",
+			c, shellQuote(path))
+	}
+}
+
+// sayOpened tells the user what opening the audit did on its own: graded
+// stored answers with an edited predicate, or left [exec] commands
+// unstarted.
+func sayOpened(std Stdio, s *workbench.Session, path string) {
+	sayRegraded(std, s)
+	sayNotApproved(std, s, path)
+}
+
+func stdinIsTerminal(std Stdio) bool {
+	f, ok := std.In.(*os.File)
+	return ok && isTerminal(f)
+}
+
+// planDoc is `plan --format json`: the estimate and the [exec] commands
+// grading would run.
+type planDoc struct {
+	audit.Estimate
+	ExecCommands []execDoc `json:"exec_commands"`
+}
+
+type execDoc struct {
+	Command  []string `json:"command"`
+	Dir      string   `json:"dir"`
+	Scripts  []string `json:"scripts"`
+	Digest   string   `json:"digest"`
+	Lines    []int    `json:"lines"`
+	Approved bool     `json:"approved"`
+}
+
+func execDocs(execs []workbench.ExecState) []execDoc {
+	docs := []execDoc{}
+	for _, e := range execs {
+		docs = append(docs, execDoc{Command: e.Command.Argv, Dir: e.Command.Dir, Scripts: append([]string{}, e.Command.Scripts...),
+			Digest: e.Command.Digest, Lines: e.Lines, Approved: e.Approved})
+	}
+	return docs
+}
+
+// writeExecPlan lists every [exec] command grading would run, and whether
+// the user approved it.
+func writeExecPlan(w io.Writer, execs []workbench.ExecState, path string) {
+	if len(execs) == 0 {
+		return
+	}
+	fmt.Fprintln(w, "\nGrading runs these programs from the audit folder ([exec] predicates):")
+	pending := false
+	for _, e := range execs {
+		state := "approved"
+		if !e.Approved {
+			state, pending = "NOT approved", true
+		}
+		lines := make([]string, len(e.Lines))
+		for i, l := range e.Lines {
+			lines[i] = fmt.Sprintf("L%d", l)
+		}
+		fmt.Fprintf(w, "  %s  for %s: %s\n", e.Command, strings.Join(lines, ", "), state)
+	}
+	if pending {
+		fmt.Fprintf(w, "A run refuses commands that are not approved; read them, then: auditor run %s --allow-exec\n", shellQuote(path))
+	}
+}

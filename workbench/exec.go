@@ -1,0 +1,117 @@
+package workbench
+
+import (
+	"fmt"
+
+	"github.com/auditor-dev/auditor/audit"
+	"github.com/auditor-dev/auditor/audit/grade"
+)
+
+// ExecPolicy says what Open does about [exec] predicate commands, which
+// run programs from the audit folder: a folder from someone else must not
+// run anything because it was opened.
+type ExecPolicy int
+
+const (
+	// ExecSkip starts only approved commands; the answers of a rule whose
+	// command is not approved stay ungraded (reports, exports, browsing).
+	ExecSkip ExecPolicy = iota
+	// ExecRefuse makes Open fail with a *grade.NotApprovedError when any
+	// command is not approved, before anything runs (a run without
+	// --allow-exec: its grades would be missing).
+	ExecRefuse
+	// ExecApprove records the user's approval of every command, then runs
+	// them (a run with --allow-exec, or after the user said yes).
+	ExecApprove
+)
+
+// approvalKey is the store's meta key of an approved command.
+func approvalKey(c audit.ExecCommand) string { return "exec.approved." + c.Digest }
+
+// ExecState is one [exec] command of the audit and whether the user
+// approved it.
+type ExecState struct {
+	Command  audit.ExecCommand
+	Lines    []int // the prompt lines of the rules whose predicate runs it
+	Approved bool
+}
+
+// ExecCommands returns every [exec] command the audit's current
+// predicates would run, with its approval, in rule order. With no store
+// (a plan before any run) nothing is approved.
+func (s *Session) ExecCommands() ([]ExecState, error) {
+	var out []ExecState
+	at := map[string]int{}
+	for ri := range s.Audit.Rules {
+		pred := s.preds.Of(ri)
+		if len(pred.Exec) == 0 {
+			continue
+		}
+		c, err := audit.ResolveExec(pred.Exec, s.Audit.Dir)
+		if err != nil {
+			return nil, fmt.Errorf("%s: %w", s.Audit.Rules[ri].PredicatePath, err)
+		}
+		if i, ok := at[c.Digest]; ok {
+			out[i].Lines = append(out[i].Lines, s.Audit.Rules[ri].Line)
+			continue
+		}
+		ok, err := s.execApproved(c)
+		if err != nil {
+			return nil, err
+		}
+		at[c.Digest] = len(out)
+		out = append(out, ExecState{Command: c, Lines: []int{s.Audit.Rules[ri].Line}, Approved: ok})
+	}
+	return out, nil
+}
+
+// execApproved answers the grader's question from the store.
+func (s *Session) execApproved(c audit.ExecCommand) (bool, error) {
+	if s.Store == nil {
+		return false, nil
+	}
+	_, ok, err := s.Store.Meta(approvalKey(c))
+	return ok, err
+}
+
+// applyExecPolicy records approvals or refuses, as p says, and makes the
+// session's grader ask before it starts any command.
+func (s *Session) applyExecPolicy(p ExecPolicy) error {
+	s.grader.RequireApproval(s.execApproved)
+	if p == ExecSkip {
+		return nil
+	}
+	cmds, err := s.ExecCommands()
+	if err != nil {
+		return err
+	}
+	var refused []audit.ExecCommand
+	for _, st := range cmds {
+		switch {
+		case st.Approved:
+		case p == ExecApprove:
+			if s.Store == nil {
+				return fmt.Errorf("cannot record the approval of %s: no store", st.Command)
+			}
+			if err := s.Store.SetMeta(approvalKey(st.Command), s.now().UTC().Format("2006-01-02T15:04:05Z")); err != nil {
+				return err
+			}
+		default:
+			refused = append(refused, st.Command)
+		}
+	}
+	if len(refused) > 0 {
+		return &grade.NotApprovedError{Commands: refused}
+	}
+	return nil
+}
+
+// NotApproved returns the [exec] commands this session did not start
+// because the user has not approved them: their rules' answers are shown
+// ungraded. Ask after Open (and after a Refresh, which may meet more).
+func (s *Session) NotApproved() []audit.ExecCommand {
+	if s.grader == nil {
+		return nil
+	}
+	return s.grader.Denied()
+}
