@@ -3,12 +3,16 @@ package main
 import (
 	"bytes"
 	"fmt"
+	"io"
 	"os"
 	"os/exec"
 	"path/filepath"
 	"strings"
 	"sync"
 	"testing"
+
+	"github.com/charmbracelet/x/ansi"
+	"github.com/creack/pty"
 )
 
 // judgeRubric marks a judge's request: the fake server tells judge calls
@@ -141,4 +145,67 @@ func TestJudgeCallFailedForGood_Exit1(t *testing.T) {
 	if log := srv.arrivalsLog(); len(log) != 1 || log[0].Body != refused {
 		t.Errorf("the retry made %d requests, want the one refused judge call", len(log))
 	}
+}
+
+// TestStopDuringJudging_OnScreen is the headless test's twin on the
+// interactive screen, in a real terminal (a pty): with every judge slot
+// holding a call, the user presses q and confirms with y. The program must
+// make no judge call after that, exit 130 and print the resume command.
+func TestStopDuringJudging_OnScreen(t *testing.T) {
+	t.Parallel()
+	const concurrency = 3
+	cs := makeCases(2, 1, 2)
+	srv := newFakeServer(t, cs)
+	var once sync.Once
+	full := make(chan struct{})
+	seen := 0
+	srv.hang = func(a arrival) bool { // called with srv.mu held
+		if !isJudgeCall(a) {
+			return false
+		}
+		seen++
+		if seen == concurrency {
+			once.Do(func() { close(full) })
+		}
+		return true
+	}
+	dir := t.TempDir()
+	path := writeAudit(t, dir, auditSpec{baseURL: srv.baseURL(), samples: 2, concurrency: concurrency}, cs)
+	addJudge(t, path, srv.baseURL())
+
+	cmd := exec.Command(os.Args[0], "run", path, "--yes")
+	cmd.Env = append(os.Environ(), "AUDITOR_TEST_MAIN=1", "TERM=xterm-256color")
+	tty, err := pty.StartWithSize(cmd, &pty.Winsize{Rows: 24, Cols: 80})
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer tty.Close()
+	var screen bytes.Buffer
+	drained := make(chan struct{})
+	go func() { _, _ = io.Copy(&screen, tty); close(drained) }() // EIO once the child is gone
+	exited := make(chan struct{})
+	go func() { _ = cmd.Wait(); close(exited) }()
+	select {
+	case <-full:
+	case <-exited:
+		t.Fatalf("the run ended before its judge calls were in flight")
+	}
+	if _, err := tty.Write([]byte("q")); err != nil {
+		t.Fatal(err)
+	}
+	if _, err := tty.Write([]byte("y")); err != nil {
+		t.Fatal(err)
+	}
+	<-exited
+	tty.Close()
+	<-drained
+	srv.waitIdle()
+	out := strings.ReplaceAll(ansi.Strip(screen.String()), "\r", "")
+	if code := cmd.ProcessState.ExitCode(); code != exitInterrupted {
+		t.Fatalf("stopped on screen during judging: want exit %d, got %d:\n%s", exitInterrupted, code, out)
+	}
+	if n := srv.judgeRequests(); n != concurrency {
+		t.Errorf("%d judge requests, want the %d in flight at the stop: calls were made after it", n, concurrency)
+	}
+	parseInterrupted(t, out)
 }
