@@ -110,7 +110,7 @@ func load(path string, samples int, allowLarge bool) (*Session, error) {
 		return nil, err
 	}
 	if n := a.CellCount(samples); n > audit.MaxCells && !allowLarge {
-		return nil, fmt.Errorf("%w: %d cells (samples x models x cases x 2 variants), over the %d auditor lays out unless asked: lower --samples, or pass --allow-large if you mean it", ErrTooLarge, n, audit.MaxCells)
+		return nil, fmt.Errorf("%w: %d cells (samples x models x cases x variants, regression suites included), over the %d auditor lays out unless asked: lower --samples, or pass --allow-large if you mean it", ErrTooLarge, n, audit.MaxCells)
 	}
 	return &Session{Audit: a, Plan: audit.NewPlan(a, audit.PlanOptions{Samples: samples}), preds: grade.NewPredicates(a), now: time.Now}, nil
 }
