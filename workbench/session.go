@@ -194,6 +194,12 @@ func (s *Session) Refresh() error {
 // by rule index.
 func (s *Session) PredicateVersions() []string { return s.preds.Versions() }
 
+// AllPredicateVersions is PredicateVersions followed by the current
+// version of each regression suite's predicate, by suite index.
+func (s *Session) AllPredicateVersions() []string {
+	return append(s.preds.Versions(), s.preds.SuiteVersions()...)
+}
+
 // Results computes every rule's evidence and verdict from the tally.
 func (s *Session) Results() (*evidence.Results, error) { return s.Tally.Results() }
 

@@ -131,6 +131,33 @@ func TestRegressionSuite_EndToEnd(t *testing.T) {
 		}
 	}
 
+	// The suite's answers are exported beside the rules', graded by its
+	// predicate: the broken case's refusals under -L5 can be read.
+	refusals, suiteRecords := 0, 0
+	for _, line := range strings.Split(strings.TrimSpace(mustRun(t, 0, "export", path, "--what", "responses").out), "\n") {
+		var rec struct {
+			Suite, Variant, Case, Text string
+			RuleLine                   int `json:"rule_line"`
+			Grades                     map[string]struct{ Pass bool }
+		}
+		if err := json.Unmarshal([]byte(line), &rec); err != nil {
+			t.Fatal(err)
+		}
+		if rec.Suite == "" {
+			continue
+		}
+		suiteRecords++
+		if !rec.Grades["predicate"].Pass {
+			refusals++
+			if rec.Suite != "everyday" || rec.Case != "pw" || rec.Variant != "-L5" || rec.RuleLine != ruleLine || !strings.Contains(rec.Text, "cannot help") {
+				t.Errorf("failing suite record %+v", rec)
+			}
+		}
+	}
+	if suiteRecords != 2*3*3 || refusals != 3 {
+		t.Errorf("export: %d suite records, %d failing; want 18 and 3", suiteRecords, refusals)
+	}
+
 	md := mustRun(t, 0, "report", path, "--format", "md").out
 	if !strings.Contains(md, "## Regression suite everyday") || !strings.Contains(md, "| -L5 | **1 of 2** |") {
 		t.Errorf("Markdown lacks the suite's section:\n%s", md)
