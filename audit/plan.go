@@ -297,16 +297,6 @@ func (p *Plan) SuiteOf(key string) int {
 	return -1
 }
 
-// SuiteCells returns how many cells regression suite si has.
-func (p *Plan) SuiteCells(si int) int {
-	n := 0
-	for _, c := range p.Regression {
-		if c.Suite == si {
-			n++
-		}
-	}
-	return n
-}
 
 // priceOf returns what a model's tokens cost.
 func priceOf(m model.ModelConfig) runner.Price {
