@@ -297,7 +297,6 @@ func (p *Plan) SuiteOf(key string) int {
 	return -1
 }
 
-
 // priceOf returns what a model's tokens cost.
 func priceOf(m model.ModelConfig) runner.Price {
 	return runner.Price{
