@@ -35,7 +35,8 @@ type Plan struct {
 	// Calls are the distinct calls, in dispatch order: sample-major, so a run
 	// that stops early has spread its samples evenly over cases and variants.
 	Calls []runner.Call
-	// ByKey maps a call's key to the indices of the cells it serves.
+	// ByKey maps a call's key to the indices of the rule cells it serves; a
+	// call only a regression suite makes is in RegressionByKey alone.
 	ByKey map[string][]int
 	// ruleCells holds the indices of each rule's cells, in plan order.
 	ruleCells [][]int
