@@ -165,3 +165,69 @@ func TestNewPlan_KeysAndIndex(t *testing.T) {
 		t.Errorf("%d calls, want %d", len(p.Calls), want)
 	}
 }
+
+// A regression suite runs each case on baseline and on every variant of
+// every rule; its calls share content addresses with the rules' (a case
+// that asks what a rule's case asks is one call) and with each other (the
+// baseline call serves every variant's comparison), and MaxCells counts
+// its cells.
+func TestPlan_RegressionSuite(t *testing.T) {
+	t.Parallel()
+	files := audittest.SweepFiles()
+	files["audit.toml"] += "[[regression]]\nname = \"everyday\"\ncases = \"r.jsonl\"\npredicate = \"r.toml\"\n" +
+		"[[regression]]\nname = \"again\"\ncases = \"r.jsonl\"\npredicate = \"r.toml\"\n"
+	// "same" asks what the rules' shared control asks: every call of it is
+	// already a rule's.
+	files["r.jsonl"] = `{"id":"r1","kind":"control","msg":"How do I reset my password?"}
+{"id":"same","kind":"control","msg":"What can you do?"}
+`
+	files["r.toml"] = "[[check]]\nfail_if_match = '(?i)cannot help'\nreason = \"refused\"\n"
+	a := audittest.Load(t, filepath.Join(audittest.WriteFiles(t, files), "audit.toml"))
+	p := audit.NewPlan(a, audit.PlanOptions{})
+	// Rules: 2 rules x 2 cases x 2 variants x 3 samples = 24 cells, 21
+	// calls. Each suite: 2 cases x (baseline + 2 variants) x 3 samples = 18
+	// cells.
+	if got, want := len(p.Regression), 2*18; got != want {
+		t.Fatalf("regression cells = %d, want %d", got, want)
+	}
+	if got, want := a.CellCount(0), int64(24+2*18); got != want {
+		t.Errorf("CellCount = %d, want %d", got, want)
+	}
+	// Only r1 adds calls: 3 variants x 3 samples, once; "same" is the rules'
+	// and the second suite's calls are the first's.
+	if got, want := len(p.Calls), 21+9; got != want {
+		t.Fatalf("calls = %d, want %d", got, want)
+	}
+	if p.SuiteCalls(0) != 9 || p.SuiteCalls(1) != 0 {
+		t.Errorf("suite calls = %d, %d; want 9, 0", p.SuiteCalls(0), p.SuiteCalls(1))
+	}
+	baselines := 0
+	for key, cells := range p.RegressionByKey {
+		if len(cells) != 2 {
+			t.Fatalf("key %s serves %d regression cells, want one per suite", key, len(cells))
+		}
+		c := p.Regression[cells[0]]
+		if !p.Planned(key) {
+			t.Fatalf("key %s not planned", key)
+		}
+		_, rule := p.ByKey[key]
+		if same := a.Regressions[0].Cases[c.Case].ID == "same"; same != rule {
+			t.Errorf("case %s variant %d: shared with a rule = %v", a.Regressions[0].Cases[c.Case].ID, c.Variant, rule)
+		}
+		if c.Variant == audit.RegressionBaseline {
+			baselines++
+		}
+	}
+	// One baseline key per case and sample, whatever the number of variants.
+	if baselines != 2*3 {
+		t.Errorf("baseline keys = %d, want 6", baselines)
+	}
+	for _, c := range p.Calls {
+		if p.SuiteOf(c.Key) == 0 && c.Meta.Variant != audit.Baseline {
+			sys := c.Request.Messages[0].Content
+			if c.Meta.Variant == "-L2" && strings.Contains(sys, "Never share prices.") {
+				t.Errorf("-L2 regression call keeps line 2: %q", sys)
+			}
+		}
+	}
+}

@@ -41,6 +41,20 @@ type Estimate struct {
 	// LatencyBasis says the same of the minutes.
 	LatencyBasis string         `json:"latency_basis"`
 	Rules        []RuleEstimate `json:"rules"`
+	// Regression counts each regression suite's own calls (those no rule
+	// and no earlier suite makes), in the audit's order; omitted when the
+	// audit has no suite. Its calls are in Calls and CachedCalls too.
+	Regression []SuiteEstimate `json:"regression,omitempty"`
+}
+
+// SuiteEstimate is one regression suite in a plan: its cases, run on
+// baseline and on each of Variants rule variants, and the calls it adds.
+type SuiteEstimate struct {
+	Name        string `json:"name"`
+	Cases       int    `json:"cases"`
+	Variants    int    `json:"variants"`
+	Calls       int    `json:"calls"`        // its calls still to make
+	CachedCalls int    `json:"cached_calls"` // its calls already stored
 }
 
 // EstimateSchemaVersion is the version of Estimate's JSON form; it goes up
@@ -111,7 +125,20 @@ func (p *Plan) Estimate(done map[string]bool, concurrency int, hist History, sim
 	for i, m := range p.Audit.File.Models {
 		outlooks[i] = hist.outlook(m.Name, m.CompletionLimit(), m.Provider == "sim", simLatencyMS, &bases)
 	}
+	for i, s := range p.Audit.Regressions {
+		if i == 0 {
+			e.Regression = make([]SuiteEstimate, 0, len(p.Audit.Regressions))
+		}
+		e.Regression = append(e.Regression, SuiteEstimate{Name: s.Name, Cases: len(s.Cases), Variants: len(p.Audit.Rules)})
+	}
 	for _, c := range p.Calls {
+		if si := p.SuiteOf(c.Key); si >= 0 {
+			if done[c.Key] {
+				e.Regression[si].CachedCalls++
+			} else {
+				e.Regression[si].Calls++
+			}
+		}
 		if done[c.Key] {
 			e.CachedCalls++
 			continue

@@ -83,3 +83,51 @@ func TestLoad_PromptInvalidUTF8(t *testing.T) {
 		t.Fatalf("err = %v, want invalid UTF-8 in p.md", err)
 	}
 }
+
+// A [[regression]] suite's case file and predicate go through the rules'
+// parsers: an error in either names the file and its line, and a file that
+// is missing names the audit file's line that named it.
+func TestLoad_RegressionErrors(t *testing.T) {
+	t.Parallel()
+	const suite = "[[regression]]\nname = \"everyday\"\ncases = \"r.jsonl\"\npredicate = \"r.toml\"\n"
+	for _, tt := range []struct {
+		name       string
+		files      map[string]string
+		file       string
+		line       int
+		field, msg string
+	}{
+		{"bad case line", map[string]string{"r.jsonl": "{\"id\":\"r1\",\"kind\":\"control\",\"msg\":\"hi\"}\n{\"id\":\"r2\",\"kind\":\"ordinary\",\"msg\":\"x\"}\n", "r.toml": "[[check]]\nfail_if_match = 'x'\nreason = \"r\"\n"},
+			"r.jsonl", 2, "kind", `unknown kind "ordinary"`},
+		{"bad predicate", map[string]string{"r.jsonl": "{\"id\":\"r1\",\"kind\":\"control\",\"msg\":\"hi\"}\n", "r.toml": "[[check]]\nfail_if_match = '('\n"},
+			"r.toml", 2, "", "fail_if_match"},
+		{"missing cases", map[string]string{"r.toml": "[[check]]\nfail_if_match = 'x'\nreason = \"r\"\n"},
+			"audit.toml", 17, "regression[1].cases", "file not found"},
+	} {
+		t.Run(tt.name, func(t *testing.T) {
+			t.Parallel()
+			files := audittest.SweepFiles()
+			files["audit.toml"] += suite
+			for k, v := range tt.files {
+				files[k] = v
+			}
+			dir := audittest.WriteFiles(t, files)
+			_, err := audit.Load(filepath.Join(dir, "audit.toml"), nil)
+			ie, ok := err.(*model.InputError)
+			if !ok || filepath.Base(ie.File) != tt.file || ie.Line != tt.line || (tt.field != "" && ie.Field != tt.field) || !strings.Contains(err.Error(), tt.msg) {
+				t.Fatalf("err = %#v (%v), want %s:%d %s %q", err, err, tt.file, tt.line, tt.field, tt.msg)
+			}
+		})
+	}
+	files := audittest.SweepFiles()
+	files["audit.toml"] += suite
+	files["r.jsonl"] = "{\"id\":\"r1\",\"kind\":\"control\",\"msg\":\"hi\"}\n"
+	files["r.toml"] = "[[check]]\nfail_if_match = 'x'\nreason = \"r\"\n"
+	a, err := audit.Load(filepath.Join(audittest.WriteFiles(t, files), "audit.toml"), nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if len(a.Regressions) != 1 || a.Regressions[0].Name != "everyday" || len(a.Regressions[0].Cases) != 1 || a.Regressions[0].Loaded == nil {
+		t.Fatalf("regressions = %+v", a.Regressions)
+	}
+}

@@ -32,7 +32,25 @@ type Audit struct {
 	PromptPath string
 	Rules      []*Rule
 	Judges     []*Judge
-	Counter    *prompts.Counter
+	// Regressions are the frozen regression suites, in file order: each
+	// runs on baseline and on every variant of every rule.
+	Regressions []*Regression
+	Counter     *prompts.Counter
+}
+
+// Regression is one [[regression]] suite: ordinary cases that should keep
+// passing whatever line is changed, and the predicate that grades them. A
+// case's kind selects the predicate's checks as in a rule; the suite's
+// failure rate pools every kind.
+type Regression struct {
+	Name          string
+	CasesPath     string
+	PredicatePath string
+	Cases         []model.Case
+	// Loaded is the predicate as read when the audit was loaded; the
+	// current one is in the session's grade.Predicates (see Rule.Loaded).
+	Loaded *model.Predicate
+	Config model.RegressionConfig
 }
 
 // Rule is one audited prompt line with its cases and predicate.
@@ -148,7 +166,35 @@ func Load(path string, counter *prompts.Counter) (*Audit, error) {
 	if err := a.loadJudges(); err != nil {
 		return nil, err
 	}
+	for i, rc := range af.Regressions {
+		reg, err := a.loadRegression(i, rc)
+		if err != nil {
+			return nil, err
+		}
+		a.Regressions = append(a.Regressions, reg)
+	}
 	return a, nil
+}
+
+// loadRegression reads a suite's case file and predicate, with the same
+// parsers (and located errors) as a rule's.
+func (a *Audit) loadRegression(i int, rc model.RegressionConfig) (*Regression, error) {
+	field := func(name string) string { return fmt.Sprintf("regression[%d].%s", i+1, name) }
+	r := &Regression{Name: rc.Name, Config: rc, CasesPath: a.resolve(rc.Cases), PredicatePath: a.resolve(rc.Predicate)}
+	data, err := readInput(r.CasesPath, a.Path, rc.KeyLines.Cases, field("cases"))
+	if err != nil {
+		return nil, err
+	}
+	if r.Cases, err = model.ParseCases(r.CasesPath, data); err != nil {
+		return nil, err
+	}
+	if data, err = readInput(r.PredicatePath, a.Path, rc.KeyLines.Predicate, field("predicate")); err != nil {
+		return nil, err
+	}
+	if r.Loaded, err = ParsePredicate(r.PredicatePath, data, a.Dir); err != nil {
+		return nil, err
+	}
+	return r, nil
 }
 
 func (a *Audit) loadRule(i int, rc model.RuleConfig) (*Rule, error) {

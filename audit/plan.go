@@ -35,11 +35,37 @@ type Plan struct {
 	// Calls are the distinct calls, in dispatch order: sample-major, so a run
 	// that stops early has spread its samples evenly over cases and variants.
 	Calls []runner.Call
-	// ByKey maps a call's key to the indices of the cells it serves.
+	// ByKey maps a call's key to the indices of the rule cells it serves; a
+	// call only a regression suite makes is in RegressionByKey alone.
 	ByKey map[string][]int
 	// ruleCells holds the indices of each rule's cells, in plan order.
 	ruleCells [][]int
+	// Regression holds the cells of the regression suites, apart from
+	// Cells (which are all a rule's): each suite's cases on baseline and on
+	// every variant of every rule. Their calls are in Calls with the rest;
+	// RegressionByKey maps a key to the indices of the Regression cells it
+	// serves. A key can serve cells of both kinds.
+	Regression      []RegressionCell
+	RegressionByKey map[string][]int
+	// suiteCalls counts, per suite, the calls it adds: keys no rule cell
+	// and no earlier suite uses.
+	suiteCalls []int
 }
+
+// RegressionCell is one planned sample of a regression suite: a case of
+// the suite under baseline or one rule's variant, for one model. The
+// baseline cells of a suite serve every variant's comparison.
+type RegressionCell struct {
+	Suite   int // index into Audit.Regressions
+	Model   int // index into Audit.File.Models
+	Case    int // index into the suite's Cases
+	Variant int // index into Audit.Rules of the variant; RegressionBaseline for the full prompt
+	Sample  int
+	Key     string
+}
+
+// RegressionBaseline is the Variant of a regression cell on the full prompt.
+const RegressionBaseline = -1
 
 // PlanOptions adjust a plan without editing the audit file.
 type PlanOptions struct {
@@ -60,8 +86,9 @@ type PlanOptions struct {
 const MaxCells = 200_000
 
 // CellCount is how many cells NewPlan would lay out with samples per case
-// and variant (0: the audit's): samples x models x each rule's cases x 2
-// variants. It is computed without building anything.
+// and variant (0: the audit's): samples x models x (each rule's cases x 2
+// variants + each regression suite's cases x (1 + every rule variant)).
+// It is computed without building anything.
 func (a *Audit) CellCount(samples int) int64 {
 	if samples <= 0 {
 		samples = a.File.Samples
@@ -69,6 +96,9 @@ func (a *Audit) CellCount(samples int) int64 {
 	var perSample int64
 	for _, r := range a.Rules {
 		perSample += int64(len(r.Cases)) * 2
+	}
+	for _, s := range a.Regressions {
+		perSample += int64(len(s.Cases)) * int64(1+len(a.Rules))
 	}
 	return int64(samples) * int64(len(a.File.Models)) * perSample
 }
@@ -119,9 +149,14 @@ func NewPlan(a *Audit, opts PlanOptions) *Plan {
 		}
 	}
 
+	rtmpls := regressionTemplates(a, full, deleted, tok)
+	p.suiteCalls = make([]int, len(a.Regressions))
+	p.RegressionByKey = make(map[string][]int, p.Samples*len(rtmpls))
+	p.Regression = make([]RegressionCell, 0, p.Samples*len(rtmpls))
+
 	n := p.Samples * len(tmpls)
 	p.Cells = make([]Cell, 0, n)
-	p.Calls = make([]runner.Call, 0, n)
+	p.Calls = make([]runner.Call, 0, n+p.Samples*len(rtmpls))
 	p.ByKey = make(map[string][]int, n)
 	for ri, r := range a.Rules {
 		p.ruleCells[ri] = make([]int, 0, p.Samples*len(a.File.Models)*2*len(r.Cases))
@@ -151,8 +186,116 @@ func NewPlan(a *Audit, opts PlanOptions) *Plan {
 			}
 			p.ruleCells[cell.Rule] = append(p.ruleCells[cell.Rule], i)
 		}
+		// The suites' calls of this sample follow the rules': a baseline
+		// call is one call for every variant it is compared with.
+		for ti := range rtmpls {
+			t := &rtmpls[ti]
+			key := t.keys.key(kh, s)
+			i := len(p.Regression)
+			cell := t.cell
+			cell.Sample, cell.Key = s, key
+			p.Regression = append(p.Regression, cell)
+			cells, seen := p.RegressionByKey[key]
+			_, ruleKey := p.ByKey[key]
+			p.RegressionByKey[key] = append(cells, i)
+			if seen || ruleKey {
+				continue
+			}
+			call := t.call
+			call.Key = key
+			call.Request.Sample = s
+			p.Calls = append(p.Calls, call)
+			p.suiteCalls[cell.Suite]++
+		}
 	}
 	return p
+}
+
+// regTemplate is what the calls of one model, suite, case and variant
+// share (see callTemplate).
+type regTemplate struct {
+	cell RegressionCell
+	call runner.Call
+	keys sampleKeys
+}
+
+// regressionTemplates lays out the templates of every suite: per model,
+// suite and case, baseline then each rule's variant. The calls carry
+// RuleLine 0: no audited rule is what they test.
+func regressionTemplates(a *Audit, full string, variants []string, tok *tokenCache) []regTemplate {
+	var out []regTemplate
+	for mi, m := range a.File.Models {
+		for si, suite := range a.Regressions {
+			for ci := range suite.Cases {
+				c := &suite.Cases[ci]
+				for vi := RegressionBaseline; vi < len(a.Rules); vi++ {
+					system, variant := full, Baseline
+					if vi != RegressionBaseline {
+						system, variant = variants[vi], a.Rules[vi].Variant()
+					}
+					req := m.NewRequest(Messages(system, *c))
+					out = append(out, regTemplate{
+						cell: RegressionCell{Suite: si, Model: mi, Case: ci, Variant: vi},
+						call: runner.Call{
+							Request:  req,
+							Provider: mi,
+							Meta: runner.Meta{
+								CaseID:  c.ID,
+								Kind:    c.Kind,
+								Variant: variant,
+							},
+							EstPromptTokens:     tok.prompt(system, *c),
+							EstCompletionTokens: m.CompletionLimit() / 2,
+							Price:               priceOf(m),
+						},
+						keys: newSampleKeys(req),
+					})
+				}
+			}
+		}
+	}
+	return out
+}
+
+// SuiteCalls returns how many calls regression suite si adds to the plan:
+// the distinct calls of its cells that no rule cell and no earlier suite
+// makes.
+func (p *Plan) SuiteCalls(si int) int {
+	if si < 0 || si >= len(p.suiteCalls) {
+		return 0
+	}
+	return p.suiteCalls[si]
+}
+
+// ModelOf returns the index of the model whose answer a planned key is
+// (a rule's or a regression suite's); false for a key the plan does not
+// use.
+func (p *Plan) ModelOf(key string) (int, bool) {
+	if cells := p.ByKey[key]; len(cells) > 0 {
+		return p.Cells[cells[0]].Model, true
+	}
+	if cells := p.RegressionByKey[key]; len(cells) > 0 {
+		return p.Regression[cells[0]].Model, true
+	}
+	return 0, false
+}
+
+// Planned reports whether the plan makes the call with this key.
+func (p *Plan) Planned(key string) bool {
+	_, ok := p.ModelOf(key)
+	return ok
+}
+
+// SuiteOf returns the regression suite that adds the call with this key
+// (see SuiteCalls), or -1 for a key a rule's cell uses or none does.
+func (p *Plan) SuiteOf(key string) int {
+	if _, rule := p.ByKey[key]; rule {
+		return -1
+	}
+	if cells := p.RegressionByKey[key]; len(cells) > 0 {
+		return p.Regression[cells[0]].Suite
+	}
+	return -1
 }
 
 // priceOf returns what a model's tokens cost.
@@ -323,6 +466,9 @@ func (p *Plan) AuditedLines() string {
 func (p *Plan) Key(k []byte) string {
 	if cells := p.ByKey[string(k)]; len(cells) > 0 { // a lookup: no allocation
 		return p.Cells[cells[0]].Key
+	}
+	if cells := p.RegressionByKey[string(k)]; len(cells) > 0 {
+		return p.Regression[cells[0]].Key
 	}
 	return string(k)
 }

@@ -79,8 +79,8 @@ func (p *Plan) SpendOf(each func(fn func(model.Response) error) error) (Spend, e
 	}
 	var s Spend
 	err := each(func(r model.Response) error {
-		cells := p.ByKey[r.Key]
-		if len(cells) == 0 {
+		mi, ok := p.ModelOf(r.Key)
+		if !ok {
 			return nil // not an answer of this plan (a judge call, another audit's)
 		}
 		s.Calls++
@@ -91,7 +91,7 @@ func (p *Plan) SpendOf(each func(fn func(model.Response) error) error) (Spend, e
 		if r.Batched {
 			s.BatchedCalls++
 		}
-		cost, saved := costOf(prices[p.Cells[cells[0]].Model], r)
+		cost, saved := costOf(prices[mi], r)
 		s.USD += cost
 		s.CacheSavedUSD += saved
 		return nil

@@ -35,6 +35,24 @@ type AuditFile struct {
 	Models []ModelConfig // from [model] or [[model]]; at least one
 	Rules  []RuleConfig  // from [[rule]]; at least one
 	Judges []JudgeConfig // from [[judge]]; may be empty
+	// Regressions are the frozen regression suites (from [[regression]]);
+	// may be empty. Each runs its cases on baseline and on every variant of
+	// every rule, graded by its own predicate: did the change break
+	// anything else? They never change a verdict.
+	Regressions []RegressionConfig
+}
+
+// RegressionConfig is one [[regression]] table: a named suite of ordinary
+// cases (a case file, as for a rule) and the predicate that grades them.
+// Paths are as written, relative to the audit file.
+type RegressionConfig struct {
+	Name      string
+	Cases     string // path of the case file, as written
+	Predicate string // path of the predicate file, as written
+	DefLine   int    // line of the [[regression]] header in the audit file
+	// KeyLines are the lines of the suite's keys in the audit file; a key
+	// left out has its table's line.
+	KeyLines struct{ Name, Cases, Predicate int }
 }
 
 // The defaults ParseAudit fills in for settings the file leaves out (and
@@ -190,7 +208,7 @@ type JudgeConfig struct {
 const DefaultJudgeMaxTokens = 600
 
 var (
-	auditKeys = []string{"name", "prompt", "samples", "concurrency", "delta", "affected_share", "budget", "model", "rule", "judge"}
+	auditKeys = []string{"name", "prompt", "samples", "concurrency", "delta", "affected_share", "budget", "model", "rule", "judge", "regression"}
 	modelKeys = []string{"name", "provider", "base_url", "api_key_env", "allow_http", "temperature", "max_tokens",
 		"max_completion_tokens", "extra_body", "extra_headers", "price_input_per_mtok", "price_cached_input_per_mtok",
 		"price_cache_write_input_per_mtok", "price_output_per_mtok", "timeout_seconds"}
@@ -198,6 +216,7 @@ var (
 	judgeKeys = []string{"name", "rubric", "provider", "base_url", "api_key_env", "allow_http", "temperature", "max_tokens",
 		"max_completion_tokens", "extra_body", "extra_headers", "price_input_per_mtok", "price_cached_input_per_mtok",
 		"price_cache_write_input_per_mtok", "price_output_per_mtok"}
+	regressionKeys = []string{"name", "cases", "predicate"}
 )
 
 // misplacedAuditKeys explains keys that belong at the top of the audit file
@@ -212,6 +231,7 @@ var misplacedAuditKeys = map[string]string{
 	"budget":         "budget is a top-level setting: " + moveUp,
 	"rule":           "a rule is a table of its own: start it with a [[rule]] line",
 	"judge":          "a judge is a table of its own: start it with a [[judge]] line",
+	"regression":     "a regression suite is a table of its own: start it with a [[regression]] line",
 	"model":          "a model is a table of its own: start it with a [model] or [[model]] line",
 }
 
@@ -283,7 +303,49 @@ func ParseAudit(file string, data []byte) (*AuditFile, error) {
 	if a.Judges, err = parseJudges(root, a.Models[0]); err != nil {
 		return nil, err
 	}
+	if a.Regressions, err = parseRegressions(root); err != nil {
+		return nil, err
+	}
 	return a, nil
+}
+
+// parseRegressions reads the [[regression]] tables: each needs a name
+// (unique: reports and stored results are by name), a case file and a
+// predicate.
+func parseRegressions(root tomlTable) ([]RegressionConfig, error) {
+	tables, _, err := root.tables("regression")
+	if err != nil {
+		return nil, err
+	}
+	var out []RegressionConfig
+	seen := map[string]int{}
+	for _, t := range tables {
+		if err := t.checkKeys(regressionKeys, misplacedAuditKeys); err != nil {
+			return nil, err
+		}
+		r := RegressionConfig{DefLine: t.line}
+		at := func(k string) int { return t.doc.lineOf(t.field(k)) }
+		r.KeyLines.Name, r.KeyLines.Cases, r.KeyLines.Predicate = at("name"), at("cases"), at("predicate")
+		if r.Name, err = t.requiredString("name", `a name for the suite, like name = "everyday questions"`); err != nil {
+			return nil, err
+		}
+		if strings.IndexFunc(r.Name, unicode.IsControl) >= 0 {
+			return nil, t.errf("name", "must be one line of text: no line breaks or control characters")
+		}
+		if r.Cases, err = t.requiredString("cases", `the path of the suite's case file, like cases = "everyday.jsonl"`); err != nil {
+			return nil, err
+		}
+		if r.Predicate, err = t.requiredString("predicate", `the path of the suite's predicate file, like predicate = "everyday.predicate.toml"`); err != nil {
+			return nil, err
+		}
+		key := strings.TrimSpace(r.Name)
+		if prev, dup := seen[key]; dup {
+			return nil, t.errf("name", "regression suite %q is already defined at line %d; give each suite its own name", r.Name, prev)
+		}
+		seen[key] = t.line
+		out = append(out, r)
+	}
+	return out, nil
 }
 
 func parseModels(root tomlTable) ([]ModelConfig, error) {

@@ -232,6 +232,13 @@ func TestParseAudit_Errors(t *testing.T) {
 		{"extra_headers number", head + model + "extra_headers = { X-Title = 3 }\n" + rule, 5, 0, "model.extra_headers", "X-Title: must be a string, not an integer"},
 		{"extra_headers newline", head + model + "extra_headers = { X-Title = \"a\\nb\" }\n" + rule, 5, 0, "model.extra_headers", "control character"},
 		{"plain http to another host", head + model + "base_url = \"http://10.0.0.5:8000/v1\"\n" + rule, 5, 0, "model.base_url", "plain http to another machine"},
+		{"regression missing name", head + model + rule + "[[regression]]\ncases = \"r.jsonl\"\npredicate = \"r.toml\"\n", 9, 0, "regression[1].name", "missing"},
+		{"regression missing cases", head + model + rule + "[[regression]]\nname = \"r\"\npredicate = \"r.toml\"\n", 9, 0, "regression[1].cases", "missing"},
+		{"regression missing predicate", head + model + rule + "[[regression]]\nname = \"r\"\ncases = \"r.jsonl\"\n", 9, 0, "regression[1].predicate", "missing"},
+		{"regression duplicate name", head + model + rule + "[[regression]]\nname = \"r\"\ncases = \"a\"\npredicate = \"b\"\n[[regression]]\nname = \"r\"\ncases = \"c\"\npredicate = \"d\"\n", 14, 0, "regression[2].name", `regression suite "r" is already defined at line 9`},
+		{"regression unknown key", head + model + rule + "[[regression]]\nname = \"r\"\ncases = \"a\"\npredicate = \"b\"\nline = 3\n", 13, 0, "regression[1].line", "allowed in [regression]: name, cases, predicate"},
+		{"regression name with newline", head + model + rule + "[[regression]]\nname = \"a\\nb\"\ncases = \"a\"\npredicate = \"b\"\n", 10, 0, "regression[1].name", "must be one line"},
+		{"regression after a rule key", head + model + "[[rule]]\nline = 5\ncases = \"c.jsonl\"\npredicate = \"p.toml\"\nregression = 3\n", 9, 0, "rule[1].regression", "start it with a [[regression]] line"},
 		{"password redacted", head + model + "base_url = \"http://bob:hunter2@10.0.0.5/v1\"\n" + rule, 5, 0, "model.base_url", "http://bob:xxxxx@10.0.0.5/v1"},
 		{"password redacted in a bad URL", head + model + "base_url = \"ftp://bob:hunter2@host/v1\"\n" + rule, 5, 0, "model.base_url", "ftp://bob:xxxxx@host/v1"},
 		{"allow_http not a bool", head + model + "allow_http = \"yes\"\n" + rule, 5, 0, "model.allow_http", "must be true or false"},
@@ -275,6 +282,21 @@ func TestParseAudit_Errors(t *testing.T) {
 				t.Errorf("the error repeats a secret: %v", err)
 			}
 		})
+	}
+}
+
+func TestParseAudit_Regression(t *testing.T) {
+	t.Parallel()
+	data := "name = \"x\"\nprompt = \"p.md\"\n[model]\nname = \"m\"\n[[rule]]\nline = 5\ncases = \"c.jsonl\"\npredicate = \"p.toml\"\n" +
+		"[[regression]]\nname = \"everyday\"\ncases = \"everyday.jsonl\"\npredicate = \"everyday.toml\"\n"
+	got, err := ParseAudit("audit.toml", []byte(data))
+	if err != nil {
+		t.Fatal(err)
+	}
+	want := RegressionConfig{Name: "everyday", Cases: "everyday.jsonl", Predicate: "everyday.toml", DefLine: 9}
+	want.KeyLines.Name, want.KeyLines.Cases, want.KeyLines.Predicate = 10, 11, 12
+	if len(got.Regressions) != 1 || !reflect.DeepEqual(got.Regressions[0], want) {
+		t.Errorf("got %+v, want [%+v]", got.Regressions, want)
 	}
 }
 

@@ -42,6 +42,10 @@ type ResponseRecord struct {
 	Error            string                 `json:"error"`
 	Grades           map[string]GradeRecord `json:"grades"`
 	SchemaVersion    int                    `json:"schema_version"` // see SchemaVersion
+	// Suite names the regression suite of an answer to a suite's case
+	// (Variant is baseline or the rule variant it ran under, RuleLine that
+	// rule's line or 0); absent for a rule's answer.
+	Suite string `json:"suite,omitempty"`
 }
 
 // GradeRecord is a grader's verdict inside a ResponseRecord. Unparseable
@@ -69,7 +73,10 @@ type LabelRecord struct {
 // ExportResponses writes one record per planned cell whose call is stored,
 // in plan order, with the grades of each rule's current predicate (versions,
 // by rule index) and of every judge. A response shared by several rules (a sweep's baseline)
-// appears once per rule, with that rule's grade.
+// appears once per rule, with that rule's grade. The regression suites'
+// answers follow, one record per suite, case, variant and sample, graded
+// by the suite's predicate: versions continues after the rules with one
+// version per suite (without them, the suites' answers are left out).
 func ExportResponses(w io.Writer, p *audit.Plan, versions []string, src ExportSource, format string) error {
 	grades := map[string]map[string]model.Grade{}
 	for _, v := range versions {
@@ -90,6 +97,7 @@ func ExportResponses(w io.Writer, p *audit.Plan, versions []string, src ExportSo
 		}
 		grades[j.Version] = g
 	}
+	withSuites := len(p.Audit.Regressions) > 0 && len(versions) == len(p.Audit.Rules)+len(p.Audit.Regressions)
 	var cw *csv.Writer
 	var enc *json.Encoder
 	switch format {
@@ -102,11 +110,40 @@ func ExportResponses(w io.Writer, p *audit.Plan, versions []string, src ExportSo
 		for _, j := range p.Audit.Judges {
 			header = append(header, j.Grader+"_pass", j.Grader+"_reason")
 		}
+		if withSuites {
+			header = append(header, "suite")
+		}
 		if err := cw.Write(header); err != nil {
 			return err
 		}
 	default:
 		return fmt.Errorf("unknown format %q (want jsonl or csv)", format)
+	}
+	write := func(rec ResponseRecord) error {
+		if enc != nil {
+			return enc.Encode(rec)
+		}
+		pass, reason := "", ""
+		if g, ok := rec.Grades[model.PredicateGrader]; ok {
+			pass, reason = strconv.FormatBool(g.Pass), g.Reason
+		}
+		row := []string{rec.Key, rec.Variant, strconv.Itoa(rec.RuleLine), rec.Case, string(rec.Kind), strconv.Itoa(rec.Sample),
+			rec.Model, rec.Text, rec.FinishReason, strconv.Itoa(rec.PromptTokens), strconv.Itoa(rec.CachedTokens),
+			strconv.Itoa(rec.CompletionTokens), strconv.FormatInt(rec.LatencyMS, 10), strconv.Itoa(rec.Attempts), rec.Error, pass, reason}
+		for _, j := range p.Audit.Judges {
+			jp, jr := "", ""
+			if g, ok := rec.Grades[j.Grader]; ok {
+				jp, jr = strconv.FormatBool(g.Pass), g.Reason
+				if g.Unparseable {
+					jp = "unparseable"
+				}
+			}
+			row = append(row, jp, jr)
+		}
+		if withSuites {
+			row = append(row, rec.Suite)
+		}
+		return cw.Write(csvSafe(row))
 	}
 	for _, cell := range p.Cells {
 		r, err := src.Response(cell.Key)
@@ -135,30 +172,51 @@ func ExportResponses(w io.Writer, p *audit.Plan, versions []string, src ExportSo
 				rec.Grades[j.Grader] = GradeRecord{Pass: g.Pass && !g.Unparseable, Reason: g.Reason, Unparseable: g.Unparseable}
 			}
 		}
-		if enc != nil {
-			if err := enc.Encode(rec); err != nil {
+		if err := write(rec); err != nil {
+			return err
+		}
+	}
+	if withSuites {
+		for si := range p.Audit.Regressions {
+			v := versions[len(p.Audit.Rules)+si]
+			if _, ok := grades[v]; ok {
+				continue
+			}
+			g, err := src.GradesFor(model.PredicateGrader, v)
+			if err != nil {
 				return err
 			}
-			continue
+			grades[v] = g
 		}
-		pass, reason := "", ""
-		if g, ok := rec.Grades[model.PredicateGrader]; ok {
-			pass, reason = strconv.FormatBool(g.Pass), g.Reason
+	}
+	for _, cell := range p.Regression {
+		if !withSuites {
+			break
 		}
-		row := []string{rec.Key, rec.Variant, strconv.Itoa(rec.RuleLine), rec.Case, string(rec.Kind), strconv.Itoa(rec.Sample),
-			rec.Model, rec.Text, rec.FinishReason, strconv.Itoa(rec.PromptTokens), strconv.Itoa(rec.CachedTokens),
-			strconv.Itoa(rec.CompletionTokens), strconv.FormatInt(rec.LatencyMS, 10), strconv.Itoa(rec.Attempts), rec.Error, pass, reason}
-		for _, j := range p.Audit.Judges {
-			jp, jr := "", ""
-			if g, ok := rec.Grades[j.Grader]; ok {
-				jp, jr = strconv.FormatBool(g.Pass), g.Reason
-				if g.Unparseable {
-					jp = "unparseable"
-				}
+		r, err := src.Response(cell.Key)
+		if err != nil {
+			if isNotFound(err) {
+				continue
 			}
-			row = append(row, jp, jr)
+			return err
 		}
-		if err := cw.Write(csvSafe(row)); err != nil {
+		suite := p.Audit.Regressions[cell.Suite]
+		c := suite.Cases[cell.Case]
+		variant, line := audit.Baseline, 0
+		if cell.Variant != audit.RegressionBaseline {
+			variant, line = p.Audit.Rules[cell.Variant].Variant(), p.Audit.Rules[cell.Variant].Line
+		}
+		rec := ResponseRecord{
+			Key: cell.Key, Variant: variant, RuleLine: line, Case: c.ID, Kind: c.Kind, Suite: suite.Name,
+			Sample: cell.Sample, Model: p.Audit.File.Models[cell.Model].Name, Text: r.Text,
+			FinishReason: r.FinishReason, PromptTokens: r.PromptTokens, CachedTokens: r.CachedTokens,
+			CompletionTokens: r.CompletionTokens, LatencyMS: r.LatencyMS, Attempts: r.Attempts, Error: r.Error,
+			Grades: map[string]GradeRecord{}, SchemaVersion: SchemaVersion,
+		}
+		if g, ok := grades[versions[len(p.Audit.Rules)+cell.Suite]][cell.Key]; ok && !g.Unparseable {
+			rec.Grades[model.PredicateGrader] = GradeRecord{Pass: g.Pass, Reason: g.Reason}
+		}
+		if err := write(rec); err != nil {
 			return err
 		}
 	}

@@ -86,6 +86,11 @@ type RuleDoc struct {
 	// Change describes a rewording or an addition (Variant names it), whose
 	// side of every arm is under "deleted"; absent for a deletion.
 	Change *VariantDoc `json:"change,omitempty"`
+	// Regression is each regression suite under this variant, in the
+	// audit's order; empty without suites. It never changes Verdict: a
+	// variant with any broken case is flagged (RegressionBroken > 0).
+	Regression       []RegressionDoc `json:"regression"`
+	RegressionBroken int             `json:"regression_broken"`
 	// Cases are the per-case rows behind the arms, in the case file's order.
 	Cases []CaseDoc `json:"cases"`
 }
@@ -460,6 +465,7 @@ func Build(res *evidence.Results, spend audit.Spend, simulated bool) Doc {
 			Notes: append([]string{}, rr.Verdict.Notes...), Needed: rr.Verdict.Needed,
 			Arms: map[string]ArmDoc{}, Graders: map[string]GraderDoc{}, Kappa: map[string]float64{},
 			Errors: rr.Errors, Pending: rr.Pending, Truncated: rr.Truncated, Change: variantDoc(rr),
+			Regression: regressionDocs(rr), RegressionBroken: rr.RegressionBroken(),
 		}
 		// An arm appears when it has cases the predicate grades: an arm of
 		// no case, or of a rule with no predicate, has no rate to report

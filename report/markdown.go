@@ -39,7 +39,7 @@ func WriteMarkdown(w io.Writer, res *evidence.Results, spend audit.Spend, simula
 		if multiModel {
 			fmt.Fprintf(&b, " %s |", mdEscape(rr.ModelName))
 		}
-		fmt.Fprintf(&b, " **%s** | %s |\n", rr.Verdict.Decision, mdEscape(rr.Verdict.Reason))
+		fmt.Fprintf(&b, " **%s** | %s |\n", mdEscape(VerdictLabel(rr)), mdEscape(rr.Verdict.Reason))
 	}
 	fmt.Fprintf(&b, "\n**Sweep:** %s. Tolerated rise (delta): %s points. A DELETE states the chance that a type of request making up %s%% of provoking traffic (affected_share) is in none of its cases.\n\n",
 		mdEscape(sweepSentence(res.Sweep.SweepGroup)), strconv.FormatFloat(100*res.Delta, 'f', -1, 64),
@@ -64,6 +64,7 @@ func WriteMarkdown(w io.Writer, res *evidence.Results, spend audit.Spend, simula
 	for _, rr := range res.Rules {
 		writeMarkdownRule(&b, rr, multiModel)
 	}
+	b.WriteString(regressionMarkdown(res))
 	b.WriteString(comparisonMarkdown(res))
 	fmt.Fprintf(&b, "**%s.**\n", strings.TrimPrefix(spendLine(spend, simulated), "Spend: "))
 	_, err := io.WriteString(w, b.String())
@@ -94,6 +95,9 @@ func writeMarkdownRule(b *strings.Builder, rr *evidence.RuleResult, multiModel b
 	}
 	for _, f := range Flags(rr.Verdict) {
 		fmt.Fprintf(b, "- flag: %s\n", f)
+	}
+	if f := RegressionFlag(rr); f != "" {
+		fmt.Fprintf(b, "- **flag:** %s\n", mdEscape(f))
 	}
 	for _, n := range rr.Verdict.Notes {
 		fmt.Fprintf(b, "- note: %s\n", mdEscape(n))

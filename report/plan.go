@@ -33,6 +33,14 @@ func WritePlan(w io.Writer, a *audit.Audit, e audit.Estimate, budget float64) er
 		fmt.Fprintf(&b, "; of those, %d answers and at most %d judge calls (answers with identical text share one)", e.AnswerCalls, e.JudgeCalls)
 	}
 	b.WriteString("\n")
+	for _, r := range e.Regression {
+		fmt.Fprintf(&b, "regression suite %s: %d calls", model.Sanitize(r.Name), r.Calls)
+		if r.CachedCalls > 0 {
+			fmt.Fprintf(&b, " (%d already stored)", r.CachedCalls)
+		}
+		fmt.Fprintf(&b, ": %d %s on baseline and %d %s; graded apart, verdicts unchanged\n",
+			r.Cases, plural(r.Cases, "case", "cases"), r.Variants, plural(r.Variants, "variant", "variants"))
+	}
 	fmt.Fprintf(&b, "tokens: %d input, %d output expected, at most %d (every answer at its max_tokens)\n",
 		e.PromptTokens, e.CompletionTokens, e.CompletionTokensAtMost)
 	fmt.Fprintf(&b, "cost: $%.2f expected ($%.2f with prompt caching), at most $%.2f", e.USD, e.USDWithCaching, e.USDAtMost)

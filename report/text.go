@@ -36,13 +36,14 @@ func WriteText(w io.Writer, res *evidence.Results, spend audit.Spend, simulated 
 		if multiModel {
 			name = " on " + model.Sanitize(rr.ModelName)
 		}
-		fmt.Fprintf(&b, "  line %d%s: %-12s %s\n", rr.Rule.Line, name, rr.Verdict.Decision, truncate(model.Sanitize(rr.Rule.Text), 60))
+		fmt.Fprintf(&b, "  line %d%s: %-12s %s\n", rr.Rule.Line, name, VerdictLabel(rr), truncate(model.Sanitize(rr.Rule.Text), 60))
 	}
 	b.WriteString("\n")
 	for _, rr := range res.Rules {
 		b.WriteString(ruleText(rr, multiModel))
 		b.WriteString("\n")
 	}
+	b.WriteString(regressionText(res))
 	if c := comparisonText(res); c != "" {
 		b.WriteString(c + "\n")
 	}
@@ -97,6 +98,9 @@ func ruleText(rr *evidence.RuleResult, multiModel bool) string {
 		fmt.Fprintf(&b, "  bound: %s\n", rr.Verdict.Bound)
 	}
 	for _, f := range Flags(rr.Verdict) {
+		fmt.Fprintf(&b, "  flag: %s\n", f)
+	}
+	if f := RegressionFlag(rr); f != "" {
 		fmt.Fprintf(&b, "  flag: %s\n", f)
 	}
 	for _, n := range rr.Verdict.Notes {

@@ -74,7 +74,7 @@ func TestApp_ZeroCalls_SaysSoAndOpensGrid(t *testing.T) {
 	if a.screen != screenGrid {
 		t.Fatalf("screen = %v, want the grid", a.screen)
 	}
-	contains(t, plain(a), "Nothing to run: all 200 answers are stored.")
+	contains(t, plain(a), "Nothing to run: all 276 answers are stored.")
 	a.Init()
 	press(a, "shift+tab", "y")
 	if rs.calls != 0 {

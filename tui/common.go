@@ -44,7 +44,7 @@ type Common struct {
 // setStored records a stored call, keeping the counts of the plan's calls
 // in step.
 func (c *Common) setStored(key string, ok bool) {
-	if _, planned := c.plan.ByKey[key]; !planned {
+	if !c.plan.Planned(key) {
 		return
 	}
 	if was, seen := c.stored[key]; seen {

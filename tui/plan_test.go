@@ -75,11 +75,11 @@ func TestPlan_JudgeCalls(t *testing.T) {
 	})
 	a.Update(tea.WindowSizeMsg{Width: 160, Height: 48})
 	screen := plain(a)
-	contains(t, screen, "3000 calls planned · 0 answers stored · 3000 to make")
-	contains(t, screen, "calls     7800 to make (3000 answers from the models under test, at most 4800 judge calls), 0 already stored (free)")
+	contains(t, screen, "4140 calls planned · 0 answers stored · 4140 to make")
+	contains(t, screen, "calls     8940 to make (4140 answers from the models under test, at most 4800 judge calls), 0 already stored (free)")
 	contains(t, screen, "answers with identical text share one judge call")
 
 	// Without judges the line stays as it was.
 	b := f.app(t, &clock{t: t0}, noStart)
-	contains(t, plain(b), "calls     3000 to make, 0 already stored (free)")
+	contains(t, plain(b), "calls     4140 to make, 0 already stored (free)")
 }

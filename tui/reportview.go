@@ -125,6 +125,7 @@ func (v *reportView) content() ([]string, []int) {
 	if len(c.res.Rules) == 0 {
 		r.add("", st.Muted.Render("No line is audited."))
 	}
+	v.regression(r)
 	return r.out, sections
 }
 
@@ -276,6 +277,9 @@ func (v *reportView) rule(r *reportWriter, rr *evidence.RuleResult) {
 
 	vd := rr.Verdict
 	verdict := []string{verdictStyle(st, vd.Decision).Render(decisionSymbol(vd.Decision) + " " + string(vd.Decision))}
+	if f := report.RegressionFlag(rr); f != "" {
+		verdict = append(verdict, st.Err.Render(f))
+	}
 	if rr.Pending > 0 {
 		verdict = append(verdict, st.InFlight.Render(fmt.Sprintf("provisional: %d answers pending", rr.Pending)))
 	}
@@ -331,6 +335,51 @@ func (v *reportView) rule(r *reportWriter, rr *evidence.RuleResult) {
 		r.field("predicate", "none (no input class: the verdict rests on answer length)", &st.Muted)
 	default:
 		r.field("predicate", fmt.Sprintf("%s (version %s)", oneLine(rule.Config.Predicate), report.ShortVersion(rr.PredicateVersion)), nil)
+	}
+}
+
+// regression writes a section per regression suite: one line per
+// variant (and model) saying how many of its cases the variant broke and
+// how the failure rate moved. It never changes a verdict above.
+func (v *reportView) regression(r *reportWriter) {
+	c, st := v.c, v.c.styles
+	multiModel := c.models() > 1
+	for si := range c.plan.Audit.Regressions {
+		r.add("")
+		suite := c.plan.Audit.Regressions[si]
+		head := "── " + truncateText("Regression suite "+oneLine(suite.Name), max(r.w-4, 10)) + " "
+		r.add(st.Header.Render(head + strings.Repeat("─", max(r.w-textWidth(head), 0))))
+		version := ""
+		if len(c.res.Rules) > 0 && si < len(c.res.Rules[0].Regression) {
+			version = c.res.Rules[0].Regression[si].PredicateVersion
+		}
+		r.field("cases", fmt.Sprintf("%s (%d cases, run on baseline and on every variant)", oneLine(suite.Config.Cases), len(suite.Cases)), nil)
+		r.field("predicate", fmt.Sprintf("%s (version %s)", oneLine(suite.Config.Predicate), report.ShortVersion(version)), nil)
+		for _, rr := range c.res.Rules {
+			if si >= len(rr.Regression) {
+				continue
+			}
+			var style *lipgloss.Style
+			if rr.Regression[si].Broken() > 0 {
+				style = &st.Err
+			}
+			for i, l := range wrapWords(oneLine(report.RegressionLine(rr, rr.Regression[si], multiModel)), max(r.w-4, 10)) {
+				if style != nil {
+					l = style.Render(l)
+				}
+				indent := "  "
+				if i > 0 {
+					indent = "    "
+				}
+				r.add(indent + l)
+			}
+		}
+	}
+	if len(c.plan.Audit.Regressions) > 0 {
+		r.add("")
+		for _, l := range wrapWords("Regression suites: "+report.RegressionNote, max(r.w-2, 10)) {
+			r.add("  " + st.Muted.Render(l))
+		}
 	}
 }
 

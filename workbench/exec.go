@@ -5,6 +5,7 @@ import (
 
 	"github.com/auditor-dev/auditor/audit"
 	"github.com/auditor-dev/auditor/audit/grade"
+	"github.com/auditor-dev/auditor/model"
 )
 
 // ExecPolicy says what Open does about [exec] predicate commands, which
@@ -32,7 +33,8 @@ func approvalKey(c audit.ExecCommand) string { return "exec.approved." + c.Diges
 // approved it.
 type ExecState struct {
 	Command  audit.ExecCommand
-	Lines    []int // the prompt lines of the rules whose predicate runs it
+	Lines    []int    // the prompt lines of the rules whose predicate runs it
+	Suites   []string // the regression suites whose predicate runs it
 	Approved bool
 }
 
@@ -42,25 +44,40 @@ type ExecState struct {
 func (s *Session) ExecCommands() ([]ExecState, error) {
 	var out []ExecState
 	at := map[string]int{}
-	for ri := range s.Audit.Rules {
-		pred := s.preds.Of(ri)
+	add := func(pred *model.Predicate, path string, line int, suite string) error {
 		if len(pred.Exec) == 0 {
-			continue
+			return nil
 		}
 		c, err := audit.ResolveExec(pred.Exec, s.Audit.Dir)
 		if err != nil {
-			return nil, fmt.Errorf("%s: %w", s.Audit.Rules[ri].PredicatePath, err)
+			return fmt.Errorf("%s: %w", path, err)
 		}
-		if i, ok := at[c.Digest]; ok {
-			out[i].Lines = append(out[i].Lines, s.Audit.Rules[ri].Line)
-			continue
+		i, ok := at[c.Digest]
+		if !ok {
+			approved, err := s.execApproved(c)
+			if err != nil {
+				return err
+			}
+			i = len(out)
+			at[c.Digest] = i
+			out = append(out, ExecState{Command: c, Approved: approved})
 		}
-		ok, err := s.execApproved(c)
-		if err != nil {
+		if suite != "" {
+			out[i].Suites = append(out[i].Suites, suite)
+		} else {
+			out[i].Lines = append(out[i].Lines, line)
+		}
+		return nil
+	}
+	for ri, r := range s.Audit.Rules {
+		if err := add(s.preds.Of(ri), r.PredicatePath, r.Line, ""); err != nil {
 			return nil, err
 		}
-		at[c.Digest] = len(out)
-		out = append(out, ExecState{Command: c, Lines: []int{s.Audit.Rules[ri].Line}, Approved: ok})
+	}
+	for si, r := range s.Audit.Regressions {
+		if err := add(s.preds.Suite(si), r.PredicatePath, 0, r.Name); err != nil {
+			return nil, err
+		}
 	}
 	return out, nil
 }

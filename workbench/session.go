@@ -113,7 +113,7 @@ func load(path string, samples int, allowLarge bool) (*Session, error) {
 		return nil, err
 	}
 	if n := a.CellCount(samples); n > audit.MaxCells && !allowLarge {
-		return nil, fmt.Errorf("%w: %d cells (samples x models x cases x 2 variants), over the %d auditor lays out unless asked: lower --samples, or pass --allow-large if you mean it", ErrTooLarge, n, audit.MaxCells)
+		return nil, fmt.Errorf("%w: %d cells (samples x models x cases x variants, regression suites included), over the %d auditor lays out unless asked: lower --samples, or pass --allow-large if you mean it", ErrTooLarge, n, audit.MaxCells)
 	}
 	return &Session{Audit: a, Plan: audit.NewPlan(a, audit.PlanOptions{Samples: samples}), preds: grade.NewPredicates(a), now: time.Now}, nil
 }
@@ -200,6 +200,12 @@ func (s *Session) Refresh() error {
 // PredicateVersions returns the version of every rule's current predicate,
 // by rule index.
 func (s *Session) PredicateVersions() []string { return s.preds.Versions() }
+
+// AllPredicateVersions is PredicateVersions followed by the current
+// version of each regression suite's predicate, by suite index.
+func (s *Session) AllPredicateVersions() []string {
+	return append(s.preds.Versions(), s.preds.SuiteVersions()...)
+}
 
 // Results computes every rule's evidence and verdict from the tally.
 func (s *Session) Results() (*evidence.Results, error) { return s.Tally.Results() }

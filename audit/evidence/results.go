@@ -112,10 +112,14 @@ type RuleResult struct {
 	// Staleness counts the cases written since the line's text last
 	// changed; nil when no change is known.
 	Staleness *Staleness
-	Done      int // graded answers
-	Errors    int
-	Truncated int // see Count.Truncated
-	Pending   int
+	// Regression holds each regression suite under this variant, in the
+	// audit's order; empty without suites. It never changes Verdict (see
+	// RegressionBroken).
+	Regression []RegressionResult
+	Done       int // graded answers
+	Errors     int
+	Truncated  int // see Count.Truncated
+	Pending    int
 }
 
 // Results is the state of a whole audit.
@@ -202,7 +206,7 @@ func NewTally(p *audit.Plan, preds *grade.Predicates, src audit.Reader) (*Tally,
 			return nil, err
 		}
 	}
-	for _, v := range preds.Versions() {
+	for _, v := range append(preds.Versions(), preds.SuiteVersions()...) {
 		if _, ok := t.grades[v]; ok {
 			continue
 		}
@@ -299,6 +303,7 @@ func (t *Tally) Grade(cell audit.Cell) (model.Grade, bool) {
 func (t *Tally) Results() (*Results, error) {
 	p := t.plan
 	res := &Results{Plan: p, Delta: p.Audit.File.Delta}
+	regression := t.regressionCounts()
 	for ri, rule := range p.Audit.Rules {
 		for mi := range p.Audit.File.Models {
 			var lengths *Lengths
@@ -319,6 +324,7 @@ func (t *Tally) Results() (*Results, error) {
 				h = t.histories[ri]
 			}
 			rr.Staleness = staleness(rule, h)
+			rr.Regression = t.regressionResults(regression, ri, mi)
 			res.Rules = append(res.Rules, rr)
 		}
 	}
@@ -344,35 +350,7 @@ func aggregateRule(p *audit.Plan, ri, mi int, status map[string]bool, settled ma
 		if cell.Deleted {
 			cnt = &cr.Deleted
 		}
-		ok, stored := status[cell.Key]
-		switch {
-		case !stored:
-			cnt.Pending++
-			continue
-		case !ok && settled[cell.Key].Settled():
-			cnt.Truncated++
-			continue
-		case !ok:
-			cnt.Errors++
-			continue
-		}
-		if !rule.HasPredicate() {
-			cnt.Ungraded++
-			continue
-		}
-		g, graded := grades[cell.Key]
-		switch {
-		case !graded:
-			cnt.Pending++
-			continue
-		case g.Unparseable:
-			cnt.Unparseable++
-			continue
-		}
-		cnt.N++
-		if !g.Pass {
-			cnt.Fails++
-		}
+		countAnswer(cnt, cell.Key, status, settled, grades, rule.HasPredicate())
 	}
 	for _, cr := range rr.Cases {
 		for _, c := range []Count{cr.Baseline, cr.Deleted} {
@@ -432,6 +410,41 @@ func aggregateRule(p *audit.Plan, ri, mi int, status map[string]bool, settled ma
 	rr.Verdict = v
 	rr.Flips = caseFlips(rr.Cases)
 	return rr, nil
+}
+
+// countAnswer counts one cell's answer: pending, truncated, an error,
+// ungraded (graded false: no predicate grades it), unparseable, or graded
+// with its grade.
+func countAnswer(cnt *Count, key string, status map[string]bool, settled map[string]model.ErrorKind, grades map[string]model.Grade, graded bool) {
+	ok, stored := status[key]
+	switch {
+	case !stored:
+		cnt.Pending++
+		return
+	case !ok && settled[key].Settled():
+		cnt.Truncated++
+		return
+	case !ok:
+		cnt.Errors++
+		return
+	}
+	if !graded {
+		cnt.Ungraded++
+		return
+	}
+	g, has := grades[key]
+	switch {
+	case !has:
+		cnt.Pending++
+		return
+	case g.Unparseable:
+		cnt.Unparseable++
+		return
+	}
+	cnt.N++
+	if !g.Pass {
+		cnt.Fails++
+	}
 }
 
 // armCounts returns per-case failures and sample counts of the cases whose

@@ -81,7 +81,34 @@ func (g *Grader) Grade(r model.Response) ([]model.Grade, error) {
 		}
 		grades = append(grades, gr)
 	}
+	for _, ci := range g.plan.RegressionByKey[r.Key] {
+		cell := g.plan.Regression[ci]
+		pred := g.preds.Suite(cell.Suite)
+		if done[pred.Version] {
+			continue
+		}
+		done[pred.Version] = true
+		suite := g.plan.Audit.Regressions[cell.Suite]
+		gr, err := g.gradeWith(suite.PredicatePath, pred, suite.Cases[cell.Case], r.Text)
+		if err != nil {
+			if first == nil {
+				first = err
+			}
+			continue
+		}
+		grades = append(grades, gr)
+	}
 	return grades, first
+}
+
+// hasVersion reports whether one of gs is by the predicate version v.
+func hasVersion(gs []model.Grade, v string) bool {
+	for _, g := range gs {
+		if g.Version == v {
+			return true
+		}
+	}
+	return false
 }
 
 // GradeWith grades one answer of rule ri's case c with pred: its checks,
@@ -91,26 +118,31 @@ func (g *Grader) GradeWith(ri int, pred *model.Predicate, c model.Case, text str
 }
 
 func (g *Grader) gradeOne(ruleIdx int, pred *model.Predicate, c model.Case, text string) (model.Grade, error) {
-	rule := g.plan.Audit.Rules[ruleIdx]
+	return g.gradeWith(g.plan.Audit.Rules[ruleIdx].PredicatePath, pred, c, text)
+}
+
+// gradeWith grades with pred, read from path (for errors): its checks,
+// then its [exec] grader when the checks pass.
+func (g *Grader) gradeWith(path string, pred *model.Predicate, c model.Case, text string) (model.Grade, error) {
 	if len(pred.Exec) > 0 {
 		// Checked before the checks run: a rule whose command may not run
 		// gets no grade at all, rather than grades from its checks alone,
 		// which would count only the failures.
 		if err := g.checkApproved(pred); err != nil {
-			return model.Grade{}, fmt.Errorf("%s: %w", rule.PredicatePath, err)
+			return model.Grade{}, fmt.Errorf("%s: %w", path, err)
 		}
 	}
 	gr := pred.Grade(c, text)
 	if !gr.Pass || len(pred.Exec) == 0 {
 		return gr, nil
 	}
-	e, err := g.execFor(ruleIdx, pred)
+	e, err := g.execFor(path, pred)
 	if err != nil {
 		return gr, err
 	}
 	pass, reason, err := e.Grade(c, text)
 	if err != nil {
-		return gr, fmt.Errorf("%s: [exec] %w", rule.PredicatePath, err)
+		return gr, fmt.Errorf("%s: [exec] %w", path, err)
 	}
 	gr.Pass, gr.Reason = pass, reason
 	if pass {
@@ -119,16 +151,15 @@ func (g *Grader) gradeOne(ruleIdx int, pred *model.Predicate, c model.Case, text
 	return gr, nil
 }
 
-func (g *Grader) execFor(ruleIdx int, pred *model.Predicate) (*execgrade.Grader, error) {
+func (g *Grader) execFor(path string, pred *model.Predicate) (*execgrade.Grader, error) {
 	g.mu.Lock()
 	defer g.mu.Unlock()
 	if e, ok := g.exec[pred.Version]; ok {
 		return e, nil
 	}
-	rule := g.plan.Audit.Rules[ruleIdx]
 	e, err := execgrade.Start(g.ctx, pred.Exec, g.plan.Audit.Dir)
 	if err != nil {
-		return nil, fmt.Errorf("%s: start [exec] %v: %w", rule.PredicatePath, pred.Exec, err)
+		return nil, fmt.Errorf("%s: start [exec] %v: %w", path, pred.Exec, err)
 	}
 	g.exec[pred.Version] = e
 	return e, nil
@@ -213,6 +244,40 @@ func (g *Grader) Missing(status map[string]bool, have func(version string) map[s
 			added[cell.Key] = append(added[cell.Key], gr)
 			n++
 		}
+	}
+	// The regression suites' answers, each graded by its suite's current
+	// predicate.
+	graded := map[string]bool{} // version + key: a key two suites share with one predicate is graded once
+	haveOf := map[string]map[string]model.Grade{}
+	for _, cell := range g.plan.Regression {
+		pred := g.preds.Suite(cell.Suite)
+		id := pred.Version + "\x00" + cell.Key
+		if !status[cell.Key] || graded[id] {
+			continue
+		}
+		if len(pred.Exec) > 0 && errors.Is(g.checkApproved(pred), ErrExecNotApproved) {
+			continue // its answers stay ungraded; Denied names the command
+		}
+		done, ok := haveOf[pred.Version]
+		if !ok {
+			done = have(pred.Version)
+			haveOf[pred.Version] = done
+		}
+		if _, ok := done[cell.Key]; ok || hasVersion(added[cell.Key], pred.Version) {
+			continue
+		}
+		graded[id] = true
+		r, err := st.Response(cell.Key)
+		if err != nil {
+			return nil, n, err
+		}
+		suite := g.plan.Audit.Regressions[cell.Suite]
+		gr, err := g.gradeWith(suite.PredicatePath, pred, suite.Cases[cell.Case], r.Text)
+		if err != nil {
+			return nil, n, err
+		}
+		added[cell.Key] = append(added[cell.Key], gr)
+		n++
 	}
 	return added, n, nil
 }

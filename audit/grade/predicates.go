@@ -16,8 +16,9 @@ import (
 // A Predicates is safe for concurrent use. The predicates it holds are
 // never modified, only replaced.
 type Predicates struct {
-	mu    sync.RWMutex
-	rules []*model.Predicate
+	mu     sync.RWMutex
+	rules  []*model.Predicate
+	suites []*model.Predicate // by regression suite index
 }
 
 // NewPredicates starts with the predicates the audit was loaded with.
@@ -26,7 +27,42 @@ func NewPredicates(a *audit.Audit) *Predicates {
 	for i, r := range a.Rules {
 		p.rules[i] = r.Loaded
 	}
+	for _, s := range a.Regressions {
+		p.suites = append(p.suites, s.Loaded)
+	}
 	return p
+}
+
+// Suite returns the current predicate of regression suite si.
+func (p *Predicates) Suite(si int) *model.Predicate {
+	p.mu.RLock()
+	defer p.mu.RUnlock()
+	return p.suites[si]
+}
+
+// SuiteVersions returns the current version of every regression suite's
+// predicate, by suite index.
+func (p *Predicates) SuiteVersions() []string {
+	p.mu.RLock()
+	defer p.mu.RUnlock()
+	out := make([]string, len(p.suites))
+	for i, pr := range p.suites {
+		out[i] = pr.Version
+	}
+	return out
+}
+
+// SetSuite makes pred the current predicate of regression suite si.
+// Out-of-range suites and a nil predicate are ignored.
+func (p *Predicates) SetSuite(si int, pred *model.Predicate) {
+	if pred == nil {
+		return
+	}
+	p.mu.Lock()
+	defer p.mu.Unlock()
+	if si >= 0 && si < len(p.suites) {
+		p.suites[si] = pred
+	}
 }
 
 // Of returns the current predicate of rule ri.

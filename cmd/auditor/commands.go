@@ -204,7 +204,7 @@ guarded against spreadsheet formulas.`,
 			}
 			switch what {
 			case "responses":
-				err = report.ExportResponses(w, s.Plan, s.PredicateVersions(), s.Store, format)
+				err = report.ExportResponses(w, s.Plan, s.AllPredicateVersions(), s.Store, format)
 			case "grades":
 				// Grades from the current predicates, so answers an edit
 				// left ungraded are graded first.

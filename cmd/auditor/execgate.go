@@ -10,6 +10,7 @@ import (
 
 	"github.com/auditor-dev/auditor/audit"
 	"github.com/auditor-dev/auditor/audit/grade"
+	"github.com/auditor-dev/auditor/model"
 	"github.com/auditor-dev/auditor/workbench"
 )
 
@@ -95,6 +96,7 @@ type execDoc struct {
 	Scripts  []string `json:"scripts"`
 	Digest   string   `json:"digest"`
 	Lines    []int    `json:"lines"`
+	Suites   []string `json:"suites"`
 	Approved bool     `json:"approved"`
 }
 
@@ -102,7 +104,7 @@ func execDocs(execs []workbench.ExecState) []execDoc {
 	docs := []execDoc{}
 	for _, e := range execs {
 		docs = append(docs, execDoc{Command: e.Command.Argv, Dir: e.Command.Dir, Scripts: append([]string{}, e.Command.Scripts...),
-			Digest: e.Command.Digest, Lines: e.Lines, Approved: e.Approved})
+			Digest: e.Command.Digest, Lines: e.Lines, Suites: e.Suites, Approved: e.Approved})
 	}
 	return docs
 }
@@ -123,6 +125,9 @@ func writeExecPlan(w io.Writer, execs []workbench.ExecState, path string) {
 		lines := make([]string, len(e.Lines))
 		for i, l := range e.Lines {
 			lines[i] = fmt.Sprintf("L%d", l)
+		}
+		for _, name := range e.Suites {
+			lines = append(lines, "regression suite "+model.Sanitize(name))
 		}
 		fmt.Fprintf(w, "  %s  for %s: %s\n", e.Command, strings.Join(lines, ", "), state)
 	}
