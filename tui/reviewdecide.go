@@ -19,7 +19,7 @@ func (v *reviewView) saveNote(note string) tea.Cmd {
 	if !ok {
 		return nil
 	}
-	return v.attachNote(e.key, v.index, v.labelOf(e.key), note)
+	return v.attachNote(e.key, v.index, v.labelOf(e.key), note, e.keys()[1:]...)
 }
 
 func (v *reviewView) labelCurrent(violation bool) tea.Cmd {
@@ -27,7 +27,8 @@ func (v *reviewView) labelCurrent(violation bool) tea.Cmd {
 	if !ok {
 		return nil
 	}
-	return v.decide(e.key, v.index, v.labelOf(e.key), violation)
+	// A group of identical answers gets one label each, the same.
+	return v.decide(e.key, v.index, v.labelOf(e.key), violation, e.keys()[1:]...)
 }
 
 // labelOf is the reviewer's own adjudication of an answer (a seen label),
