@@ -336,6 +336,7 @@ func (v *reviewView) handleKey(km tea.KeyPressMsg) tea.Cmd {
 		if key.Matches(km, rk.Raw) {
 			v.rawJudges = !v.rawJudges
 			v.openJudges()
+			v.refresh()
 			return nil
 		}
 		v.full.scroll(km, lk.Scroll, v.fullHeight())

@@ -70,6 +70,15 @@ func (v *reviewView) helpKeys() helpKeys {
 		nk := v.c.keys.Note
 		return helpKeys{short: []key.Binding{nk.Accept, nk.Cancel}, full: [][]key.Binding{{nk.Accept, nk.Cancel}}}
 	}
+	if v.search.typing {
+		fk := v.c.keys.Filter
+		return helpKeys{short: []key.Binding{fk.Accept, fk.Cancel}, full: [][]key.Binding{{fk.Accept, fk.Cancel}}}
+	}
+	if v.full.on {
+		back := v.c.keys.Global.Back
+		return helpKeys{short: []key.Binding{lk.Scroll.Down, lk.Scroll.PageDown, rk.Raw, back},
+			full: [][]key.Binding{{lk.Scroll.Up, lk.Scroll.Down, lk.Scroll.PageUp, lk.Scroll.PageDown, lk.Scroll.Top, lk.Scroll.Bottom}, {rk.Raw, back}}}
+	}
 	switch v.mode {
 	case reviewAgreement:
 		return helpKeys{short: []key.Binding{lk.Scroll.Down, rk.PrevRule, rk.NextRule, rk.Agreement},
@@ -84,13 +93,15 @@ func (v *reviewView) helpKeys() helpKeys {
 		pair.SetHelp(pair.Help().Key, "labeller pair")
 		short = []key.Binding{lk.Violation, lk.OK, lk.Skip, lk.Undo, lk.Next, pair, rk.Labellers}
 	}
+	// Two columns, so the screen's own keys fit 80 columns.
 	full := [][]key.Binding{
-		{lk.Violation, lk.OK, lk.Skip, lk.Undo, lk.Note, lk.Prev, lk.Next, lk.FirstUnlabelled},
+		{lk.Violation, lk.OK, lk.Skip, lk.Undo, lk.Note, lk.Prev, lk.Next, lk.FirstUnlabelled,
+			rk.Open, rk.Raw, rk.ShowVariant, rk.Search},
 		{rk.PrevRule, rk.NextRule, rk.Pair, rk.Kind, rk.Variant, rk.Labellers, rk.Agreement},
-		{lk.Scroll.Up, lk.Scroll.Down, lk.Scroll.PageUp, lk.Scroll.PageDown, lk.Scroll.Top, lk.Scroll.Bottom},
 	}
 	if v.c.models() > 1 {
-		full = append(full, []key.Binding{rk.Model, rk.Queue, rk.Compare})
+		full[1] = append(full[1], rk.Model, rk.Queue, rk.Compare)
 	}
+	full[1] = append(full[1], lk.Scroll.Up, lk.Scroll.Down, lk.Scroll.PageUp, lk.Scroll.PageDown, lk.Scroll.Top, lk.Scroll.Bottom)
 	return helpKeys{short: short, full: full}
 }
