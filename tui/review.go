@@ -448,6 +448,9 @@ func (v *reviewView) handleKey(km tea.KeyPressMsg) tea.Cmd {
 		v.people.on = false
 		return v.reset()
 	default:
+		// The window's height as drawn, even before a first View at this
+		// size: the bottom is the last line of the content in it.
+		v.vp.SetHeight(v.bodyHeight())
 		scroll(&v.vp, km, lk.Scroll)
 	}
 	return nil

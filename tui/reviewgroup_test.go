@@ -59,7 +59,8 @@ func sameText(t testing.TB, f *fixture) []string {
 	}
 	f.src.mu.Lock()
 	defer f.src.mu.Unlock()
-	for _, keys := range byKind {
+	for _, kind := range model.Kinds {
+		keys := byKind[kind]
 		if len(keys) < 3 {
 			continue
 		}

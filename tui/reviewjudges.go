@@ -225,3 +225,56 @@ func (v *reviewView) graderColumns(e reviewEntry, kind model.Kind) []string {
 	}
 	return setColumns(cols, colW, stacked)
 }
+
+// columnGap is the space between side-by-side columns.
+const columnGap = 3
+
+// columnWidth is the width of each of n columns side by side in width, or
+// of one column when they would be too narrow to read (stacked).
+func columnWidth(width, n int) (colW int, stacked bool) {
+	colW = (width - 2 - columnGap*(n-1)) / max(n, 1)
+	if colW < 24 {
+		return max(width-4, 10), true
+	}
+	return colW, false
+}
+
+// setColumns lays columns of lines side by side, indented by two, or one
+// under the other when stacked.
+func setColumns(cols [][]string, colW int, stacked bool) []string {
+	if stacked {
+		var out []string
+		for i, col := range cols {
+			if i > 0 {
+				out = append(out, "")
+			}
+			for _, l := range col {
+				out = append(out, "  "+l)
+			}
+		}
+		return out
+	}
+	rows := 0
+	for _, col := range cols {
+		rows = max(rows, len(col))
+	}
+	out := make([]string, rows)
+	for r := range rows {
+		var b strings.Builder
+		b.WriteString("  ")
+		for i, col := range cols {
+			cell := ""
+			if r < len(col) {
+				cell = col[r]
+			}
+			if i < len(cols)-1 {
+				b.WriteString(fit(cell, colW))
+				b.WriteString(strings.Repeat(" ", columnGap))
+			} else {
+				b.WriteString(cell)
+			}
+		}
+		out[r] = b.String()
+	}
+	return out
+}

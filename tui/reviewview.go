@@ -37,6 +37,11 @@ func (v *reviewView) View() string {
 	return strings.Join(append(append(head, v.vp.View()), foot...), "\n")
 }
 
+// bodyHeight is the height of the answer's window between head and foot.
+func (v *reviewView) bodyHeight() int {
+	return max(v.c.bodyH-len(v.head())-len(v.foot()), 1)
+}
+
 // queueName says what the queue holds.
 func (v *reviewView) queueName() string {
 	if v.people.on {
@@ -269,7 +274,15 @@ func (v *reviewView) refresh() {
 		lines = append(lines, "", st.Header.Render("LABELS"))
 		lines = append(lines, v.labellerColumns(e, cs.Kind)...)
 	}
-	lines = append(lines, "", st.Header.Render("GRADERS"))
+	graders := st.Header.Render("GRADERS")
+	switch {
+	case len(c.plan.Audit.Judges) == 0:
+	case v.rawJudges:
+		graders += st.Muted.Render(" · judges' answers as stored; r reasoning, enter in full")
+	default:
+		graders += st.Muted.Render(" · judges' reasoning; r as stored, enter in full")
+	}
+	lines = append(lines, "", clip(graders, c.width))
 	lines = append(lines, v.graderColumns(e, cs.Kind)...)
 	off := v.vp.YOffset()
 	v.vp.SetContentLines(lines)
@@ -281,59 +294,6 @@ func (v *reviewView) otherModel(e reviewEntry) int {
 		return v.cmpB
 	}
 	return v.cmpA
-}
-
-// columnGap is the space between side-by-side columns.
-const columnGap = 3
-
-// columnWidth is the width of each of n columns side by side in width, or
-// of one column when they would be too narrow to read (stacked).
-func columnWidth(width, n int) (colW int, stacked bool) {
-	colW = (width - 2 - columnGap*(n-1)) / max(n, 1)
-	if colW < 24 {
-		return max(width-4, 10), true
-	}
-	return colW, false
-}
-
-// setColumns lays columns of lines side by side, indented by two, or one
-// under the other when stacked.
-func setColumns(cols [][]string, colW int, stacked bool) []string {
-	if stacked {
-		var out []string
-		for i, col := range cols {
-			if i > 0 {
-				out = append(out, "")
-			}
-			for _, l := range col {
-				out = append(out, "  "+l)
-			}
-		}
-		return out
-	}
-	rows := 0
-	for _, col := range cols {
-		rows = max(rows, len(col))
-	}
-	out := make([]string, rows)
-	for r := range rows {
-		var b strings.Builder
-		b.WriteString("  ")
-		for i, col := range cols {
-			cell := ""
-			if r < len(col) {
-				cell = col[r]
-			}
-			if i < len(cols)-1 {
-				b.WriteString(fit(cell, colW))
-				b.WriteString(strings.Repeat(" ", columnGap))
-			} else {
-				b.WriteString(cell)
-			}
-		}
-		out[r] = b.String()
-	}
-	return out
 }
 
 // agreementLines is the agreement panel: every pair of graders on the same
