@@ -173,6 +173,8 @@ func (v *reviewView) others(e reviewEntry) string {
 func (v *reviewView) emptyReason() string {
 	c := v.c
 	switch {
+	case v.search.query != "" && len(v.raw) > 0:
+		return fmt.Sprintf("No answer in this queue has %q in its text or case id (/ edits the search, esc clears it).", oneLine(v.search.query))
 	case v.people.on:
 		return v.labellerEmpty()
 	case v.queue != 0:
