@@ -36,7 +36,6 @@ func newReviewSearch() reviewSearch {
 type answerTexts struct {
 	known map[string]string
 	asked map[string]bool // read or being read
-	err   error
 }
 
 // textsCmd reads the texts of the queue's answers not read or asked for
@@ -62,22 +61,25 @@ func (v *reviewView) textsCmd() tea.Cmd {
 	return readTexts(src, keys)
 }
 
-// readTexts reads the texts of keys; it runs as a command.
+// readTexts reads the texts of keys; it runs as a command. An answer that
+// cannot be read stays out (listed on its own); the first error is kept.
 func readTexts(src ResponseSource, keys []string) tea.Cmd {
 	return func() tea.Msg {
-		out := make(map[string]string, len(keys))
+		msg := reviewTextsMsg{texts: make(map[string]string, len(keys))}
 		for _, k := range keys {
 			r, err := src.Response(k)
-			if err != nil {
-				return reviewTextsMsg{texts: out, err: err}
-			}
-			if r.OK() {
-				out[k] = r.Text
-			} else {
-				out[k] = ""
+			switch {
+			case err != nil:
+				if msg.err == nil {
+					msg.err = err
+				}
+			case r.OK():
+				msg.texts[k] = r.Text
+			default:
+				msg.texts[k] = ""
 			}
 		}
-		return reviewTextsMsg{texts: out}
+		return msg
 	}
 }
 
@@ -86,15 +88,15 @@ func (v *reviewView) gotTexts(msg reviewTextsMsg) tea.Cmd {
 	for k, t := range msg.texts {
 		v.texts.known[k] = t
 	}
+	var warn tea.Cmd
 	if msg.err != nil {
-		v.texts.err = msg.err
-		return sayErr("Identical answers are not grouped: reading them failed: " + oneLine(msg.err.Error()))
+		warn = sayErr("Some answers could not be read to group identical ones: " + oneLine(msg.err.Error()))
 	}
 	v.stale = true
 	if v.sync() {
-		return v.load()
+		return tea.Batch(v.load(), warn)
 	}
-	return nil
+	return warn
 }
 
 // grouped narrows the queue to the search and, in the disagreement queue,
