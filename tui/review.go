@@ -168,6 +168,7 @@ func (v *reviewView) sync() bool {
 	v.index = 0
 	if i := slices.IndexFunc(v.items, func(e reviewEntry) bool { return e.holds(keep) }); i >= 0 {
 		v.index = i
+		v.items[i] = v.items[i].led(keep) // still the answer shown
 	}
 	v.panel.width = -1
 	now, _ := v.current()
@@ -293,9 +294,7 @@ func (v *reviewView) back() bool {
 		v.search.in.SetValue("")
 		v.search.query = ""
 		v.stale = true
-		v.sync()
-		// The answer shown stays: it passed the search, so it is in the
-		// queue without it.
+		v.sync() // the answer shown stays: it passed the search
 	default:
 		return false
 	}

@@ -152,6 +152,22 @@ func (e reviewEntry) keys() []string {
 	return out
 }
 
+// led returns the group with key standing for it (the answer shown stays
+// shown when the queue is grouped again); e when key is not in it.
+func (e reviewEntry) led(key string) reviewEntry {
+	for i, m := range e.more {
+		if m.key != key {
+			continue
+		}
+		rest := append([]reviewEntry{}, e.more[:i]...)
+		rest = append(rest, e.more[i+1:]...)
+		e.more = nil
+		m.more = append([]reviewEntry{e}, rest...)
+		return m
+	}
+	return e
+}
+
 // holds reports whether the entry is, or stands for, the answer key.
 func (e reviewEntry) holds(key string) bool {
 	for _, k := range e.keys() {

@@ -295,3 +295,52 @@ func TestReview_Help(t *testing.T) {
 		}
 	}
 }
+
+// TestReview_GroupKeepsAnswerShown: when the queue is grouped again (a
+// search cleared), the answer shown stays, standing for its group.
+func TestReview_GroupKeepsAnswerShown(t *testing.T) {
+	t.Parallel()
+	var keys []string
+	w := newLabelWorldEdit(t, newFixture(t, 2), 0, 5, ScreenReview, func(f *fixture) { keys = sameText(t, f) })
+	a := w.a
+	rule := a.c.plan.Audit.Rules[0]
+	e := goTo(t, w, keys[0])
+	var member reviewEntry
+	for _, m := range e.more {
+		if rule.Cases[m.cell.Case].ID != rule.Cases[e.cell.Case].ID {
+			member = m
+		}
+	}
+	if member.key == "" {
+		t.Fatal("the group's answers share a case: the test needs two")
+	}
+	w.press("/")
+	for _, r := range rule.Cases[member.cell.Case].ID {
+		w.press(string(r))
+	}
+	w.press("enter")
+	shown, _ := a.review.current()
+	if rule.Cases[shown.cell.Case].ID != rule.Cases[member.cell.Case].ID {
+		t.Fatalf("the search shows case %s", rule.Cases[shown.cell.Case].ID)
+	}
+	w.press("esc")
+	now, _ := a.review.current()
+	if now.key != shown.key || len(now.keys()) != 3 || a.review.loader.shown() == nil || a.review.loader.shown().Key != shown.key {
+		t.Fatalf("after esc the queue shows %s (group of %d), want %s", now.key, len(now.keys()), shown.key)
+	}
+}
+
+func TestReviewEntry_Led(t *testing.T) {
+	t.Parallel()
+	e := reviewEntry{key: "a", more: []reviewEntry{{key: "b"}, {key: "c"}}}
+	got := e.led("c")
+	if got.key != "c" || len(got.more) != 2 || got.more[0].key != "a" || got.more[1].key != "b" || len(got.more[0].more) != 0 {
+		t.Fatalf("led(c) = %+v", got)
+	}
+	if e.led("a").key != "a" || e.led("z").key != "a" {
+		t.Fatal("led changed a group it does not need to")
+	}
+	if len(e.more) != 2 || e.more[0].key != "b" {
+		t.Fatalf("led changed the group it was called on: %+v", e)
+	}
+}
