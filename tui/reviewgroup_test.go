@@ -344,3 +344,53 @@ func TestReviewEntry_Led(t *testing.T) {
 		t.Fatalf("led changed the group it was called on: %+v", e)
 	}
 }
+
+// failAfter is a label store whose writes fail after the first n.
+type failAfter struct {
+	*labelSource
+	n int
+}
+
+func (f *failAfter) PutLabel(l model.Label) error {
+	if f.n == 0 {
+		return errDiskFull
+	}
+	f.n--
+	return f.labelSource.PutLabel(l)
+}
+
+// TestReview_GroupWriteFailsPartway: a group's write that fails after its
+// first label keeps what it committed, says so, and stays on the group;
+// the key again labels all three.
+func TestReview_GroupWriteFailsPartway(t *testing.T) {
+	t.Parallel()
+	var keys []string
+	w := newLabelWorldEdit(t, newFixture(t, 2), 0, 5, ScreenReview, func(f *fixture) { keys = sameText(t, f) })
+	a := w.a
+	e := goTo(t, w, keys[0])
+	at := a.review.index
+	a.desk.store = &failAfter{labelSource: w.src, n: 1}
+	w.press("o")
+	contains(t, plain(a), "label not saved")
+	if a.review.index != at {
+		t.Fatalf("a failed write moved the queue to %d", a.review.index)
+	}
+	seen := a.c.tally.SeenLabels()
+	got := 0
+	for _, k := range e.keys() {
+		if _, ok := seen[k]; ok {
+			got++
+		}
+	}
+	if _, ok := seen[e.key]; !ok || got != 1 {
+		t.Fatalf("after a write that failed part-way the tally holds %d labels of the group (the first: %v)", got, ok)
+	}
+	a.desk.store = w.src
+	w.press("o")
+	seen = a.c.tally.SeenLabels()
+	for _, k := range e.keys() {
+		if l, ok := seen[k]; !ok || l.Violation {
+			t.Fatalf("after the retry %s is labelled %+v (%v)", k, l, ok)
+		}
+	}
+}
