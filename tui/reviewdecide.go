@@ -75,9 +75,12 @@ func (v *reviewView) helpKeys() helpKeys {
 		return helpKeys{short: []key.Binding{fk.Accept, fk.Cancel}, full: [][]key.Binding{{fk.Accept, fk.Cancel}}}
 	}
 	if v.full.on {
-		back := v.c.keys.Global.Back
-		return helpKeys{short: []key.Binding{lk.Scroll.Down, lk.Scroll.PageDown, rk.Raw, back},
-			full: [][]key.Binding{{lk.Scroll.Up, lk.Scroll.Down, lk.Scroll.PageUp, lk.Scroll.PageDown, lk.Scroll.Top, lk.Scroll.Bottom}, {rk.Raw, back}}}
+		back, raw := v.c.keys.Global.Back, rk.Raw
+		if v.rawJudges {
+			raw.SetHelp(raw.Help().Key, "reasoning only")
+		}
+		return helpKeys{short: []key.Binding{lk.Scroll.Down, lk.Scroll.PageDown, raw, back},
+			full: [][]key.Binding{{lk.Scroll.Up, lk.Scroll.Down, lk.Scroll.PageUp, lk.Scroll.PageDown, lk.Scroll.Top, lk.Scroll.Bottom}, {raw, back}}}
 	}
 	switch v.mode {
 	case reviewAgreement:
