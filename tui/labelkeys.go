@@ -26,6 +26,10 @@ type ReviewKeys struct {
 	// differently, and back.
 	Labellers     key.Binding
 	CompareModels key.Binding // the compare panel's next pair of models
+	// Raw shows each judge's stored answer as it came instead of its
+	// reasoning; ShowVariant shows which variant produced the answer;
+	// Search filters the queue; Open opens the judges' answers in full.
+	Raw, ShowVariant, Search, Open key.Binding
 }
 
 func defaultLabelKeys() LabelKeys {
@@ -72,6 +76,10 @@ func defaultReviewKeys() ReviewKeys {
 		Compare:       b(k("c"), "c", "compare models"),
 		Labellers:     b(k("b"), "b", "labellers' disagreements"),
 		CompareModels: b(k("m"), "m", "next model pair"),
+		Raw:           b(k("r"), "r", "raw judge answers"),
+		ShowVariant:   b(k("V"), "V", "show/hide variant"),
+		Search:        b(k("/"), "/", "search answers"),
+		Open:          b(k("enter"), "enter", "judges' answers in full"),
 	}
 }
 

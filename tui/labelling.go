@@ -100,9 +100,10 @@ func sourceOf(from screen) string {
 	return model.LabelSeen
 }
 
-// save starts writing l for the screen from. The label's time is the app's
+// save starts writing l for the screen from, and the same label for each
+// answer in also (each its own record). The label's time is the app's
 // clock, so the tally and the store hold the same label.
-func (d *labelDesk) save(from screen, l model.Label, undo bool) tea.Cmd {
+func (d *labelDesk) save(from screen, l model.Label, undo bool, also ...string) tea.Cmd {
 	if d.store == nil || d.busy() {
 		return nil
 	}
@@ -110,15 +111,32 @@ func (d *labelDesk) save(from screen, l model.Label, undo bool) tea.Cmd {
 	l.Source = sourceOf(from)
 	l.Undo = undo
 	l.At = d.c.now.UTC()
+	more := make([]model.Label, len(also))
+	for i, k := range also {
+		more[i] = l
+		more[i].Key = k
+	}
 	d.seq++
 	d.inFlight = d.seq
-	return saveLabel(d.store, labelSavedMsg{seq: d.seq, from: from, label: l, undo: undo})
+	return saveLabel(d.store, labelSavedMsg{seq: d.seq, from: from, label: l, also: more, undo: undo})
 }
 
-// saveLabel commits one label; it runs as a command, off the update loop.
+// saveLabel commits the labels one after the other; it runs as a command,
+// off the update loop. It stops at the first failure: the message then
+// holds what was committed.
 func saveLabel(st LabelStore, done labelSavedMsg) tea.Cmd {
 	return func() tea.Msg {
-		done.err = st.PutLabel(done.label)
+		if done.err = st.PutLabel(done.label); done.err != nil {
+			done.also = nil
+			return done
+		}
+		done.committed = true
+		for i, l := range done.also {
+			if err := st.PutLabel(l); err != nil {
+				done.err, done.also = err, done.also[:i]
+				return done
+			}
+		}
 		return done
 	}
 }
@@ -144,11 +162,15 @@ func newDecisions(d *labelDesk, from screen) decisions {
 // typed before the answer was labelled goes with the label, and relabelling
 // keeps the note it had (a changed mind rarely makes the reason wrong; n
 // edits it).
-func (s *decisions) decide(key string, pos int, current *model.Label, violation bool) tea.Cmd {
+//
+// also are the other answers the decision is for (the review screen's
+// group of identical answers): each gets the same label, and undo takes
+// them all back.
+func (s *decisions) decide(key string, pos int, current *model.Label, violation bool, also ...string) tea.Cmd {
 	if ok, cmd := s.d.ready(); !ok {
 		return cmd
 	}
-	e := undoEntry{key: key, pos: pos}
+	e := undoEntry{key: key, pos: pos, also: also}
 	note := s.note.pending[key]
 	if current != nil {
 		prev := *current
@@ -158,12 +180,12 @@ func (s *decisions) decide(key string, pos int, current *model.Label, violation 
 		}
 	}
 	s.pending = &e
-	return s.d.save(s.from, model.Label{Key: key, Violation: violation, Note: note}, false)
+	return s.d.save(s.from, model.Label{Key: key, Violation: violation, Note: note}, false, also...)
 }
 
 // attachNote attaches a note to the answer's label (a new label with the
 // same verdict), or keeps it for the label the answer gets next.
-func (s *decisions) attachNote(key string, pos int, current *model.Label, note string) tea.Cmd {
+func (s *decisions) attachNote(key string, pos int, current *model.Label, note string, also ...string) tea.Cmd {
 	if current == nil {
 		s.note.pending[key] = note
 		return say("Note kept: it is saved with the label you give this answer.")
@@ -175,8 +197,8 @@ func (s *decisions) attachNote(key string, pos int, current *model.Label, note s
 		return cmd
 	}
 	prev := *current
-	s.pending = &undoEntry{key: key, pos: pos, prev: &prev}
-	return s.d.save(s.from, model.Label{Key: key, Violation: current.Violation, Note: note}, false)
+	s.pending = &undoEntry{key: key, pos: pos, prev: &prev, also: also}
+	return s.d.save(s.from, model.Label{Key: key, Violation: current.Violation, Note: note}, false, also...)
 }
 
 // skipped records a skip, so u comes back to the answer.
@@ -203,7 +225,7 @@ func (s *decisions) takeBack(moveTo func(int) tea.Cmd) tea.Cmd {
 		return cmd
 	}
 	s.pending = &e
-	return s.d.save(s.from, model.Label{Key: e.key}, true)
+	return s.d.save(s.from, model.Label{Key: e.key}, true, e.also...)
 }
 
 // settle takes a committed write off the pending slot and updates the undo
@@ -232,6 +254,7 @@ type undoEntry struct {
 	pos     int          // the answer's position in the screen's list when acted on
 	prev    *model.Label // the label before the action; nil when there was none
 	skipped bool         // the action was a skip: nothing was written
+	also    []string     // the other answers labelled with it (a group)
 }
 
 // noteBox edits the note attached to a label.
@@ -345,7 +368,7 @@ func (a *App) labelling(msg tea.Msg) tea.Cmd {
 		}
 	case historyMsg:
 		return a.label.Update(msg)
-	case labellersMsg:
+	case labellersMsg, reviewTextsMsg:
 		return a.review.Update(msg)
 	case predicateFileMsg:
 		return a.predicateFile(msg)
@@ -368,8 +391,13 @@ func (a *App) labelSaved(msg labelSavedMsg) tea.Cmd {
 	var cmds []tea.Cmd
 	if msg.err != nil {
 		a.setStatus(fmt.Sprintf("label not saved: %s; press the key again", oneLine(msg.err.Error())), true)
-	} else {
+	}
+	if msg.err == nil || msg.committed {
+		// A group's write that failed part-way keeps what it committed.
 		a.c.tally.SetLabel(msg.label)
+		for _, l := range msg.also {
+			a.c.tally.SetLabel(l)
+		}
 		a.recompute()
 	}
 	switch msg.from {

@@ -190,8 +190,18 @@ type labelWorld struct {
 // rule line (0: every rule).
 func newLabelWorld(t testing.TB, f *fixture, rule, n int, open Screen) *labelWorld {
 	t.Helper()
+	return newLabelWorldEdit(t, f, rule, n, open, nil)
+}
+
+// newLabelWorldEdit is newLabelWorld with edit run on the stored answers
+// and grades before the app reads them.
+func newLabelWorldEdit(t testing.TB, f *fixture, rule, n int, open Screen, edit func(*fixture)) *labelWorld {
+	t.Helper()
 	f.store(t, 0, len(f.plan.Calls))
 	f.addJudgeGrades(t)
+	if edit != nil {
+		edit(f)
+	}
 	src := newLabelSource(f.src)
 	tally, err := evidence.NewTally(f.plan, f.preds, src)
 	if err != nil {
@@ -250,7 +260,7 @@ func settle(a *App, cmd tea.Cmd) {
 		}
 		_, next := a.Update(m)
 		switch m.(type) {
-		case labelSavedMsg, responseMsg, historyMsg, regradedMsg, predicateSavedMsg, labellersMsg, skipsMsg:
+		case labelSavedMsg, responseMsg, historyMsg, regradedMsg, predicateSavedMsg, labellersMsg, skipsMsg, reviewTextsMsg:
 			settle(a, next)
 		}
 		// Anything else (a status message, a cursor blink) returns ticks

@@ -280,7 +280,16 @@ func answerLines(c *Common, cs *model.Case, l *responseLoader, span model.Span) 
 	case resp == nil:
 		add(st.Muted.Render("  no answer stored yet"))
 	case !resp.OK():
-		add(st.Err.Render("  the call failed for good: ") + oneLine(resp.Error))
+		// The whole error, wrapped: a provider's message is often the
+		// only clue, and its end (the field or limit at fault) matters.
+		head := "  the call failed for good"
+		if resp.ErrorKind != model.ErrNone {
+			head += " (" + oneLine(string(resp.ErrorKind)) + ")"
+		}
+		add(st.Err.Render(head + ":"))
+		for _, l := range wrapText(strings.TrimSpace(resp.Error), w) {
+			add("  " + l)
+		}
 	default:
 		out = append(out, sanitizeSpan(resp.Text, span).render(w, "  ", st.Span)...)
 	}

@@ -47,12 +47,25 @@ type statusMsg struct {
 
 // labelSavedMsg reports a label write: committed when err is nil. seq is
 // the write's number; from is the screen that asked; undo marks a write that
-// restores an earlier label.
+// restores an earlier label. also holds the labels written with it, one
+// per answer with the same text (the review screen decides such a group at
+// once); when err is set, also keeps only those committed, and committed
+// says whether label itself was.
 type labelSavedMsg struct {
-	seq   int
-	from  screen
-	label model.Label
-	undo  bool
+	seq       int
+	from      screen
+	label     model.Label
+	also      []model.Label
+	undo      bool
+	err       error
+	committed bool
+}
+
+// reviewTextsMsg carries the texts of review queue answers, read in a
+// command: identical answers are grouped and the search reads them. An
+// answer with no text (a failed call) maps to "".
+type reviewTextsMsg struct {
+	texts map[string]string
 	err   error
 }
 

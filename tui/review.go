@@ -41,6 +41,7 @@ type reviewView struct {
 
 	mode reviewMode
 
+	raw     []reviewEntry // the queue before the search and grouping
 	items   []reviewEntry
 	index   int
 	builtOn *evidence.Results // the results the queue was built from
@@ -51,6 +52,21 @@ type reviewView struct {
 	panel scrollText // the agreement and compare panels
 
 	people labellerState // labels by labeller, and the queue of their disagreements
+
+	texts  answerTexts  // the queue's answer texts: grouping and search
+	search reviewSearch // narrows the queue
+	judges judgeAnswers // the judges' stored answers to the answer shown
+	// rawJudges shows each judge's answer as stored instead of its
+	// reasoning.
+	rawJudges bool
+	// showVariant shows which variant (baseline or the deletion) produced
+	// the answer. Off by default: the reviewer adjudicates answers the
+	// graders disagree on, and knowing an answer came from the prompt
+	// without the line invites reading a violation into it (and from the
+	// baseline, reading it away), the very difference the verdict
+	// measures. The label screen hides it for the same reason.
+	showVariant bool
+	full        fullText // a judge's answer opened in full
 }
 
 type reviewMode int
@@ -65,6 +81,9 @@ const (
 type reviewEntry struct {
 	key  string
 	cell audit.Cell
+	// more are the answers with the same text (and kind) the entry stands
+	// for: a decision labels each of them too.
+	more []reviewEntry
 	// other is, for a split pair, the other model's answer to the same
 	// case, variant and sample; "" in the disagreement queue.
 	other string
@@ -73,7 +92,8 @@ type reviewEntry struct {
 func newReviewView(c *Common, d *labelDesk, src ResponseSource) *reviewView {
 	vp := viewport.New()
 	vp.SoftWrap = false
-	v := &reviewView{c: c, decisions: newDecisions(d, screenReview), loader: newResponseLoader(src, screenReview), vp: vp, stale: true}
+	v := &reviewView{c: c, decisions: newDecisions(d, screenReview), loader: newResponseLoader(src, screenReview), vp: vp, stale: true,
+		search: newReviewSearch()}
 	if d.store != nil {
 		v.people.src = d.store
 	}
@@ -86,6 +106,8 @@ func newReviewView(c *Common, d *labelDesk, src ResponseSource) *reviewView {
 func (v *reviewView) resize() {
 	v.vp.SetWidth(v.c.width)
 	v.note.resize(v.c.width)
+	v.search.in.SetWidth(max(v.c.width-4, 10))
+	v.full.width = -1
 	v.panel.width = -1
 	v.refresh()
 }
@@ -102,7 +124,7 @@ func (v *reviewView) resultsChanged() {
 	v.refresh()
 }
 
-func (v *reviewView) capturing() bool { return v.note.editing }
+func (v *reviewView) capturing() bool { return v.note.editing || v.search.typing }
 
 // entered reads the labels by labeller again (labels given elsewhere
 // change who disagrees with whom) and loads the answer shown when the
@@ -110,9 +132,9 @@ func (v *reviewView) capturing() bool { return v.note.editing }
 func (v *reviewView) entered() tea.Cmd {
 	people := v.loadLabellers()
 	if v.sync() || v.loader.idle() {
-		return tea.Batch(v.load(), people)
+		return tea.Batch(v.load(), people, v.textsCmd())
 	}
-	return people
+	return tea.Batch(people, v.textsCmd())
 }
 
 // pairs returns every pair of the current rule's graders.
@@ -140,11 +162,13 @@ func (v *reviewView) sync() bool {
 		keep = v.items[v.index].key
 	}
 	defer v.refresh()
-	v.items = v.build()
+	v.raw = v.build()
+	v.items = v.grouped(v.raw)
 	v.builtOn, v.stale = v.c.res, false
 	v.index = 0
-	if i := slices.IndexFunc(v.items, func(e reviewEntry) bool { return e.key == keep }); i >= 0 {
+	if i := slices.IndexFunc(v.items, func(e reviewEntry) bool { return e.holds(keep) }); i >= 0 {
 		v.index = i
+		v.items[i] = v.items[i].led(keep) // still the answer shown
 	}
 	v.panel.width = -1
 	now, _ := v.current()
@@ -223,6 +247,8 @@ func (v *reviewView) current() (reviewEntry, bool) {
 // load starts reading the answer shown (and its pair's other answer).
 func (v *reviewView) load() tea.Cmd {
 	v.vp.GotoTop()
+	v.full.close()
+	v.judges.clear()
 	var cmd tea.Cmd
 	switch e, ok := v.current(); {
 	case !ok:
@@ -256,12 +282,22 @@ func (v *reviewView) reset() tea.Cmd {
 	return v.load()
 }
 
-// back closes a panel; it reports whether it did.
+// back closes the answer opened in full, or a panel, or clears the
+// search; it reports whether it did.
 func (v *reviewView) back() bool {
-	if v.mode == reviewItems {
+	switch {
+	case v.full.on:
+		v.full.close()
+	case v.mode != reviewItems:
+		v.mode = reviewItems
+	case v.search.query != "":
+		v.search.in.SetValue("")
+		v.search.query = ""
+		v.stale = true
+		v.sync() // the answer shown stays: it passed the search
+	default:
 		return false
 	}
-	v.mode = reviewItems
 	return true
 }
 
@@ -270,15 +306,17 @@ func (v *reviewView) back() bool {
 func (v *reviewView) Update(msg tea.Msg) tea.Cmd {
 	switch msg := msg.(type) {
 	case responseMsg:
-		if v.loader.got(msg) {
-			v.refresh()
-		}
-		return nil
+		return v.gotResponse(msg)
 	case labellersMsg:
 		return v.gotLabellers(msg)
+	case reviewTextsMsg:
+		return v.gotTexts(msg)
 	}
 	if v.note.editing {
 		return v.updateNote(msg)
+	}
+	if v.search.typing {
+		return v.updateSearch(msg)
 	}
 	km, ok := msg.(tea.KeyPressMsg)
 	if !ok {
@@ -288,12 +326,26 @@ func (v *reviewView) Update(msg tea.Msg) tea.Cmd {
 	if v.sync() {
 		reload = v.load() // the queue changed under the keys
 	}
-	return tea.Batch(reload, v.handleKey(km))
+	return tea.Batch(reload, v.textsCmd(), v.handleKey(km))
 }
 
 func (v *reviewView) handleKey(km tea.KeyPressMsg) tea.Cmd {
 	rk, lk := v.c.keys.Review, v.c.keys.Label
+	if v.full.on {
+		if key.Matches(km, rk.Raw) {
+			v.rawJudges = !v.rawJudges
+			v.openJudges()
+			v.refresh()
+			return nil
+		}
+		v.full.scroll(km, lk.Scroll, v.fullHeight())
+		return nil
+	}
 	switch {
+	case key.Matches(km, rk.ShowVariant):
+		v.showVariant = !v.showVariant
+		v.refresh()
+		return nil
 	case key.Matches(km, rk.Agreement):
 		v.toggle(reviewAgreement)
 		if v.mode == reviewAgreement {
@@ -352,6 +404,15 @@ func (v *reviewView) handleKey(km tea.KeyPressMsg) tea.Cmd {
 			}
 			return v.note.open(e.key, note)
 		}
+	case key.Matches(km, rk.Raw):
+		v.rawJudges = !v.rawJudges
+		v.refresh()
+	case key.Matches(km, rk.Open):
+		if _, ok := v.current(); ok && len(v.c.plan.Audit.Judges) > 0 {
+			v.openJudges()
+		}
+	case key.Matches(km, rk.Search):
+		return v.openSearch()
 	case key.Matches(km, lk.Prev):
 		return v.moveTo(v.index - 1)
 	case key.Matches(km, lk.Next):
@@ -386,6 +447,9 @@ func (v *reviewView) handleKey(km tea.KeyPressMsg) tea.Cmd {
 		v.people.on = false
 		return v.reset()
 	default:
+		// The window's height as drawn, even before a first View at this
+		// size: the bottom is the last line of the content in it.
+		v.vp.SetHeight(v.bodyHeight())
 		scroll(&v.vp, km, lk.Scroll)
 	}
 	return nil

@@ -22,8 +22,8 @@ func TestReview_QueueAndDecide(t *testing.T) {
 	if len(want) == 0 {
 		t.Fatal("the fixture has no disagreements")
 	}
-	if a.screen != screenReview || len(a.review.items) != len(want) {
-		t.Fatalf("screen %v, queue %d, want %d", a.screen, len(a.review.items), len(want))
+	if a.screen != screenReview || queued(a.review) != len(want) {
+		t.Fatalf("screen %v, queue %d, want %d", a.screen, queued(a.review), len(want))
 	}
 	e, _ := a.review.current()
 	if e.key != want[0].Key || len(a.review.loader.resps) == 0 {
@@ -75,6 +75,16 @@ func TestReview_QueueAndDecide(t *testing.T) {
 	}
 }
 
+// queued counts the answers in the review queue, each of a group of
+// identical answers too.
+func queued(v *reviewView) int {
+	n := 0
+	for _, e := range v.items {
+		n += len(e.keys())
+	}
+	return n
+}
+
 // contentLines returns the review viewport's lines without styling.
 func contentLines(v *reviewView) []string {
 	return strings.Split(ansi.Strip(v.vp.GetContent()), "\n")
@@ -84,29 +94,29 @@ func TestReview_Filters(t *testing.T) {
 	t.Parallel()
 	w := newLabelWorld(t, newFixture(t, 2), 0, 5, ScreenReview)
 	a := w.a
-	all := len(a.review.items)
+	all := queued(a.review)
 	pairs := a.review.pairs()
 	if len(pairs) != 3 {
 		t.Fatalf("%d grader pairs, want 3", len(pairs))
 	}
 	w.press("p")
 	want := a.c.tally.Disagreements(0, 0, pairs[0][:])
-	if len(a.review.items) != len(want) || len(want) >= all {
-		t.Fatalf("pair filter: %d items, want %d (of %d)", len(a.review.items), len(want), all)
+	if queued(a.review) != len(want) || len(want) >= all {
+		t.Fatalf("pair filter: %d items, want %d (of %d)", queued(a.review), len(want), all)
 	}
 	contains(t, plain(a), "disagreements of predicate and judge:sim-judge-careful")
 	w.press("p", "p", "p") // round to any pair
-	if len(a.review.items) != all {
-		t.Fatalf("after cycling the pairs: %d items, want %d", len(a.review.items), all)
+	if queued(a.review) != all {
+		t.Fatalf("after cycling the pairs: %d items, want %d", queued(a.review), all)
 	}
 	w.press("f") // provoke only
-	for _, e := range a.review.items {
+	for _, e := range a.review.raw {
 		if k := a.c.plan.Audit.Rules[0].Cases[e.cell.Case].Kind; k != "provoke" {
 			t.Fatalf("kind filter let a %s answer in", k)
 		}
 	}
 	w.press("f", "f", "f", "d", "d") // every kind; the deletion only
-	for _, e := range a.review.items {
+	for _, e := range a.review.raw {
 		if !e.cell.Deleted {
 			t.Fatal("variant filter let a baseline answer in")
 		}
@@ -226,6 +236,10 @@ func TestLabelling_Resize(t *testing.T) {
 		{"agreement", ScreenReview, []string{"a"}},
 		{"compare", ScreenReview, []string{"c"}},
 		{"split pairs", ScreenReview, []string{"x"}},
+		{"review search", ScreenReview, []string{"/", "r", "o", "a", "d"}},
+		{"review searched", ScreenReview, []string{"/", "r", "o", "a", "d", "enter", "V"}},
+		{"judges in full", ScreenReview, []string{"enter"}},
+		{"raw judges in full", ScreenReview, []string{"r", "enter", "pgdown"}},
 	}
 	for _, sc := range scenes {
 		t.Run(sc.name, func(t *testing.T) {

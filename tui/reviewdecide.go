@@ -19,7 +19,7 @@ func (v *reviewView) saveNote(note string) tea.Cmd {
 	if !ok {
 		return nil
 	}
-	return v.attachNote(e.key, v.index, v.labelOf(e.key), note)
+	return v.attachNote(e.key, v.index, v.labelOf(e.key), note, e.keys()[1:]...)
 }
 
 func (v *reviewView) labelCurrent(violation bool) tea.Cmd {
@@ -27,7 +27,8 @@ func (v *reviewView) labelCurrent(violation bool) tea.Cmd {
 	if !ok {
 		return nil
 	}
-	return v.decide(e.key, v.index, v.labelOf(e.key), violation)
+	// A group of identical answers gets one label each, the same.
+	return v.decide(e.key, v.index, v.labelOf(e.key), violation, e.keys()[1:]...)
 }
 
 // labelOf is the reviewer's own adjudication of an answer (a seen label),
@@ -69,6 +70,18 @@ func (v *reviewView) helpKeys() helpKeys {
 		nk := v.c.keys.Note
 		return helpKeys{short: []key.Binding{nk.Accept, nk.Cancel}, full: [][]key.Binding{{nk.Accept, nk.Cancel}}}
 	}
+	if v.search.typing {
+		fk := v.c.keys.Filter
+		return helpKeys{short: []key.Binding{fk.Accept, fk.Cancel}, full: [][]key.Binding{{fk.Accept, fk.Cancel}}}
+	}
+	if v.full.on {
+		back, raw := v.c.keys.Global.Back, rk.Raw
+		if v.rawJudges {
+			raw.SetHelp(raw.Help().Key, "reasoning only")
+		}
+		return helpKeys{short: []key.Binding{lk.Scroll.Down, lk.Scroll.PageDown, raw, back},
+			full: [][]key.Binding{{lk.Scroll.Up, lk.Scroll.Down, lk.Scroll.PageUp, lk.Scroll.PageDown, lk.Scroll.Top, lk.Scroll.Bottom}, {raw, back}}}
+	}
 	switch v.mode {
 	case reviewAgreement:
 		return helpKeys{short: []key.Binding{lk.Scroll.Down, rk.PrevRule, rk.NextRule, rk.Agreement},
@@ -83,13 +96,15 @@ func (v *reviewView) helpKeys() helpKeys {
 		pair.SetHelp(pair.Help().Key, "labeller pair")
 		short = []key.Binding{lk.Violation, lk.OK, lk.Skip, lk.Undo, lk.Next, pair, rk.Labellers}
 	}
+	// Two columns, so the screen's own keys fit 80 columns.
 	full := [][]key.Binding{
-		{lk.Violation, lk.OK, lk.Skip, lk.Undo, lk.Note, lk.Prev, lk.Next, lk.FirstUnlabelled},
+		{lk.Violation, lk.OK, lk.Skip, lk.Undo, lk.Note, lk.Prev, lk.Next, lk.FirstUnlabelled,
+			rk.Open, rk.Raw, rk.ShowVariant, rk.Search},
 		{rk.PrevRule, rk.NextRule, rk.Pair, rk.Kind, rk.Variant, rk.Labellers, rk.Agreement},
-		{lk.Scroll.Up, lk.Scroll.Down, lk.Scroll.PageUp, lk.Scroll.PageDown, lk.Scroll.Top, lk.Scroll.Bottom},
 	}
 	if v.c.models() > 1 {
-		full = append(full, []key.Binding{rk.Model, rk.Queue, rk.Compare})
+		full[1] = append(full[1], rk.Model, rk.Queue, rk.Compare)
 	}
+	full[1] = append(full[1], lk.Scroll.Up, lk.Scroll.Down, lk.Scroll.PageUp, lk.Scroll.PageDown, lk.Scroll.Top, lk.Scroll.Bottom)
 	return helpKeys{short: short, full: full}
 }

@@ -25,6 +25,9 @@ func (v *reviewView) View() string {
 		}
 		return v.panel.view(v.c.bodyH)
 	}
+	if v.full.on {
+		return v.full.view(v.c, v.c.bodyH)
+	}
 	head := v.head()
 	if len(v.items) == 0 {
 		return strings.Join(append(head, "", v.emptyReason()), "\n")
@@ -32,6 +35,11 @@ func (v *reviewView) View() string {
 	foot := v.foot()
 	v.vp.SetHeight(max(v.c.bodyH-len(head)-len(foot), 1))
 	return strings.Join(append(append(head, v.vp.View()), foot...), "\n")
+}
+
+// bodyHeight is the height of the answer's window between head and foot.
+func (v *reviewView) bodyHeight() int {
+	return max(v.c.bodyH-len(v.head())-len(v.foot()), 1)
 }
 
 // queueName says what the queue holds.
@@ -94,31 +102,79 @@ func (v *reviewView) head() []string {
 	if len(v.items) > 0 {
 		pos = fmt.Sprintf("%d of %d", v.index+1, len(v.items))
 	}
-	title := st.Title.Render("Review") + fmt.Sprintf(" line %d · %s · %d adjudicated (seen labels: not in recall)", rule.Line, pos, labelled)
-	state := ""
+	title := st.Title.Render("Review") + fmt.Sprintf(" line %d · %s · %d adjudicated (not in recall)", rule.Line, pos, labelled)
+	state := v.variantState()
 	if v.d.busy() {
-		state = st.InFlight.Render("saving…")
+		state = st.InFlight.Render("saving…") + " " + state
 	}
 	out := []string{
 		fit(spread(clip(title, c.width-textWidth(state)-1), state, c.width), c.width),
 		clip(st.Muted.Render(v.queueName()+" · "+v.filters()), c.width),
 	}
+	switch {
+	case v.search.typing:
+		out = append(out, v.search.in.View())
+	case v.search.query != "":
+		out = append(out, clip(st.Muted.Render("search: ")+oneLine(v.search.query)+st.Muted.Render(" (/ edits, esc clears)"), c.width))
+	}
 	if e, ok := v.current(); ok {
-		cs := rule.Cases[e.cell.Case]
-		third := st.Header.Render(string(cs.Kind)) + " · " + oneLine(cs.ID) + " · " +
-			c.plan.VariantName(e.cell) + fmt.Sprintf(" · sample %d", e.cell.Sample+1)
-		if c.models() > 1 {
-			third += " · " + v.modelName(e.cell.Model)
+		out = append(out, clip(v.place(e, true), c.width))
+		if len(e.more) > 0 {
+			out = append(out, clip(st.Header.Render(fmt.Sprintf("applies to %d answers", len(e.more)+1))+
+				st.Muted.Render(" with this text: ")+v.others(e), c.width))
 		}
-		out = append(out, clip(third, c.width))
 	}
 	return out
+}
+
+// place says where an answer comes from: kind, case, variant (unless
+// hidden), sample and model; head styles the kind.
+func (v *reviewView) place(e reviewEntry, head bool) string {
+	c := v.c
+	cs := c.plan.Audit.Rules[v.rule].Cases[e.cell.Case]
+	kind := string(cs.Kind)
+	if head {
+		kind = c.styles.Header.Render(kind)
+	}
+	s := kind + " · " + oneLine(cs.ID) + " · "
+	if v.showVariant {
+		s += c.plan.VariantName(e.cell) + " · "
+	}
+	s += fmt.Sprintf("sample %d", e.cell.Sample+1)
+	if c.models() > 1 {
+		s += " · " + v.modelName(e.cell.Model)
+	}
+	return s
+}
+
+// variantState says whether the answer's variant is shown.
+func (v *reviewView) variantState() string {
+	if v.showVariant {
+		return v.c.styles.Muted.Render("variant shown (V)")
+	}
+	return v.c.styles.Header.Render("variant hidden") + v.c.styles.Muted.Render(" (V)")
+}
+
+// others lists the other answers a group's decision labels.
+func (v *reviewView) others(e reviewEntry) string {
+	parts := make([]string, len(e.more))
+	for i, m := range e.more {
+		cs := v.c.plan.Audit.Rules[v.rule].Cases[m.cell.Case]
+		parts[i] = oneLine(cs.ID)
+		if v.showVariant {
+			parts[i] += " " + v.c.plan.VariantName(m.cell)
+		}
+		parts[i] += fmt.Sprintf(" s%d", m.cell.Sample+1)
+	}
+	return strings.Join(parts, ", ")
 }
 
 // emptyReason explains an empty queue.
 func (v *reviewView) emptyReason() string {
 	c := v.c
 	switch {
+	case v.search.query != "" && len(v.raw) > 0:
+		return fmt.Sprintf("No answer in this queue has %q in its text or case id (/ edits the search, esc clears it).", oneLine(v.search.query))
 	case v.people.on:
 		return v.labellerEmpty()
 	case v.queue != 0:
@@ -220,7 +276,15 @@ func (v *reviewView) refresh() {
 		lines = append(lines, "", st.Header.Render("LABELS"))
 		lines = append(lines, v.labellerColumns(e, cs.Kind)...)
 	}
-	lines = append(lines, "", st.Header.Render("GRADERS"))
+	graders := st.Header.Render("GRADERS")
+	switch {
+	case len(c.plan.Audit.Judges) == 0:
+	case v.rawJudges:
+		graders += st.Muted.Render(" · judges' answers as stored; r reasoning, enter in full")
+	default:
+		graders += st.Muted.Render(" · judges' reasoning; r as stored, enter in full")
+	}
+	lines = append(lines, "", clip(graders, c.width))
 	lines = append(lines, v.graderColumns(e, cs.Kind)...)
 	off := v.vp.YOffset()
 	v.vp.SetContentLines(lines)
@@ -232,94 +296,6 @@ func (v *reviewView) otherModel(e reviewEntry) int {
 		return v.cmpB
 	}
 	return v.cmpA
-}
-
-// graderColumns sets every grader's verdict and reasoning side by side,
-// or one under the other when the columns would be too narrow to read.
-func (v *reviewView) graderColumns(e reviewEntry, kind model.Kind) []string {
-	c, st := v.c, v.c.styles
-	refs := c.tally.Graders(v.rule)
-	colW, stacked := columnWidth(c.width, len(refs))
-	cols := make([][]string, len(refs))
-	for i, r := range refs {
-		g, graded := c.tally.GraderGrades(r.Version)[e.key]
-		col := []string{st.Header.Render(clip(oneLine(r.Name), colW)), clip(graderVerdict(r, g, graded, kind), colW)}
-		reason := ""
-		switch {
-		case !graded:
-		case r.Name == model.PredicateGrader && !g.Pass && !g.Unparseable:
-			reason = g.Reason
-			if g.Check > 0 {
-				reason += fmt.Sprintf(" (check %d)", g.Check)
-			}
-		case r.Name == model.PredicateGrader:
-			reason = "every check passed"
-		default:
-			reason = g.Reason
-		}
-		for _, p := range strings.Split(model.Sanitize(reason), "\n") {
-			p = strings.TrimSpace(strings.ReplaceAll(p, "\t", " "))
-			if p == "" {
-				continue
-			}
-			col = append(col, wrapWords(p, colW)...)
-		}
-		cols[i] = col
-	}
-	return setColumns(cols, colW, stacked)
-}
-
-// columnGap is the space between side-by-side columns.
-const columnGap = 3
-
-// columnWidth is the width of each of n columns side by side in width, or
-// of one column when they would be too narrow to read (stacked).
-func columnWidth(width, n int) (colW int, stacked bool) {
-	colW = (width - 2 - columnGap*(n-1)) / max(n, 1)
-	if colW < 24 {
-		return max(width-4, 10), true
-	}
-	return colW, false
-}
-
-// setColumns lays columns of lines side by side, indented by two, or one
-// under the other when stacked.
-func setColumns(cols [][]string, colW int, stacked bool) []string {
-	if stacked {
-		var out []string
-		for i, col := range cols {
-			if i > 0 {
-				out = append(out, "")
-			}
-			for _, l := range col {
-				out = append(out, "  "+l)
-			}
-		}
-		return out
-	}
-	rows := 0
-	for _, col := range cols {
-		rows = max(rows, len(col))
-	}
-	out := make([]string, rows)
-	for r := range rows {
-		var b strings.Builder
-		b.WriteString("  ")
-		for i, col := range cols {
-			cell := ""
-			if r < len(col) {
-				cell = col[r]
-			}
-			if i < len(cols)-1 {
-				b.WriteString(fit(cell, colW))
-				b.WriteString(strings.Repeat(" ", columnGap))
-			} else {
-				b.WriteString(cell)
-			}
-		}
-		out[r] = b.String()
-	}
-	return out
 }
 
 // agreementLines is the agreement panel: every pair of graders on the same
