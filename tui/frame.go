@@ -305,18 +305,18 @@ func spread(left, right string, w int) string {
 
 func (a *App) statusLine() string {
 	st := a.c.styles
+	f, isFiltered := a.current().(filtered)
 	switch {
 	case a.confirmQuit:
 		return st.Err.Render("Stop the run? Finished answers are kept and the resume command is printed. [y/n]")
-	case a.screen == screenGrid && a.grid.filtering:
-		return a.grid.filter.View()
+	case isFiltered && f.filterEditing():
+		return f.filterLine()
 	case a.status != "" && a.statusErr:
 		return st.Err.Render(a.status)
 	case a.status != "":
 		return a.status
-	case a.screen == screenGrid && a.grid.query != "":
-		return st.Muted.Render(fmt.Sprintf("filter %q: %d of %d cases (/ to change, esc to clear)",
-			a.grid.query, a.grid.matching(), a.grid.total()))
+	case isFiltered:
+		return f.filterLine()
 	}
 	return ""
 }

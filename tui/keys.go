@@ -43,7 +43,7 @@ type GridKeys struct {
 
 // ListKeys move through a list of samples.
 type ListKeys struct {
-	Up, Down, PageUp, PageDown, Top, Bottom, Open key.Binding
+	Up, Down, PageUp, PageDown, Top, Bottom, Open, Filter key.Binding
 }
 
 // scrollKeys are the list's moving keys.
@@ -119,7 +119,8 @@ func DefaultKeyMap() KeyMap {
 		},
 		Cell: ListKeys{
 			Up: up(), Down: down(), PageUp: pgUp(), PageDown: pgDown(), Top: top(), Bottom: bottom(),
-			Open: b(k("enter"), "enter", "open sample"),
+			Open:   b(k("enter"), "enter", "open sample"),
+			Filter: b(k("/"), "/", "filter samples"),
 		},
 		Sample: pager,
 		Prompt: prompt,
