@@ -15,6 +15,7 @@ type KeyMap struct {
 	Report  PagerKeys // Next and Prev jump between rules
 	Confirm ConfirmKeys
 	Filter  FilterKeys
+	Search  SearchKeys // the report's text search
 	Label   LabelKeys  // the label screen; labelling on the review screen
 	Review  ReviewKeys // the review screen's filters and panels
 	Note    FilterKeys // end typing a note
@@ -28,7 +29,13 @@ type GlobalKeys struct {
 
 // PlanKeys act on the plan screen.
 type PlanKeys struct {
-	Start key.Binding
+	Start, Filter key.Binding
+}
+
+// SearchKeys search a long text: / starts, n and N step through matches
+// while a search applies.
+type SearchKeys struct {
+	Search, Next, Prev key.Binding
 }
 
 // GridKeys move around the live grid.
@@ -101,7 +108,12 @@ func DefaultKeyMap() KeyMap {
 			ForceQuit:  b(k("ctrl+c"), "ctrl+c", "quit"),
 			Report:     b(k("R"), "R", "report"),
 		},
-		Plan: PlanKeys{Start: b(k("y"), "y", "start the run")},
+		Plan: PlanKeys{Start: b(k("y"), "y", "start the run"), Filter: b(k("/"), "/", "filter rules")},
+		Search: SearchKeys{
+			Search: b(k("/"), "/", "search"),
+			Next:   b(k("n"), "n", "next match"),
+			Prev:   b(k("N"), "N", "previous match"),
+		},
 		Grid: GridKeys{
 			Up: up(), Down: down(),
 			Left:        b(k("left", "h"), "←/h", "column left"),
