@@ -108,7 +108,7 @@ func DefaultKeyMap() KeyMap {
 			ForceQuit:  b(k("ctrl+c"), "ctrl+c", "quit"),
 			Report:     b(k("R"), "R", "report"),
 		},
-		Plan: PlanKeys{Start: b(k("y"), "y", "start the run"), Filter: b(k("/"), "/", "filter rules")},
+		Plan: PlanKeys{Start: b(k("y"), "y", "start the run"), Filter: b(k("/"), "/", "filter")},
 		Search: SearchKeys{
 			Search: b(k("/"), "/", "search"),
 			Next:   b(k("n"), "n", "next match"),

@@ -107,7 +107,7 @@ func (p *planView) View() string {
 
 func (p *planView) helpKeys() helpKeys {
 	k := p.c.keys
-	short := []key.Binding{k.Prompt.Down, k.Plan.Filter}
+	short := []key.Binding{k.Prompt.Bottom, k.Plan.Filter}
 	full := [][]key.Binding{{k.Prompt.Up, k.Prompt.Down, k.Prompt.PageUp, k.Prompt.PageDown, k.Prompt.Top, k.Prompt.Bottom}, {k.Plan.Filter}}
 	if p.c.canRun && p.c.live == nil {
 		short = append([]key.Binding{k.Plan.Start}, short...)
