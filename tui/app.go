@@ -246,6 +246,8 @@ func (a *App) Update(msg tea.Msg) (tea.Model, tea.Cmd) {
 		return a, a.labelling(msg)
 	case tea.KeyPressMsg:
 		return a, a.handleKey(msg)
+	case tea.MouseWheelMsg, tea.MouseClickMsg:
+		return a, a.mouse(msg.(tea.MouseMsg))
 	}
 	// Anything else (a text input's blink) goes to the screen in front.
 	return a, a.current().Update(msg)
@@ -313,18 +315,9 @@ func (a *App) handleKey(msg tea.KeyPressMsg) tea.Cmd {
 		if a.back() {
 			return nil
 		}
-	case a.screen == screenGrid && key.Matches(msg, k.Grid.Open):
-		if ref, ok := a.grid.selected(); ok {
-			a.cell.open(ref)
-			a.screen = screenCell
-		}
-		return nil
-	case a.screen == screenCell && key.Matches(msg, k.Cell.Open):
-		if i, ok := a.cell.selected(); ok {
-			a.screen = screenSample
-			return a.sample.open(a.cell.ref, a.cell.cells, i)
-		}
-		return nil
+	case a.screen == screenGrid && key.Matches(msg, k.Grid.Open),
+		a.screen == screenCell && key.Matches(msg, k.Cell.Open):
+		return a.openSelected()
 	}
 	return a.current().Update(msg)
 }

@@ -23,6 +23,7 @@ const (
 func (a *App) View() tea.View {
 	v := tea.NewView(a.render())
 	v.AltScreen = true
+	v.MouseMode = tea.MouseModeCellMotion // the wheel scrolls, a click selects (mouse.go)
 	v.WindowTitle = "auditor: " + oneLine(a.c.plan.Audit.File.Name)
 	return v
 }

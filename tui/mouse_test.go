@@ -1,0 +1,140 @@
+package tui
+
+import (
+	"strings"
+	"testing"
+
+	tea "charm.land/bubbletea/v2"
+)
+
+func click(a *App, x, y int) tea.Cmd {
+	_, cmd := a.Update(tea.MouseClickMsg{X: x, Y: y, Button: tea.MouseLeft})
+	return cmd
+}
+
+func wheel(a *App, down bool) {
+	b := tea.MouseWheelUp
+	if down {
+		b = tea.MouseWheelDown
+	}
+	a.Update(tea.MouseWheelMsg{X: 10, Y: 10, Button: b})
+}
+
+// rowOf is the screen row whose text starts (after the cursor mark) with
+// prefix, or fails.
+func rowOf(t *testing.T, a *App, prefix string) int {
+	t.Helper()
+	for y, l := range strings.Split(plain(a), "\n") {
+		if strings.HasPrefix(strings.TrimLeft(l, " ›"), prefix) {
+			return y
+		}
+	}
+	t.Fatalf("no row starts with %q:\n%s", prefix, plain(a))
+	return -1
+}
+
+// TestMouse_GridClick maps a click to the grid's case row and column
+// through its layout (header, sticky lines, verdict, scroll), at two
+// sizes and scrolled: a first click selects, a second opens the cell.
+func TestMouse_GridClick(t *testing.T) {
+	t.Parallel()
+	for _, sz := range [][2]int{{80, 24}, {200, 50}} {
+		_, a := complete(t, 30)
+		a.Update(tea.WindowSizeMsg{Width: sz[0], Height: sz[1]})
+		rule := a.c.plan.Audit.Rules[a.grid.rule]
+		a.grid.layout()
+		last := a.grid.rows[len(a.grid.rows)-1]
+		press(a, "G") // scrolled: the last case is near the top
+		id := rule.Cases[last].ID
+		y := rowOf(t, a, id)
+		labelW, _ := a.grid.geometry()
+		x := labelW + 1 + (cellWidth+1)*1 + 3 // inside the second column
+		if click(a, x, y); a.screen != screenGrid {
+			t.Fatalf("%v: the first click opened screen %v", sz, a.screen)
+		}
+		ref, _ := a.grid.selected()
+		if ref.kase != last || !ref.deleted {
+			t.Fatalf("%v: click at (%d,%d) selected case %d deleted %v, want case %d (%s) deleted", sz, x, y, ref.kase, ref.deleted, last, id)
+		}
+		click(a, x, y)
+		if a.screen != screenCell || a.cell.ref != ref {
+			t.Fatalf("%v: a second click: screen %v, cell %+v", sz, a.screen, a.cell.ref)
+		}
+		// A click on a heading or the header selects nothing.
+		a.screen = screenGrid
+		press(a, "g")
+		before := a.grid.row
+		click(a, 2, rowOf(t, a, "PROVOKE"))
+		click(a, 2, 0)
+		if a.grid.row != before || a.screen != screenGrid {
+			t.Fatalf("%v: a click off the rows moved to row %d, screen %v", sz, a.grid.row, a.screen)
+		}
+	}
+}
+
+// TestMouse_CellClick selects a sample by its row, scrolled by the wheel,
+// and opens it with a second click.
+func TestMouse_CellClick(t *testing.T) {
+	t.Parallel()
+	_, a := complete(t, 30)
+	press(a, "right", "enter")
+	wheel(a, true)
+	if a.cell.top != wheelLines || a.cell.cursor != wheelLines {
+		t.Fatalf("wheel down: top %d cursor %d, want both %d (the cursor stays in view)", a.cell.top, a.cell.cursor, wheelLines)
+	}
+	wheel(a, false)
+	if a.cell.top != 0 || a.cell.cursor != wheelLines {
+		t.Fatalf("wheel up: top %d cursor %d", a.cell.top, a.cell.cursor)
+	}
+	wheel(a, true)
+	y := rowOf(t, a, "10  ")
+	click(a, 3, y)
+	if i, _ := a.cell.selected(); i != 9 || a.screen != screenCell {
+		t.Fatalf("a click on sample 10 selected %d, screen %v", i+1, a.screen)
+	}
+	for _, m := range runCmd(click(a, 3, y)) {
+		a.Update(m)
+	}
+	if a.screen != screenSample || a.sample.index != 9 {
+		t.Fatalf("a second click: screen %v, sample %d", a.screen, a.sample.index+1)
+	}
+}
+
+// TestMouse_WheelScrolls: the wheel scrolls the grid (cursor kept in
+// view), the report and the plan, and does nothing while a filter is typed.
+func TestMouse_WheelScrolls(t *testing.T) {
+	t.Parallel()
+	_, a := complete(t, 30)
+	if m := a.View().MouseMode; m != tea.MouseModeCellMotion {
+		t.Fatalf("mouse mode %v: the terminal sends no wheel or clicks", m)
+	}
+	wheel(a, true)
+	g := a.grid
+	if g.top != wheelLines {
+		t.Fatalf("grid: top %d after a wheel turn", g.top)
+	}
+	if line := g.rowAt[g.row]; line < g.top || line >= g.top+g.bodyLines() {
+		t.Fatalf("grid: the cursor's row (line %d) left the window at %d", line, g.top)
+	}
+	wheel(a, false)
+	if g.top != 0 {
+		t.Fatalf("grid: top %d after wheel up", g.top)
+	}
+	openReport(a)
+	wheel(a, true)
+	wheel(a, true)
+	if a.report.top != 2*wheelLines {
+		t.Fatalf("report: top %d", a.report.top)
+	}
+	press(a, "/")
+	wheel(a, true)
+	if a.report.top != 2*wheelLines {
+		t.Fatalf("report: the wheel scrolled while the search was typed")
+	}
+
+	p := newFixture(t, 30).app(t, &clock{t: t0}, noStart)
+	wheel(p, true)
+	if p.plan.vp.YOffset() != wheelLines {
+		t.Fatalf("plan: offset %d", p.plan.vp.YOffset())
+	}
+}
