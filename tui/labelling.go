@@ -332,6 +332,12 @@ func (a *App) labelling(msg tea.Msg) tea.Cmd {
 		return a.clearStatusLater()
 	case skipsMsg:
 		return a.label.gotSkips(msg)
+	case labelSetDrawnMsg:
+		cmd := a.label.drawn(msg)
+		if msg.err == nil {
+			a.recompute() // a stratified set weights recall
+		}
+		return cmd
 	case labelSavedMsg:
 		return a.labelSaved(msg)
 	case responseMsg:

@@ -250,7 +250,7 @@ func settle(a *App, cmd tea.Cmd) {
 		}
 		_, next := a.Update(m)
 		switch m.(type) {
-		case labelSavedMsg, responseMsg, historyMsg, regradedMsg, predicateSavedMsg, labellersMsg, skipsMsg:
+		case labelSavedMsg, responseMsg, historyMsg, regradedMsg, predicateSavedMsg, labellersMsg, skipsMsg, labelSetDrawnMsg:
 			settle(a, next)
 		}
 		// Anything else (a status message, a cursor blink) returns ticks
