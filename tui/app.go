@@ -242,7 +242,7 @@ func (a *App) Update(msg tea.Msg) (tea.Model, tea.Cmd) {
 	case spendMsg:
 		a.c.front = a.screen
 		return a, a.report.Update(msg)
-	case statusMsg, labelSavedMsg, responseMsg, historyMsg, predicateFileMsg, regradedMsg, predicateSavedMsg, labellersMsg, labelSetDrawnMsg:
+	case statusMsg, labelSavedMsg, responseMsg, historyMsg, predicateFileMsg, regradedMsg, predicateSavedMsg, labellersMsg, labelSetDrawnMsg, skipsMsg:
 		return a, a.labelling(msg)
 	case tea.KeyPressMsg:
 		return a, a.handleKey(msg)

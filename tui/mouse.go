@@ -42,13 +42,16 @@ func (a *App) mouse(msg tea.MouseMsg) tea.Cmd {
 		}
 		return a.wheel(d)
 	case tea.MouseClickMsg:
+		if m.Button != tea.MouseLeft {
+			return nil
+		}
+		a.clearStaleStatus()
 		y := m.Y - headLines
-		if m.Button != tea.MouseLeft || y < 0 || y >= a.c.bodyH {
+		if y < 0 || y >= a.c.bodyH {
 			return nil
 		}
 		c, ok := a.current().(clicker)
 		if ok && c.click(m.X, y) {
-			a.clearStaleStatus()
 			return a.openSelected()
 		}
 	}
