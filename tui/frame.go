@@ -324,6 +324,11 @@ func (a *App) statusLine() string {
 
 func (a *App) helpLine() string {
 	k := a.c.keys.Global
+	if f, ok := a.current().(filtered); ok && f.filterEditing() {
+		// The input has the keyboard: only its own keys work.
+		fk := a.c.keys.Filter
+		return a.help.ShortHelpView([]key.Binding{fk.Accept, fk.Cancel})
+	}
 	short := append([]key.Binding{}, a.current().helpKeys().short...)
 	short = append(short, k.NextScreen, k.Help, k.Quit)
 	return a.help.ShortHelpView(short)

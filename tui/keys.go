@@ -19,6 +19,8 @@ type KeyMap struct {
 	Label   LabelKeys  // the label screen; labelling on the review screen
 	Review  ReviewKeys // the review screen's filters and panels
 	Note    FilterKeys // end typing a note
+	// DrawSize ends typing the size of a label set to draw.
+	DrawSize FilterKeys
 }
 
 // GlobalKeys work on every screen.
@@ -148,6 +150,10 @@ func DefaultKeyMap() KeyMap {
 		Label:  defaultLabelKeys(),
 		Review: defaultReviewKeys(),
 		Note:   defaultNoteKeys(),
+		DrawSize: FilterKeys{
+			Accept: b(k("enter"), "enter", "draw the set"),
+			Cancel: b(k("esc"), "esc", "cancel"),
+		},
 	}
 }
 

@@ -388,7 +388,7 @@ func (v *labelView) helpKeys() helpKeys {
 		return helpKeys{short: []key.Binding{k.Note.Accept, k.Note.Cancel}, full: [][]key.Binding{{k.Note.Accept, k.Note.Cancel}}}
 	}
 	if v.draw.editing {
-		return helpKeys{short: []key.Binding{k.Note.Accept, k.Note.Cancel}, full: [][]key.Binding{{k.Note.Accept, k.Note.Cancel}}}
+		return helpKeys{short: []key.Binding{k.DrawSize.Accept, k.DrawSize.Cancel}, full: [][]key.Binding{{k.DrawSize.Accept, k.DrawSize.Cancel}}}
 	}
 	if v.set == nil {
 		return helpKeys{short: []key.Binding{lk.Draw}, full: [][]key.Binding{{lk.Draw}}}

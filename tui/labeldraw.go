@@ -98,7 +98,7 @@ func (v *labelView) openDraw() tea.Cmd {
 
 // updateDraw handles the size question's keys: enter draws, esc drops it.
 func (v *labelView) updateDraw(msg tea.Msg) tea.Cmd {
-	k := v.c.keys.Note
+	k := v.c.keys.DrawSize
 	if km, ok := msg.(tea.KeyPressMsg); ok {
 		switch {
 		case key.Matches(km, k.Cancel):
@@ -176,7 +176,7 @@ func (v *labelView) noSetView() string {
 	case v.draw.busy:
 		out = append(out, "", st.InFlight.Render("drawing…"))
 	case v.draw.editing:
-		out = append(out, "", v.draw.in.View(), st.Muted.Render("enter draws · esc cancels"))
+		out = append(out, "", v.draw.in.View())
 	}
 	return strings.Join(out, "\n")
 }

@@ -212,7 +212,7 @@ func (v *reportView) helpKeys() helpKeys {
 	sk := v.c.keys.Search
 	short := []key.Binding{k.Down, k.Next, sk.Search}
 	if v.search.active() {
-		short = []key.Binding{k.Down, sk.Next, sk.Prev, v.c.keys.Global.Back}
+		short = []key.Binding{sk.Next, sk.Prev, v.c.keys.Global.Back}
 	}
 	return helpKeys{short: short, full: [][]key.Binding{
 		{k.Up, k.Down, k.PageUp, k.PageDown, k.Top, k.Bottom},
