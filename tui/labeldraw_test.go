@@ -12,7 +12,7 @@ import (
 
 // newNoSetWorld is a complete demo audit with a label store and no label
 // set, opened on the label screen.
-func newNoSetWorld(t *testing.T) (*labelSource, *App) {
+func newNoSetWorld(t testing.TB) (*labelSource, *App) {
 	t.Helper()
 	f := newFixture(t, 2)
 	f.store(t, 0, len(f.plan.Calls))
