@@ -172,3 +172,34 @@ func TestGrid_NoPredicateRuleShowsLengths(t *testing.T) {
 	press(a, "enter")
 	contains(t, plain(a), "no predicate grades them")
 }
+
+// TestGrid_SelectedRowKeepsColumns: the cursor's row and cell are drawn in
+// the same columns as every other row, at both golden sizes and live.
+func TestGrid_SelectedRowKeepsColumns(t *testing.T) {
+	t.Parallel()
+	for _, sz := range [][2]int{{80, 24}, {200, 50}} {
+		a := midRun(t)
+		a.Update(tea.WindowSizeMsg{Width: sz[0], Height: sz[1]})
+		press(a, "right")
+		labelW, _ := a.grid.geometry()
+		for range 4 {
+			for _, l := range strings.Split(plain(a), "\n") {
+				if !strings.HasPrefix(l, "› road-") && !strings.HasPrefix(l, "  road-") {
+					continue
+				}
+				// The cells start one column after the label, two columns
+				// apart by cellWidth+1: each starts with its rate symbol.
+				cols := []rune(l)
+				for j := 0; j < 2; j++ {
+					at := labelW + 1 + j*(cellWidth+1)
+					if widthOf(cols[:at]) != at || strings.ContainsRune(" ", cols[at]) || cols[at-1] != ' ' {
+						t.Fatalf("%v: cell %d of %q does not start at column %d", sz, j, l, at)
+					}
+				}
+			}
+			press(a, "down")
+		}
+	}
+}
+
+func widthOf(rs []rune) int { return textWidth(string(rs)) }
