@@ -21,10 +21,11 @@ import (
 // have too few cases.
 type planView struct {
 	screenDefaults
-	c      *Common
-	vp     viewport.Model
-	filter listFilter // "/" filters the rules (filter.go)
-	shown  int        // rules the filter shows
+	c       *Common
+	vp      viewport.Model
+	filter  listFilter // "/" filters the rules (filter.go)
+	shown   int        // rules the filter shows
+	tableAt int        // the line of the rule table's heading
 }
 
 func newPlanView(c *Common) *planView {
@@ -80,6 +81,7 @@ func (p *planView) Update(msg tea.Msg) tea.Cmd {
 		changed, cmd := p.filter.update(msg, p.c.keys.Filter)
 		if changed {
 			p.refresh()
+			p.vp.SetYOffset(p.tableAt) // the rules the filter leaves, in view
 		}
 		return cmd
 	}
@@ -186,7 +188,7 @@ func (p *planView) content() string {
 		report.Thousands(e.PromptTokens), report.Thousands(e.CompletionTokens), report.Thousands(e.CompletionTokensAtMost), e.CompletionBasis))
 	b.WriteString("\n")
 	rows := [][]string{{"line", "tokens", "provoke", "pressure", "control", "text"}}
-	p.shown = 0
+	p.shown, p.tableAt = 0, strings.Count(b.String(), "\n")
 	for _, r := range e.Rules {
 		if !p.ruleMatches(r.Line, r.Text) {
 			continue

@@ -216,8 +216,7 @@ func (v *reportView) helpKeys() helpKeys {
 	}
 	return helpKeys{short: short, full: [][]key.Binding{
 		{k.Up, k.Down, k.PageUp, k.PageDown, k.Top, k.Bottom},
-		{k.Next, k.Prev},
-		{sk.Search, sk.Next, sk.Prev},
+		{k.Next, k.Prev, sk.Search, sk.Next, sk.Prev},
 	}}
 }
 
