@@ -1,6 +1,7 @@
 package tui
 
 import (
+	"fmt"
 	"strings"
 	"testing"
 
@@ -136,5 +137,44 @@ func TestMouse_WheelScrolls(t *testing.T) {
 	wheel(p, true)
 	if p.plan.vp.YOffset() != wheelLines {
 		t.Fatalf("plan: offset %d", p.plan.vp.YOffset())
+	}
+}
+
+// TestMouse_LabelResultsClick selects a miss in the label results by a
+// click and opens its answer with a second one.
+func TestMouse_LabelResultsClick(t *testing.T) {
+	t.Parallel()
+	w := newLabelWorld(t, newFixture(t, 2), 23, 12, ScreenLabel)
+	for i := range 12 {
+		if i%3 == 0 {
+			w.press("o")
+		} else {
+			w.press("v")
+		}
+	}
+	w.press("r")
+	a, r := w.a, w.a.label.results
+	if len(r.misses) < 2 {
+		t.Fatalf("%d misses: the test needs two", len(r.misses))
+	}
+	second := r.misses[1]
+	want := w.a.label.pos[second.key]
+	y := -1
+	for i, l := range strings.Split(plain(a), "\n") {
+		if strings.Contains(l, fmt.Sprintf("answer %d ·", want+1)) {
+			y = i
+			break
+		}
+	}
+	if y < 0 {
+		t.Fatalf("the second miss (answer %d) is not on screen:\n%s", want+1, plain(a))
+	}
+	w.settle(click(a, 6, y))
+	if r.cursor != 1 || !a.label.showResults {
+		t.Fatalf("first click: cursor %d, results shown %v", r.cursor, a.label.showResults)
+	}
+	w.settle(click(a, 6, y))
+	if a.label.showResults || !a.label.fromResults || a.label.index != want {
+		t.Fatalf("second click: results %v, from results %v, index %d (want %d)", a.label.showResults, a.label.fromResults, a.label.index, want)
 	}
 }
