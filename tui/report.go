@@ -24,7 +24,6 @@ type spendFunc func() (audit.Spend, error)
 // class, the answer-length histogram. Every number comes from the
 // results; the screen only lays them out. It scrolls.
 type reportView struct {
-	screenDefaults
 	c     *Common
 	spend spendFunc
 
