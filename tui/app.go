@@ -264,6 +264,7 @@ func (a *App) resize(w, h int) {
 }
 
 func (a *App) handleKey(msg tea.KeyPressMsg) tea.Cmd {
+	defer a.leftScreen(a.screen)
 	k := a.c.keys
 	if a.confirmQuit {
 		switch {

@@ -424,3 +424,11 @@ func (a *App) clearStaleStatus() {
 		a.setStatus("", false)
 	}
 }
+
+// leftScreen clears the status line when the screen in front is no longer
+// from: what it said was about the screen the user left.
+func (a *App) leftScreen(from screen) {
+	if a.screen != from && a.status != "" && !a.confirmQuit {
+		a.setStatus("", false)
+	}
+}

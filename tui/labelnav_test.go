@@ -85,3 +85,24 @@ func TestStatus_ClearedOnMovingOn(t *testing.T) {
 		}
 	}
 }
+
+// TestStatus_ClearedOnLeavingScreen: a status about a screen (here the
+// grid's "Nothing to run") stays while the user works there and goes when
+// another screen comes to the front.
+func TestStatus_ClearedOnLeavingScreen(t *testing.T) {
+	t.Parallel()
+	f := newFixture(t, 1)
+	f.store(t, 0, len(f.plan.Calls))
+	a := f.app(t, &clock{t: t0}, noStart)
+	if a.screen != screenGrid || a.status == "" {
+		t.Fatalf("screen %v, status %q: want the grid saying nothing is left to run", a.screen, a.status)
+	}
+	press(a, "down", "right")
+	if a.status == "" {
+		t.Fatal("moving on the grid cleared its status")
+	}
+	press(a, "enter")
+	if a.screen != screenCell || a.status != "" {
+		t.Fatalf("opening a cell: screen %v, status %q", a.screen, a.status)
+	}
+}

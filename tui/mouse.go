@@ -52,6 +52,7 @@ func (a *App) mouse(msg tea.MouseMsg) tea.Cmd {
 		}
 		c, ok := a.current().(clicker)
 		if ok && c.click(m.X, y) {
+			defer a.leftScreen(a.screen)
 			return a.openSelected()
 		}
 	}
