@@ -145,13 +145,7 @@ func (a *App) tabBar() string {
 	st := a.c.styles
 	parts := make([]string, len(tabs))
 	for i, t := range tabs {
-		name := t.name
-		switch {
-		case t.s == screenGrid && a.screen == screenCell:
-			name += " › samples"
-		case t.s == screenGrid && a.screen == screenSample:
-			name += " › sample"
-		}
+		name := a.tabName(t.s, t.name)
 		if t.s == a.screen || (t.s == screenGrid && (a.screen == screenCell || a.screen == screenSample)) {
 			parts[i] = st.Selected.Render("[" + name + "]") // brackets: it reads without styling
 		} else {
@@ -159,6 +153,18 @@ func (a *App) tabBar() string {
 		}
 	}
 	return strings.Join(parts, "")
+}
+
+// tabName is a tab's name in the bar: the grid's says which drill-down
+// below it is in front.
+func (a *App) tabName(s screen, name string) string {
+	switch {
+	case s == screenGrid && a.screen == screenCell:
+		name += " › samples"
+	case s == screenGrid && a.screen == screenSample:
+		name += " › sample"
+	}
+	return name
 }
 
 // counters is the third header line: spend (the whole audit's, and this

@@ -46,6 +46,11 @@ func (a *App) mouse(msg tea.MouseMsg) tea.Cmd {
 			return nil
 		}
 		a.clearStaleStatus()
+		if s, ok := a.tabAt(m.X); ok && m.Y == 0 {
+			defer a.leftScreen(a.screen)
+			a.screen = s
+			return a.current().entered()
+		}
 		y := m.Y - headLines
 		if y < 0 || y >= a.c.bodyH {
 			return nil
@@ -57,6 +62,19 @@ func (a *App) mouse(msg tea.MouseMsg) tea.Cmd {
 		}
 	}
 	return nil
+}
+
+// tabAt is the screen whose name in the tab bar covers column x.
+func (a *App) tabAt(x int) (screen, bool) {
+	at := 0
+	for _, t := range tabs {
+		w := textWidth(a.tabName(t.s, t.name)) + 2 // brackets or spaces
+		if x >= at && x < at+w {
+			return t.s, true
+		}
+		at += w
+	}
+	return 0, false
 }
 
 // wheel scrolls the screen in front by d lines.

@@ -61,12 +61,12 @@ func TestMouse_GridClick(t *testing.T) {
 		if a.screen != screenCell || a.cell.ref != ref {
 			t.Fatalf("%v: a second click: screen %v, cell %+v", sz, a.screen, a.cell.ref)
 		}
-		// A click on a heading or the header selects nothing.
+		// A click on a heading or the header below the tabs selects nothing.
 		a.screen = screenGrid
 		press(a, "g")
 		before := a.grid.row
 		click(a, 2, rowOf(t, a, "PROVOKE"))
-		click(a, 2, 0)
+		click(a, 2, 1) // the header under the tab bar
 		if a.grid.row != before || a.screen != screenGrid {
 			t.Fatalf("%v: a click off the rows moved to row %d, screen %v", sz, a.grid.row, a.screen)
 		}
@@ -176,5 +176,29 @@ func TestMouse_LabelResultsClick(t *testing.T) {
 	w.settle(click(a, 6, y))
 	if a.label.showResults || !a.label.fromResults || a.label.index != want {
 		t.Fatalf("second click: results %v, from results %v, index %d (want %d)", a.label.showResults, a.label.fromResults, a.label.index, want)
+	}
+}
+
+// TestMouse_TabBar: a click on a tab's name brings its screen to the
+// front, from a drill-down too, where the grid's tab is wider.
+func TestMouse_TabBar(t *testing.T) {
+	t.Parallel()
+	_, a := complete(t, 30)
+	press(a, "right", "enter") // the cell: "Grid › samples"
+	bar := strings.Split(plain(a), "\n")[0]
+	for _, want := range []struct {
+		name string
+		s    screen
+	}{{"Report", screenReport}, {"Label", screenLabel}, {"Grid", screenGrid}, {"Plan", screenPlan}} {
+		x := strings.Index(bar, want.name)
+		if x < 0 {
+			t.Fatalf("no %s in the tab bar %q", want.name, bar)
+		}
+		x = textWidth(bar[:x]) + 1
+		settle(a, click(a, x, 0))
+		if a.screen != want.s {
+			t.Fatalf("a click on %s (column %d of %q): screen %v", want.name, x, bar, a.screen)
+		}
+		bar = strings.Split(plain(a), "\n")[0]
 	}
 }
