@@ -185,6 +185,19 @@ func (v *cellView) click(_, y int) bool {
 	return open
 }
 
+// wheel scrolls the answer, or the results without moving their cursor.
+func (v *labelView) wheel(d int) {
+	switch {
+	case v.showResults:
+		v.results.measure()
+		v.results.by(d, len(v.results.lines), v.results.bodyLines())
+	case d > 0:
+		v.vp.ScrollDown(d)
+	default:
+		v.vp.ScrollUp(-d)
+	}
+}
+
 // click selects a miss in the label results; a click on the one selected
 // opens it. The blind answer has no list to click.
 func (v *labelView) click(_, y int) bool {

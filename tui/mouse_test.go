@@ -202,3 +202,27 @@ func TestMouse_TabBar(t *testing.T) {
 		bar = strings.Split(plain(a), "\n")[0]
 	}
 }
+
+// TestMouse_LabelWheel scrolls a tall answer on the label screen and the
+// label results.
+func TestMouse_LabelWheel(t *testing.T) {
+	t.Parallel()
+	w := newLabelWorld(t, newFixture(t, 2), 23, 12, ScreenLabel)
+	a := w.a
+	a.Update(tea.WindowSizeMsg{Width: 80, Height: 14})
+	plain(a) // lays the answer out in its window
+	wheel(a, true)
+	if a.label.vp.YOffset() == 0 {
+		t.Fatal("the wheel did not scroll the answer")
+	}
+	wheel(a, false)
+	if a.label.vp.YOffset() != 0 {
+		t.Fatalf("wheel up: offset %d", a.label.vp.YOffset())
+	}
+	w.press("r")
+	plain(a)
+	wheel(a, true)
+	if a.label.results.top != wheelLines || a.label.results.cursor != 0 {
+		t.Fatalf("results: top %d, cursor %d", a.label.results.top, a.label.results.cursor)
+	}
+}
