@@ -242,10 +242,12 @@ func (a *App) Update(msg tea.Msg) (tea.Model, tea.Cmd) {
 	case spendMsg:
 		a.c.front = a.screen
 		return a, a.report.Update(msg)
-	case statusMsg, labelSavedMsg, responseMsg, historyMsg, predicateFileMsg, regradedMsg, predicateSavedMsg, labellersMsg, reviewTextsMsg:
+	case statusMsg, labelSavedMsg, responseMsg, historyMsg, predicateFileMsg, regradedMsg, predicateSavedMsg, labellersMsg, reviewTextsMsg, labelSetDrawnMsg, skipsMsg:
 		return a, a.labelling(msg)
 	case tea.KeyPressMsg:
 		return a, a.handleKey(msg)
+	case tea.MouseWheelMsg, tea.MouseClickMsg:
+		return a, a.mouse(msg.(tea.MouseMsg))
 	}
 	// Anything else (a text input's blink) goes to the screen in front.
 	return a, a.current().Update(msg)
@@ -262,6 +264,7 @@ func (a *App) resize(w, h int) {
 }
 
 func (a *App) handleKey(msg tea.KeyPressMsg) tea.Cmd {
+	defer a.leftScreen(a.screen)
 	k := a.c.keys
 	if a.confirmQuit {
 		switch {
@@ -313,18 +316,9 @@ func (a *App) handleKey(msg tea.KeyPressMsg) tea.Cmd {
 		if a.back() {
 			return nil
 		}
-	case a.screen == screenGrid && key.Matches(msg, k.Grid.Open):
-		if ref, ok := a.grid.selected(); ok {
-			a.cell.open(ref)
-			a.screen = screenCell
-		}
-		return nil
-	case a.screen == screenCell && key.Matches(msg, k.Cell.Open):
-		if i, ok := a.cell.selected(); ok {
-			a.screen = screenSample
-			return a.sample.open(a.cell.ref, a.cell.cells, i)
-		}
-		return nil
+	case a.screen == screenGrid && key.Matches(msg, k.Grid.Open),
+		a.screen == screenCell && key.Matches(msg, k.Cell.Open):
+		return a.openSelected()
 	}
 	return a.current().Update(msg)
 }

@@ -6,6 +6,7 @@ import (
 
 	"charm.land/bubbles/v2/key"
 	tea "charm.land/bubbletea/v2"
+	"charm.land/lipgloss/v2"
 
 	"github.com/auditor-dev/auditor/model"
 )
@@ -17,52 +18,127 @@ type cellView struct {
 	c      *Common
 	ref    cellRef
 	cells  []int // plan cell index of each sample
-	cursor int
+	cursor int   // position in shown
 	scroller
+	filter listFilter // the samples' filter (filter.go)
+	shown  []int      // index into cells of each sample listed: those matching the filter
 }
 
 // cellHead is the number of lines above the sample list.
 const cellHead = 5
 
-func newCellView(c *Common) *cellView { return &cellView{c: c} }
+func newCellView(c *Common) *cellView {
+	return &cellView{c: c, filter: newListFilter("sample number, result or reason")}
+}
 
 func (v *cellView) open(ref cellRef) {
 	v.ref, v.cells, v.cursor, v.top = ref, v.c.cellsOf(ref), 0, 0
+	v.filter.clear()
+	v.list()
 }
 
-// follow puts the cursor on sample i (coming back from the sample view).
+// list works out which samples the filter shows. Results change as a run
+// goes, so it runs before each use, not once per query.
+func (v *cellView) list() []int {
+	v.shown = v.shown[:0]
+	for i := range v.cells {
+		if v.sampleMatches(i) {
+			v.shown = append(v.shown, i)
+		}
+	}
+	v.cursor = min(v.cursor, max(len(v.shown)-1, 0))
+	return v.shown
+}
+
+// sampleMatches reports whether sample i passes the filter: by its
+// number, its result or its reason.
+func (v *cellView) sampleMatches(i int) bool {
+	if !v.filter.active() {
+		return true
+	}
+	word, rest, _ := v.result(i)
+	return v.filter.matches(fmt.Sprint(i+1), word, rest)
+}
+
+// follow puts the cursor on sample i (coming back from the sample view),
+// or on the first listed sample after it when the filter hides it.
 func (v *cellView) follow(i int) {
-	v.cursor = min(max(i, 0), max(len(v.cells)-1, 0))
-	v.scroller.follow(v.cursor, v.listLines())
-	v.clamp(len(v.cells), v.listLines())
+	v.list()
+	v.cursor = max(len(v.shown)-1, 0)
+	for p, s := range v.shown {
+		if s >= i {
+			v.cursor = p
+			break
+		}
+	}
+	v.show()
 }
 
-func (v *cellView) resize() { v.follow(v.cursor) }
+// show scrolls the cursor into view.
+func (v *cellView) show() {
+	v.scroller.follow(v.cursor, v.listLines())
+	v.clamp(len(v.shown), v.listLines())
+}
+
+func (v *cellView) resize() {
+	v.filter.resize(v.c.width)
+	v.list()
+	v.show()
+}
 
 func (v *cellView) listLines() int { return max(v.c.bodyH-cellHead, 1) }
 
+// selected is the index in cells of the sample under the cursor.
 func (v *cellView) selected() (int, bool) {
-	if len(v.cells) == 0 {
+	if len(v.list()) == 0 {
 		return 0, false
 	}
-	return v.cursor, true
+	return v.shown[v.cursor], true
+}
+
+func (v *cellView) capturing() bool     { return v.filter.editing }
+func (v *cellView) filterEditing() bool { return v.filter.editing }
+
+// filterLine is the status line's view of the samples' filter.
+func (v *cellView) filterLine() string {
+	return v.filter.line(v.c.styles, filterSummary(v.filter.query, len(v.list()), len(v.cells), "samples"))
+}
+
+// back clears the filter; it reports whether there was one.
+func (v *cellView) back() bool {
+	if !v.filter.clear() {
+		return false
+	}
+	v.cursor, v.top = 0, 0
+	return true
 }
 
 func (v *cellView) Update(msg tea.Msg) tea.Cmd {
+	if v.filter.editing {
+		changed, cmd := v.filter.update(msg, v.c.keys.Filter)
+		if changed {
+			v.cursor, v.top = 0, 0
+		}
+		return cmd
+	}
 	km, ok := msg.(tea.KeyPressMsg)
 	if !ok {
 		return nil
 	}
-	if next, ok := moveCursor(km, v.c.keys.Cell.scrollKeys(), v.cursor, len(v.cells), v.listLines()); ok {
-		v.follow(next)
+	if key.Matches(km, v.c.keys.Cell.Filter) {
+		return v.filter.open()
+	}
+	if next, ok := moveCursor(km, v.c.keys.Cell.scrollKeys(), v.cursor, len(v.list()), v.listLines()); ok {
+		v.cursor = next
+		v.show()
 	}
 	return nil
 }
 
 func (v *cellView) helpKeys() helpKeys {
 	k := v.c.keys
-	short := []key.Binding{k.Cell.Up, k.Cell.Down, k.Cell.Open, k.Global.Back}
-	return helpKeys{short: short, full: [][]key.Binding{{k.Cell.Up, k.Cell.Down, k.Cell.PageUp, k.Cell.PageDown, k.Cell.Top, k.Cell.Bottom}, {k.Cell.Open}}}
+	short := []key.Binding{k.Cell.Up, k.Cell.Down, k.Cell.Open, k.Cell.Filter}
+	return helpKeys{short: short, full: [][]key.Binding{{k.Cell.Up, k.Cell.Down, k.Cell.PageUp, k.Cell.PageDown, k.Cell.Top, k.Cell.Bottom}, {k.Cell.Open, k.Cell.Filter}}}
 }
 
 // View renders the cell's case, its counts and the list of samples.
@@ -80,10 +156,15 @@ func (v *cellView) View() string {
 	b.WriteByte('\n')
 	b.WriteByte('\n')
 	b.WriteString(st.Header.Render("  sample  result"))
-	end := min(v.top+v.listLines(), len(v.cells))
-	for i := v.top; i < end; i++ {
+	shown := v.list()
+	v.clamp(len(shown), v.listLines())
+	end := min(v.top+v.listLines(), len(shown))
+	for p := v.top; p < end; p++ {
 		b.WriteByte('\n')
-		b.WriteString(v.sampleLine(i))
+		b.WriteString(v.sampleLine(shown[p], p == v.cursor))
+	}
+	if len(shown) == 0 && len(v.cells) > 0 {
+		b.WriteString("\n" + st.Muted.Render("  (no sample matches the filter)"))
 	}
 	return b.String()
 }
@@ -130,16 +211,25 @@ func (v *cellView) counts() string {
 	return s
 }
 
-func (v *cellView) sampleLine(i int) string {
+// sampleLine is sample i's row; sel marks the cursor's.
+func (v *cellView) sampleLine(i int, sel bool) string {
+	st := v.c.styles
+	word, rest, style := v.result(i)
+	num := fmt.Sprintf("%6d  ", i+1)
+	if sel {
+		// The same columns as the other rows: the cursor moves no text.
+		return st.Selected.Render(fit("› "+num+fit(word, 13)+" "+rest, v.c.width))
+	}
+	return "  " + num + style.Render(fit(word, 13)) + " " + rest
+}
+
+// result is sample i's result in words, the reason beside it and the
+// style of the words.
+func (v *cellView) result(i int) (word, rest string, style lipgloss.Style) {
 	c := v.c
 	st := c.styles
 	state, g, until := c.sampleOf(v.cells[i])
-	mark := "  "
-	if i == v.cursor {
-		mark = "› "
-	}
-	var word, rest string
-	style := st.Muted
+	style = st.Muted
 	switch state {
 	case samplePass:
 		word, style = "✓ pass", st.Pass
@@ -165,10 +255,5 @@ func (v *cellView) sampleLine(i int) string {
 	default:
 		word = "· pending"
 	}
-	num := fmt.Sprintf("%6d  ", i+1)
-	if i == v.cursor {
-		// The same columns as the other rows: the cursor moves no text.
-		return st.Selected.Render(fit(mark+num+fit(word, 13)+" "+rest, c.width))
-	}
-	return mark + num + style.Render(fit(word, 13)) + " " + rest
+	return word, rest, style
 }

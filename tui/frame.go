@@ -23,6 +23,7 @@ const (
 func (a *App) View() tea.View {
 	v := tea.NewView(a.render())
 	v.AltScreen = true
+	v.MouseMode = tea.MouseModeCellMotion // the wheel scrolls, a click selects (mouse.go)
 	v.WindowTitle = "auditor: " + oneLine(a.c.plan.Audit.File.Name)
 	return v
 }
@@ -144,13 +145,7 @@ func (a *App) tabBar() string {
 	st := a.c.styles
 	parts := make([]string, len(tabs))
 	for i, t := range tabs {
-		name := t.name
-		switch {
-		case t.s == screenGrid && a.screen == screenCell:
-			name += " › samples"
-		case t.s == screenGrid && a.screen == screenSample:
-			name += " › sample"
-		}
+		name := a.tabName(t.s, t.name)
 		if t.s == a.screen || (t.s == screenGrid && (a.screen == screenCell || a.screen == screenSample)) {
 			parts[i] = st.Selected.Render("[" + name + "]") // brackets: it reads without styling
 		} else {
@@ -158,6 +153,18 @@ func (a *App) tabBar() string {
 		}
 	}
 	return strings.Join(parts, "")
+}
+
+// tabName is a tab's name in the bar: the grid's says which drill-down
+// below it is in front.
+func (a *App) tabName(s screen, name string) string {
+	switch {
+	case s == screenGrid && a.screen == screenCell:
+		name += " › samples"
+	case s == screenGrid && a.screen == screenSample:
+		name += " › sample"
+	}
+	return name
 }
 
 // counters is the third header line: spend (the whole audit's, and this
@@ -305,24 +312,29 @@ func spread(left, right string, w int) string {
 
 func (a *App) statusLine() string {
 	st := a.c.styles
+	f, isFiltered := a.current().(filtered)
 	switch {
 	case a.confirmQuit:
 		return st.Err.Render("Stop the run? Finished answers are kept and the resume command is printed. [y/n]")
-	case a.screen == screenGrid && a.grid.filtering:
-		return a.grid.filter.View()
+	case isFiltered && f.filterEditing():
+		return f.filterLine()
 	case a.status != "" && a.statusErr:
 		return st.Err.Render(a.status)
 	case a.status != "":
 		return a.status
-	case a.screen == screenGrid && a.grid.query != "":
-		return st.Muted.Render(fmt.Sprintf("filter %q: %d of %d cases (/ to change, esc to clear)",
-			a.grid.query, a.grid.matching(), a.grid.total()))
+	case isFiltered:
+		return f.filterLine()
 	}
 	return ""
 }
 
 func (a *App) helpLine() string {
 	k := a.c.keys.Global
+	if f, ok := a.current().(filtered); ok && f.filterEditing() {
+		// The input has the keyboard: only its own keys work.
+		fk := a.c.keys.Filter
+		return a.help.ShortHelpView([]key.Binding{fk.Accept, fk.Cancel})
+	}
 	short := append([]key.Binding{}, a.current().helpKeys().short...)
 	short = append(short, k.NextScreen, k.Help, k.Quit)
 	return a.help.ShortHelpView(short)

@@ -5,7 +5,6 @@ import (
 	"strings"
 
 	"charm.land/bubbles/v2/key"
-	"charm.land/bubbles/v2/textinput"
 	tea "charm.land/bubbletea/v2"
 
 	"github.com/auditor-dev/auditor/model"
@@ -23,9 +22,7 @@ type gridView struct {
 	scroller     // the first body line shown
 	left     int // the first column shown
 
-	filter    textinput.Model
-	filtering bool   // the filter has the keyboard
-	query     string // the applied filter, lower case
+	filter listFilter // the case filter (filter.go)
 
 	// Layout of the current rule, rebuilt when the rule, the filter, the
 	// results or the width change (dirty).
@@ -83,15 +80,11 @@ const (
 )
 
 func newGridView(c *Common) *gridView {
-	f := textinput.New()
-	f.Prompt = "/"
-	f.Placeholder = "case id or message text"
-	f.CharLimit = 200
-	return &gridView{c: c, filter: f, dirty: true}
+	return &gridView{c: c, filter: newListFilter("case id, kind or message text"), dirty: true}
 }
 
 func (g *gridView) resize() {
-	g.filter.SetWidth(max(g.c.width-4, 10))
+	g.filter.resize(g.c.width)
 	g.dirty = true
 }
 
@@ -102,15 +95,20 @@ func (g *gridView) restyle() { g.labels = nil }
 // follow the results, and say "provisional" only while a run goes.
 func (g *gridView) resultsChanged() { g.dirty = true }
 
-func (g *gridView) capturing() bool { return g.filtering }
+func (g *gridView) capturing() bool     { return g.filter.editing }
+func (g *gridView) filterEditing() bool { return g.filter.editing }
+
+// filterLine is the status line's view of the case filter.
+func (g *gridView) filterLine() string {
+	return g.filter.line(g.c.styles, filterSummary(g.filter.query, g.matching(), g.total(), "cases"))
+}
 
 // back clears the case filter; it reports whether there was one.
 func (g *gridView) back() bool {
-	if g.query == "" {
+	if !g.filter.clear() {
 		return false
 	}
-	g.filter.SetValue("")
-	g.setQuery("")
+	g.queryChanged()
 	return true
 }
 
@@ -120,27 +118,14 @@ func (g *gridView) bodyLines() int { return max(g.c.bodyH-gridSticky-len(g.verdi
 // Update handles grid keys and the filter's editing.
 func (g *gridView) Update(msg tea.Msg) tea.Cmd {
 	k := g.c.keys
-	km, isKey := msg.(tea.KeyPressMsg)
-	if g.filtering {
-		if isKey {
-			switch {
-			case key.Matches(km, k.Filter.Accept):
-				g.filtering = false
-				g.filter.Blur()
-				return nil
-			case key.Matches(km, k.Filter.Cancel):
-				g.filtering = false
-				g.filter.Blur()
-				g.filter.SetValue("")
-				g.setQuery("")
-				return nil
-			}
+	if g.filter.editing {
+		changed, cmd := g.filter.update(msg, k.Filter)
+		if changed {
+			g.queryChanged()
 		}
-		var cmd tea.Cmd
-		g.filter, cmd = g.filter.Update(msg)
-		g.setQuery(g.filter.Value())
 		return cmd
 	}
+	km, isKey := msg.(tea.KeyPressMsg)
 	if !isKey {
 		return nil
 	}
@@ -178,10 +163,7 @@ func (g *gridView) Update(msg tea.Msg) tea.Cmd {
 	case key.Matches(km, gk.NextRule):
 		g.setRule(g.rule + 1)
 	case key.Matches(km, gk.Filter):
-		g.filtering = true
-		g.filter.SetValue(g.query)
-		g.filter.CursorEnd()
-		return g.filter.Focus()
+		return g.filter.open()
 	}
 	return nil
 }
@@ -196,12 +178,9 @@ func (g *gridView) setRule(r int) {
 	g.dirty, g.labels = true, nil
 }
 
-func (g *gridView) setQuery(q string) {
-	q = strings.ToLower(strings.TrimSpace(q))
-	if q == g.query {
-		return
-	}
-	g.query, g.row, g.top = q, 0, 0
+// queryChanged lays the grid out again for a new case filter.
+func (g *gridView) queryChanged() {
+	g.row, g.top = 0, 0
 	g.dirty = true
 }
 
@@ -280,12 +259,10 @@ func (g *gridView) total() int    { return len(g.c.plan.Audit.Rules[g.rule].Case
 
 // matches reports whether a case passes the filter.
 func (g *gridView) matches(c *model.Case) bool {
-	if g.query == "" {
+	if !g.filter.active() {
 		return true
 	}
-	return strings.Contains(strings.ToLower(c.ID), g.query) ||
-		strings.Contains(strings.ToLower(c.Transcript()), g.query) ||
-		strings.Contains(string(c.Kind), g.query)
+	return g.filter.matches(c.ID, c.Transcript(), string(c.Kind))
 }
 
 // layout rebuilds the line list when something it depends on changed.

@@ -74,19 +74,19 @@ func TestGrid_Filter(t *testing.T) {
 	f := newFixture(t, 1)
 	a := f.app(t, &clock{t: t0}, nil)
 	press(a, "/")
-	if !a.grid.filtering {
+	if !a.grid.filter.editing {
 		t.Fatal("/ did not open the filter")
 	}
 	press(a, "g", "a", "n", "t", "t", "q") // q is typed, not quit
-	if a.quitting || a.grid.query != "ganttq" {
-		t.Fatalf("query %q, quitting %v", a.grid.query, a.quitting)
+	if a.quitting || a.grid.filter.query != "ganttq" {
+		t.Fatalf("query %q, quitting %v", a.grid.filter.query, a.quitting)
 	}
 	press(a, "backspace")
 	if got := a.grid.matching(); got != 2 {
-		t.Fatalf("%d cases match %q, want 2 (road-05, road-12)", got, a.grid.query)
+		t.Fatalf("%d cases match %q, want 2 (road-05, road-12)", got, a.grid.filter.query)
 	}
 	press(a, "enter")
-	if a.grid.filtering {
+	if a.grid.filter.editing {
 		t.Fatal("enter did not close the filter")
 	}
 	s := plain(a)
@@ -97,12 +97,12 @@ func TestGrid_Filter(t *testing.T) {
 	}
 	contains(t, s, "(no case of this kind matches the filter)")
 	press(a, "esc")
-	if a.grid.query != "" || a.grid.matching() != 18 {
-		t.Fatalf("esc left query %q, %d cases", a.grid.query, a.grid.matching())
+	if a.grid.filter.query != "" || a.grid.matching() != 18 {
+		t.Fatalf("esc left query %q, %d cases", a.grid.filter.query, a.grid.matching())
 	}
 	press(a, "/", "x", "esc")
-	if a.grid.filtering || a.grid.query != "" {
-		t.Fatalf("esc while typing left filtering=%v query=%q", a.grid.filtering, a.grid.query)
+	if a.grid.filter.editing || a.grid.filter.query != "" {
+		t.Fatalf("esc while typing left filtering=%v query=%q", a.grid.filter.editing, a.grid.filter.query)
 	}
 }
 
@@ -172,3 +172,34 @@ func TestGrid_NoPredicateRuleShowsLengths(t *testing.T) {
 	press(a, "enter")
 	contains(t, plain(a), "no predicate grades them")
 }
+
+// TestGrid_SelectedRowKeepsColumns: the cursor's row and cell are drawn in
+// the same columns as every other row, at both golden sizes and live.
+func TestGrid_SelectedRowKeepsColumns(t *testing.T) {
+	t.Parallel()
+	for _, sz := range [][2]int{{80, 24}, {200, 50}} {
+		a := midRun(t)
+		a.Update(tea.WindowSizeMsg{Width: sz[0], Height: sz[1]})
+		press(a, "right")
+		labelW, _ := a.grid.geometry()
+		for range 4 {
+			for _, l := range strings.Split(plain(a), "\n") {
+				if !strings.HasPrefix(l, "› road-") && !strings.HasPrefix(l, "  road-") {
+					continue
+				}
+				// The cells start one column after the label, two columns
+				// apart by cellWidth+1: each starts with its rate symbol.
+				cols := []rune(l)
+				for j := 0; j < 2; j++ {
+					at := labelW + 1 + j*(cellWidth+1)
+					if widthOf(cols[:at]) != at || strings.ContainsRune(" ", cols[at]) || cols[at-1] != ' ' {
+						t.Fatalf("%v: cell %d of %q does not start at column %d", sz, j, l, at)
+					}
+				}
+			}
+			press(a, "down")
+		}
+	}
+}
+
+func widthOf(rs []rune) int { return textWidth(string(rs)) }

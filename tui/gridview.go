@@ -268,7 +268,7 @@ func (g *gridView) renderLine(b *strings.Builder, l gline, labelW, vis int) {
 		case lineCorrected:
 			label = "  corrected for recall"
 		}
-		if g.query != "" && l.k != "" {
+		if g.filter.active() && l.k != "" {
 			label += ", all cases" // summaries ignore the filter
 		}
 		b.WriteString(st.Muted.Render(fit(label, labelW)))

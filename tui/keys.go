@@ -15,9 +15,12 @@ type KeyMap struct {
 	Report  PagerKeys // Next and Prev jump between rules
 	Confirm ConfirmKeys
 	Filter  FilterKeys
+	Search  SearchKeys // the report's text search
 	Label   LabelKeys  // the label screen; labelling on the review screen
 	Review  ReviewKeys // the review screen's filters and panels
 	Note    FilterKeys // end typing a note
+	// DrawSize ends typing the size of a label set to draw.
+	DrawSize FilterKeys
 }
 
 // GlobalKeys work on every screen.
@@ -28,7 +31,13 @@ type GlobalKeys struct {
 
 // PlanKeys act on the plan screen.
 type PlanKeys struct {
-	Start key.Binding
+	Start, Filter key.Binding
+}
+
+// SearchKeys search a long text: / starts, n and N step through matches
+// while a search applies.
+type SearchKeys struct {
+	Search, Next, Prev key.Binding
 }
 
 // GridKeys move around the live grid.
@@ -43,7 +52,7 @@ type GridKeys struct {
 
 // ListKeys move through a list of samples.
 type ListKeys struct {
-	Up, Down, PageUp, PageDown, Top, Bottom, Open key.Binding
+	Up, Down, PageUp, PageDown, Top, Bottom, Open, Filter key.Binding
 }
 
 // scrollKeys are the list's moving keys.
@@ -101,7 +110,12 @@ func DefaultKeyMap() KeyMap {
 			ForceQuit:  b(k("ctrl+c"), "ctrl+c", "quit"),
 			Report:     b(k("R"), "R", "report"),
 		},
-		Plan: PlanKeys{Start: b(k("y"), "y", "start the run")},
+		Plan: PlanKeys{Start: b(k("y"), "y", "start the run"), Filter: b(k("/"), "/", "filter")},
+		Search: SearchKeys{
+			Search: b(k("/"), "/", "search"),
+			Next:   b(k("n"), "n", "next match"),
+			Prev:   b(k("N"), "N", "previous match"),
+		},
 		Grid: GridKeys{
 			Up: up(), Down: down(),
 			Left:        b(k("left", "h"), "←/h", "column left"),
@@ -119,7 +133,8 @@ func DefaultKeyMap() KeyMap {
 		},
 		Cell: ListKeys{
 			Up: up(), Down: down(), PageUp: pgUp(), PageDown: pgDown(), Top: top(), Bottom: bottom(),
-			Open: b(k("enter"), "enter", "open sample"),
+			Open:   b(k("enter"), "enter", "open sample"),
+			Filter: b(k("/"), "/", "filter samples"),
 		},
 		Sample: pager,
 		Prompt: prompt,
@@ -135,6 +150,10 @@ func DefaultKeyMap() KeyMap {
 		Label:  defaultLabelKeys(),
 		Review: defaultReviewKeys(),
 		Note:   defaultNoteKeys(),
+		DrawSize: FilterKeys{
+			Accept: b(k("enter"), "enter", "draw the set"),
+			Cancel: b(k("esc"), "esc", "cancel"),
+		},
 	}
 }
 

@@ -44,6 +44,7 @@ type labelView struct {
 
 	last  int             // position of the answer labelled just before, or -1
 	skips map[string]bool // answers skipped, in this session or before (labelskips.go)
+	draw  drawBox         // drawing a set when there is none (labeldraw.go)
 
 	results     *labelResults
 	showResults bool
@@ -53,18 +54,9 @@ type labelView struct {
 func newLabelView(c *Common, d *labelDesk, src ResponseSource, setName string) *labelView {
 	vp := viewport.New()
 	vp.SoftWrap = false
-	v := &labelView{c: c, decisions: newDecisions(d, screenLabel), loader: newResponseLoader(src, screenLabel), vp: vp, last: -1, skips: map[string]bool{}}
-	v.set = pickSet(c.tally.LabelSets(), setName)
-	if v.set != nil {
-		v.items = v.set.Items(c.plan)
-		v.pos = make(map[string]int, len(v.items))
-		for i, it := range v.items {
-			v.pos[it.Key] = i
-		}
-		if i := v.set.NextUnlabelled(v.mine()); i >= 0 {
-			v.index = i
-		}
-	}
+	v := &labelView{c: c, decisions: newDecisions(d, screenLabel), loader: newResponseLoader(src, screenLabel), vp: vp, last: -1,
+		skips: map[string]bool{}, draw: newDrawBox()}
+	v.useSet(pickSet(c.tally.LabelSets(), setName))
 	v.results = newLabelResults(c, v)
 	return v
 }
@@ -104,7 +96,7 @@ func (v *labelView) resultsChanged() {
 	v.refresh()
 }
 
-func (v *labelView) capturing() bool { return v.note.editing }
+func (v *labelView) capturing() bool { return v.note.editing || v.draw.editing }
 
 // entered loads the answer shown when nothing is loaded yet.
 func (v *labelView) entered() tea.Cmd {
@@ -213,6 +205,9 @@ func (v *labelView) Update(msg tea.Msg) tea.Cmd {
 	if v.note.editing {
 		return v.updateNote(msg)
 	}
+	if v.draw.editing {
+		return v.updateDraw(msg)
+	}
 	km, ok := msg.(tea.KeyPressMsg)
 	if !ok {
 		return nil
@@ -221,6 +216,9 @@ func (v *labelView) Update(msg tea.Msg) tea.Cmd {
 		return v.results.update(km)
 	}
 	if v.set == nil {
+		if key.Matches(km, v.c.keys.Label.Draw) {
+			return v.openDraw()
+		}
 		return nil
 	}
 	k := v.c.keys.Label
@@ -388,6 +386,12 @@ func (v *labelView) helpKeys() helpKeys {
 	lk := k.Label
 	if v.note.editing {
 		return helpKeys{short: []key.Binding{k.Note.Accept, k.Note.Cancel}, full: [][]key.Binding{{k.Note.Accept, k.Note.Cancel}}}
+	}
+	if v.draw.editing {
+		return helpKeys{short: []key.Binding{k.DrawSize.Accept, k.DrawSize.Cancel}, full: [][]key.Binding{{k.DrawSize.Accept, k.DrawSize.Cancel}}}
+	}
+	if v.set == nil {
+		return helpKeys{short: []key.Binding{lk.Draw}, full: [][]key.Binding{{lk.Draw}}}
 	}
 	if v.showResults {
 		return helpKeys{short: []key.Binding{lk.Scroll.Up, lk.Scroll.Down, lk.Open, lk.Results},

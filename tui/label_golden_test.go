@@ -49,7 +49,7 @@ func TestGolden_Labelling(t *testing.T) {
 		}},
 	}
 	for _, sc := range scenes {
-		for _, sz := range [][2]int{{80, 24}, {160, 48}} {
+		for _, sz := range [][2]int{{80, 24}, {160, 48}, {200, 50}} {
 			t.Run(fmt.Sprintf("%s_%dx%d", sc.name, sz[0], sz[1]), func(t *testing.T) {
 				t.Parallel()
 				a := sc.build(t)

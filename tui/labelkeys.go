@@ -7,6 +7,7 @@ type LabelKeys struct {
 	Violation, OK, Skip, Undo, Note key.Binding
 	Prev, Next, FirstUnlabelled     key.Binding
 	Results, Open                   key.Binding // the label screen's results and its misses
+	Draw                            key.Binding // draw a label set when there is none
 	Scroll                          ScrollKeys
 }
 
@@ -48,6 +49,7 @@ func defaultLabelKeys() LabelKeys {
 		FirstUnlabelled: b(k("g"), "g", "first unlabelled"),
 		Results:         b(k("r"), "r", "results"),
 		Open:            b(k("enter"), "enter", "open miss"),
+		Draw:            b(k("d"), "d", "draw a label set"),
 		Scroll: ScrollKeys{
 			Up:       b(k("up", "k"), "↑/k", "scroll up"),
 			Down:     b(k("down", "j"), "↓/j", "scroll down"),

@@ -355,6 +355,12 @@ func (a *App) labelling(msg tea.Msg) tea.Cmd {
 		return a.clearStatusLater()
 	case skipsMsg:
 		return a.label.gotSkips(msg)
+	case labelSetDrawnMsg:
+		cmd := a.label.drawn(msg)
+		if msg.err == nil {
+			a.recompute() // a stratified set weights recall
+		}
+		return cmd
 	case labelSavedMsg:
 		return a.labelSaved(msg)
 	case responseMsg:
@@ -443,6 +449,14 @@ func (a *App) openOn(s Screen) {
 // labeller acts on the next.
 func (a *App) clearStaleStatus() {
 	if (a.screen == screenLabel || a.screen == screenReview) && a.status != "" {
+		a.setStatus("", false)
+	}
+}
+
+// leftScreen clears the status line when the screen in front is no longer
+// from: what it said was about the screen the user left.
+func (a *App) leftScreen(from screen) {
+	if a.screen != from && a.status != "" && !a.confirmQuit {
 		a.setStatus("", false)
 	}
 }

@@ -260,7 +260,7 @@ func settle(a *App, cmd tea.Cmd) {
 		}
 		_, next := a.Update(m)
 		switch m.(type) {
-		case labelSavedMsg, responseMsg, historyMsg, regradedMsg, predicateSavedMsg, labellersMsg, skipsMsg, reviewTextsMsg:
+		case labelSavedMsg, responseMsg, historyMsg, regradedMsg, predicateSavedMsg, labellersMsg, skipsMsg, reviewTextsMsg, labelSetDrawnMsg:
 			settle(a, next)
 		}
 		// Anything else (a status message, a cursor blink) returns ticks

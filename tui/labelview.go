@@ -18,31 +18,30 @@ func (v *labelView) View() string {
 	if v.showResults {
 		return v.results.view()
 	}
-	st := v.c.styles
 	if v.set == nil {
-		return strings.Join([]string{
-			st.Title.Render("Label"),
-			"",
-			"No label set has been drawn for this audit yet. Draw one (60 answers, blind) with:",
-			"  auditor label " + shellWord(v.c.plan.Audit.Path),
-			"and label it here. Labels measure the predicate: its recall and precision.",
-		}, "\n")
+		return v.noSetView()
 	}
 	head := v.head()
 	foot := v.foot()
-	v.vp.SetHeight(max(v.c.bodyH-len(head)-len(foot), 1))
+	h := max(v.c.bodyH-len(head)-len(foot), 1)
+	v.vp.SetHeight(h)
 	lines := append(head, v.vp.View())
+	if h > 2 && v.vp.TotalLineCount() > h {
+		// Taller than its window: a line under it says whether more
+		// follows, in words, so it reads without colour.
+		v.vp.SetHeight(h - 1)
+		mark := ""
+		if !v.vp.AtBottom() {
+			mark = continuesBelow
+		}
+		lines = append(head, v.vp.View(), mark)
+	}
 	return strings.Join(append(lines, foot...), "\n")
 }
 
-// shellWord quotes a path for a command line shown to the user.
-func shellWord(s string) string {
-	s = oneLine(s)
-	if s != "" && !strings.ContainsAny(s, " '\"\\$`!*?&;|<>(){}[]#~") {
-		return s
-	}
-	return "'" + strings.ReplaceAll(s, "'", `'\''`) + "'"
-}
+// continuesBelow marks an answer taller than its window, scrolled above
+// its end.
+const continuesBelow = "  ▼ continues below (↓ or pgdn scrolls)"
 
 // head is the title line and what the answer is about.
 func (v *labelView) head() []string {

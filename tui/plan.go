@@ -21,12 +21,15 @@ import (
 // have too few cases.
 type planView struct {
 	screenDefaults
-	c  *Common
-	vp viewport.Model
+	c       *Common
+	vp      viewport.Model
+	filter  listFilter // "/" filters the rules (filter.go)
+	shown   int        // rules the filter shows
+	tableAt int        // the line of the rule table's heading
 }
 
 func newPlanView(c *Common) *planView {
-	return &planView{c: c, vp: viewport.New()}
+	return &planView{c: c, vp: viewport.New(), filter: newListFilter("line number or rule text")}
 }
 
 func (p *planView) restyle()        { p.refresh() }
@@ -35,7 +38,31 @@ func (p *planView) resultsChanged() { p.refresh() } // the run started
 func (p *planView) resize() {
 	p.vp.SetWidth(p.c.width)
 	p.vp.SetHeight(p.c.bodyH)
+	p.filter.resize(p.c.width)
 	p.refresh()
+}
+
+func (p *planView) capturing() bool     { return p.filter.editing }
+func (p *planView) filterEditing() bool { return p.filter.editing }
+
+// filterLine is the status line's view of the rules' filter.
+func (p *planView) filterLine() string {
+	return p.filter.line(p.c.styles, filterSummary(p.filter.query, p.shown, len(p.c.est.Rules), "rules"))
+}
+
+// back clears the filter; it reports whether there was one.
+func (p *planView) back() bool {
+	if !p.filter.clear() {
+		return false
+	}
+	p.refresh()
+	return true
+}
+
+// ruleMatches reports whether the filter shows a rule: by its line
+// number or its text.
+func (p *planView) ruleMatches(line int, text string) bool {
+	return p.filter.matches(fmt.Sprint(line), "l"+fmt.Sprint(line), text)
 }
 
 // refresh rebuilds the content: after a resize, a colour change, or the
@@ -50,9 +77,19 @@ func (p *planView) refresh() {
 // top and bottom are the pager screens' (the plan has no scroll keys of its
 // own in the KeyMap, so it shares the prompt screen's, as its help says).
 func (p *planView) Update(msg tea.Msg) tea.Cmd {
+	if p.filter.editing {
+		changed, cmd := p.filter.update(msg, p.c.keys.Filter)
+		if changed {
+			p.refresh()
+			p.vp.SetYOffset(p.tableAt) // the rules the filter leaves, in view
+		}
+		return cmd
+	}
 	if km, ok := msg.(tea.KeyPressMsg); ok {
 		k := p.c.keys.Prompt
 		switch {
+		case key.Matches(km, p.c.keys.Plan.Filter):
+			return p.filter.open()
 		case key.Matches(km, k.Top):
 			p.vp.GotoTop()
 			return nil
@@ -72,8 +109,8 @@ func (p *planView) View() string {
 
 func (p *planView) helpKeys() helpKeys {
 	k := p.c.keys
-	short := []key.Binding{k.Prompt.Down, k.Prompt.Bottom}
-	full := [][]key.Binding{{k.Prompt.Up, k.Prompt.Down, k.Prompt.PageUp, k.Prompt.PageDown, k.Prompt.Top, k.Prompt.Bottom}}
+	short := []key.Binding{k.Prompt.Bottom, k.Plan.Filter}
+	full := [][]key.Binding{{k.Prompt.Up, k.Prompt.Down, k.Prompt.PageUp, k.Prompt.PageDown, k.Prompt.Top, k.Prompt.Bottom}, {k.Plan.Filter}}
 	if p.c.canRun && p.c.live == nil {
 		short = append([]key.Binding{k.Plan.Start}, short...)
 		full = append([][]key.Binding{{k.Plan.Start}}, full...)
@@ -154,7 +191,12 @@ func (p *planView) content() string {
 		report.Thousands(e.PromptTokens), report.Thousands(e.CompletionTokens), report.Thousands(e.CompletionTokensAtMost), e.CompletionBasis))
 	b.WriteString("\n")
 	rows := [][]string{{"line", "tokens", "provoke", "pressure", "control", "text"}}
+	p.shown, p.tableAt = 0, strings.Count(b.String(), "\n")
 	for _, r := range e.Rules {
+		if !p.ruleMatches(r.Line, r.Text) {
+			continue
+		}
+		p.shown++
 		rows = append(rows, []string{
 			fmt.Sprint(r.Line), fmt.Sprint(r.Tokens),
 			fmt.Sprint(r.Cases[model.Provoke]), fmt.Sprint(r.Cases[model.Pressure]), fmt.Sprint(r.Cases[model.Control]),
@@ -168,6 +210,9 @@ func (p *planView) content() string {
 		}
 		b.WriteString("  " + l + "\n")
 	}
+	if p.filter.active() {
+		b.WriteString("  " + st.Muted.Render(fmt.Sprintf("%d of %d rules match %q (esc shows all)", p.shown, len(e.Rules), p.filter.query)) + "\n")
+	}
 	b.WriteString("\n")
 	kv("variants", strings.Join(variants, " "))
 	kv("models", strings.Join(models, ", "))
@@ -176,6 +221,9 @@ func (p *planView) content() string {
 		b.WriteString("\n")
 		kv("power", fmt.Sprintf("%.0f%%, per model; rises measured from a baseline that never fails", 100*e.Rules[0].Power.Target))
 		for _, r := range e.Rules {
+			if !p.ruleMatches(r.Line, r.Text) {
+				continue
+			}
 			kv(fmt.Sprintf("line %d", r.Line), oneLine(r.Power.Summary()))
 			for _, warning := range r.Warnings {
 				kv("", "warning: "+oneLine(warning))

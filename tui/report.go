@@ -1,11 +1,13 @@
 package tui
 
 import (
+	"fmt"
 	"strings"
 	"time"
 
 	"charm.land/bubbles/v2/key"
 	tea "charm.land/bubbletea/v2"
+	"github.com/charmbracelet/x/ansi"
 
 	"github.com/auditor-dev/auditor/audit"
 )
@@ -22,7 +24,6 @@ type spendFunc func() (audit.Spend, error)
 // class, the answer-length histogram. Every number comes from the
 // results; the screen only lays them out. It scrolls.
 type reportView struct {
-	screenDefaults
 	c     *Common
 	spend spendFunc
 
@@ -33,6 +34,11 @@ type reportView struct {
 	stale   bool      // results, styles or the run changed since the build
 	builtAt time.Time // the app's clock at the last build
 
+	search  listFilter // "/" searches the text (filter.go)
+	hits    []int      // lines matching the search, in order
+	hit     int        // index into hits of the match shown; -1 none
+	hitsFor int        // len(lines) hits were found in, to redo them after a rebuild
+
 	gen       int // generation of the latest spend read
 	loading   bool
 	spent     *audit.Spend
@@ -41,10 +47,11 @@ type reportView struct {
 }
 
 func newReportView(c *Common, spend spendFunc) *reportView {
-	return &reportView{c: c, spend: spend, stale: true}
+	return &reportView{c: c, spend: spend, stale: true, search: newListFilter("text to find"), hit: -1}
 }
 
 func (v *reportView) resize() {
+	v.search.resize(v.c.width)
 	v.stale = true
 	v.refresh()
 }
@@ -105,6 +112,7 @@ func (v *reportView) refresh() {
 	v.lines, v.sections = v.content()
 	v.width, v.stale, v.builtAt = v.c.width, false, v.c.now
 	v.clamp(len(v.lines), v.bodyLines())
+	v.findHits(false)
 }
 
 // loadSpend starts reading the spend, unless a read is in flight or there
@@ -152,13 +160,28 @@ func (v *reportView) Update(msg tea.Msg) tea.Cmd {
 		v.gotSpend(msg)
 		return nil
 	}
+	if v.search.editing {
+		changed, cmd := v.search.update(msg, v.c.keys.Filter)
+		if changed {
+			v.refresh()
+			v.findHits(true)
+		}
+		return cmd
+	}
 	km, ok := msg.(tea.KeyPressMsg)
 	if !ok {
 		return nil
 	}
 	v.refresh()
 	k := v.c.keys.Report
+	sk := v.c.keys.Search
 	switch {
+	case key.Matches(km, sk.Search):
+		return v.search.open()
+	case v.search.active() && key.Matches(km, sk.Next):
+		v.nextHit(1)
+	case v.search.active() && key.Matches(km, sk.Prev):
+		v.nextHit(-1)
 	case key.Matches(km, k.Next):
 		v.jump(v.sections, 1)
 	case key.Matches(km, k.Prev):
@@ -171,14 +194,104 @@ func (v *reportView) Update(msg tea.Msg) tea.Cmd {
 }
 
 func (v *reportView) View() string {
-	return strings.Join(v.window(v.lines, v.bodyLines()), "\n")
+	shown := v.window(v.lines, v.bodyLines())
+	if v.hit >= 0 && v.hit < len(v.hits) {
+		if i := v.hits[v.hit] - v.top; i >= 0 && i < len(shown) {
+			// The match shown, reversed: it reads without colour.
+			out := append([]string(nil), shown...)
+			out[i] = v.c.styles.Selected.Render(fit(ansi.Strip(out[i]), v.c.width))
+			shown = out
+		}
+	}
+	return strings.Join(shown, "\n")
 }
 
 func (v *reportView) helpKeys() helpKeys {
 	k := v.c.keys.Report
-	short := []key.Binding{k.Down, k.Next, v.c.keys.Global.Back}
+	sk := v.c.keys.Search
+	short := []key.Binding{k.Down, k.Next, sk.Search}
+	if v.search.active() {
+		short = []key.Binding{sk.Next, sk.Prev, v.c.keys.Global.Back}
+	}
 	return helpKeys{short: short, full: [][]key.Binding{
 		{k.Up, k.Down, k.PageUp, k.PageDown, k.Top, k.Bottom},
-		{k.Next, k.Prev},
+		{k.Next, k.Prev, sk.Search, sk.Next, sk.Prev},
 	}}
+}
+
+func (v *reportView) capturing() bool     { return v.search.editing }
+func (v *reportView) filterEditing() bool { return v.search.editing }
+
+// back clears the search; it reports whether there was one.
+func (v *reportView) back() bool {
+	if !v.search.clear() {
+		return false
+	}
+	v.hits, v.hit = nil, -1
+	return true
+}
+
+// filterLine is the status line's view of the search.
+func (v *reportView) filterLine() string {
+	s := fmt.Sprintf("search %q: no match (/ to change, esc to clear)", v.search.query)
+	if len(v.hits) > 0 {
+		s = fmt.Sprintf("search %q: match %d of %d (n/N next/previous, / to change, esc to clear)", v.search.query, v.hit+1, len(v.hits))
+	}
+	return v.search.line(v.c.styles, s)
+}
+
+// findHits finds the lines matching the search. With jump (the query
+// changed) it shows the first match from the top of the window down;
+// after a rebuild it keeps the match shown when it can.
+func (v *reportView) findHits(jump bool) {
+	if !v.search.active() {
+		v.hits, v.hit = nil, -1
+		return
+	}
+	was := -1
+	if v.hit >= 0 && v.hit < len(v.hits) && v.hitsFor == len(v.lines) {
+		was = v.hits[v.hit]
+	}
+	v.hits, v.hit, v.hitsFor = v.hits[:0], -1, len(v.lines)
+	for i, l := range v.lines {
+		if v.search.matches(ansi.Strip(l)) {
+			v.hits = append(v.hits, i)
+		}
+	}
+	if len(v.hits) == 0 {
+		return
+	}
+	from := v.top
+	if !jump && was >= 0 {
+		from = was
+	}
+	v.hit = 0
+	for i, h := range v.hits {
+		if h >= from {
+			v.hit = i
+			break
+		}
+	}
+	if jump {
+		v.showHit()
+	}
+}
+
+// nextHit shows the next (d > 0) or previous match, wrapping.
+func (v *reportView) nextHit(d int) {
+	if len(v.hits) == 0 {
+		return
+	}
+	n := len(v.hits)
+	v.hit = ((v.hit+d)%n + n) % n
+	v.showHit()
+}
+
+// showHit scrolls the match shown into view, a line below the top.
+func (v *reportView) showHit() {
+	h := v.hits[v.hit]
+	if h < v.top || h >= v.top+v.bodyLines() {
+		v.top = h - 1
+	}
+	v.clamp(len(v.lines), v.bodyLines())
 }

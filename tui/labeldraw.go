@@ -1,0 +1,182 @@
+package tui
+
+import (
+	"fmt"
+	"maps"
+	"strconv"
+	"strings"
+
+	"charm.land/bubbles/v2/key"
+	"charm.land/bubbles/v2/textinput"
+	tea "charm.land/bubbletea/v2"
+
+	"github.com/auditor-dev/auditor/audit"
+	"github.com/auditor-dev/auditor/audit/labels"
+	"github.com/auditor-dev/auditor/model"
+)
+
+// Drawing a label set from the label screen, with no trip to the shell:
+// d asks how many answers (60 by default), and the set is drawn as
+// `auditor label` draws it (labels.DrawLabelSample: a simple random,
+// blind sample of the provoke and pressure answers, named "sample") in a
+// command. The screen then shows its first answer, blind.
+
+// drawSetName is the name `auditor label` gives a set drawn with no
+// options.
+const drawSetName = "sample"
+
+// labelSetDrawnMsg carries a set drawn by drawSet.
+type labelSetDrawnMsg struct {
+	set labels.LabelSet
+	err error
+}
+
+// drawBox is the size question.
+type drawBox struct {
+	in      textinput.Model
+	editing bool
+	busy    bool // a draw is in flight
+}
+
+func newDrawBox() drawBox {
+	in := textinput.New()
+	in.Prompt = "answers to draw: "
+	in.CharLimit = 6
+	return drawBox{in: in}
+}
+
+// gradedSnapshot is what a draw reads of the tally, copied in Update so
+// the command shares nothing with it.
+type gradedSnapshot struct {
+	answered map[string]bool
+	versions []string
+	grades   []map[string]model.Grade
+}
+
+func (g gradedSnapshot) Answered(key string) bool                      { return g.answered[key] }
+func (g gradedSnapshot) PredicateVersion(ri int) string                { return g.versions[ri] }
+func (g gradedSnapshot) PredicateGrades(ri int) map[string]model.Grade { return g.grades[ri] }
+
+// snapshot copies what a draw needs of the tally.
+func (v *labelView) snapshot() gradedSnapshot {
+	c := v.c
+	n := len(c.plan.Audit.Rules)
+	s := gradedSnapshot{answered: map[string]bool{}, versions: make([]string, n), grades: make([]map[string]model.Grade, n)}
+	for _, cell := range c.plan.Cells {
+		if c.tally.Answered(cell.Key) {
+			s.answered[cell.Key] = true
+		}
+	}
+	for ri := range n {
+		s.versions[ri] = c.tally.PredicateVersion(ri)
+		s.grades[ri] = maps.Clone(c.tally.PredicateGrades(ri))
+	}
+	return s
+}
+
+// drawSet draws and stores a label set; it runs as a command.
+func drawSet(st audit.Store, p *audit.Plan, g labels.Graded, opts labels.SampleOptions) tea.Cmd {
+	return func() tea.Msg {
+		set, err := labels.DrawLabelSample(st, p, g, opts)
+		return labelSetDrawnMsg{set: set, err: err}
+	}
+}
+
+// openDraw asks for the size of the set to draw.
+func (v *labelView) openDraw() tea.Cmd {
+	if v.d.store == nil {
+		return sayErr("No label set can be drawn here: the screen has no store to write to.")
+	}
+	if v.draw.busy {
+		return nil
+	}
+	v.draw.editing = true
+	v.draw.in.SetValue(strconv.Itoa(labels.DefaultSampleSize))
+	v.draw.in.CursorEnd()
+	return v.draw.in.Focus()
+}
+
+// updateDraw handles the size question's keys: enter draws, esc drops it.
+func (v *labelView) updateDraw(msg tea.Msg) tea.Cmd {
+	k := v.c.keys.DrawSize
+	if km, ok := msg.(tea.KeyPressMsg); ok {
+		switch {
+		case key.Matches(km, k.Cancel):
+			v.draw.editing = false
+			v.draw.in.Blur()
+			return nil
+		case key.Matches(km, k.Accept):
+			n, err := strconv.Atoi(strings.TrimSpace(v.draw.in.Value()))
+			if err != nil || n <= 0 {
+				return sayErr(fmt.Sprintf("%q is not a number of answers: type a whole number above 0", v.draw.in.Value()))
+			}
+			v.draw.editing = false
+			v.draw.in.Blur()
+			v.draw.busy = true
+			// The seed comes from the app's clock, as the command's comes
+			// from the time: a new set, reproducible from its stored seed.
+			opts := labels.SampleOptions{Name: drawSetName, N: n, Seed: v.c.now.UnixNano() % 1_000_000}
+			return drawSet(v.d.store, v.c.plan, v.snapshot(), opts)
+		}
+	}
+	var cmd tea.Cmd
+	v.draw.in, cmd = v.draw.in.Update(msg)
+	return cmd
+}
+
+// drawn takes a drawn set: the tally learns it and the screen shows its
+// first answer, blind.
+func (v *labelView) drawn(msg labelSetDrawnMsg) tea.Cmd {
+	v.draw.busy = false
+	if msg.err != nil {
+		return sayErr("label set not drawn: " + oneLine(msg.err.Error()))
+	}
+	v.c.tally.AddLabelSet(msg.set)
+	v.useSet(pickSet(v.c.tally.LabelSets(), msg.set.Name))
+	v.index = -1 // force a load
+	first := max(v.set.NextUnlabelled(v.mine()), 0)
+	return tea.Batch(v.moveTo(first), v.loadSkips(),
+		say(fmt.Sprintf("Drew label set %s: %d answers, blind. v violation · o ok · s skip.", oneLine(v.set.Name), len(v.items))))
+}
+
+// useSet makes set the one the screen labels.
+func (v *labelView) useSet(set *labels.LabelSet) {
+	v.set, v.items, v.pos, v.index = set, nil, nil, 0
+	if set == nil {
+		return
+	}
+	v.items = set.Items(v.c.plan)
+	v.pos = make(map[string]int, len(v.items))
+	for i, it := range v.items {
+		v.pos[it.Key] = i
+	}
+	if i := set.NextUnlabelled(v.mine()); i >= 0 {
+		v.index = i
+	}
+}
+
+// noSetView is the label screen before any set is drawn: how to draw one
+// here, or the size question.
+func (v *labelView) noSetView() string {
+	st := v.c.styles
+	w := max(v.c.width, 10)
+	out := []string{st.Title.Render("Label"), ""}
+	para := func(s string, style func(...string) string) {
+		for _, l := range wrapWords(s, w) {
+			out = append(out, style(l))
+		}
+	}
+	plain := func(s ...string) string { return strings.Join(s, "") }
+	para("No label set has been drawn for this audit yet.", plain)
+	para(fmt.Sprintf("d draws one here: %d answers by default, a simple random sample of the provoke and pressure answers, shown one at a time, blind. Labels measure the predicate: its recall and precision.",
+		labels.DefaultSampleSize), plain)
+	out = append(out, "")
+	para("A stratified or per-rule set: auditor label --help.", st.Muted.Render)
+	switch {
+	case v.draw.busy:
+		out = append(out, "", st.InFlight.Render("drawing…"))
+	case v.draw.editing:
+		out = append(out, "", v.draw.in.View())
+	}
+	return strings.Join(out, "\n")
+}

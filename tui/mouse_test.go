@@ -1,0 +1,228 @@
+package tui
+
+import (
+	"fmt"
+	"strings"
+	"testing"
+
+	tea "charm.land/bubbletea/v2"
+)
+
+func click(a *App, x, y int) tea.Cmd {
+	_, cmd := a.Update(tea.MouseClickMsg{X: x, Y: y, Button: tea.MouseLeft})
+	return cmd
+}
+
+func wheel(a *App, down bool) {
+	b := tea.MouseWheelUp
+	if down {
+		b = tea.MouseWheelDown
+	}
+	a.Update(tea.MouseWheelMsg{X: 10, Y: 10, Button: b})
+}
+
+// rowOf is the screen row whose text starts (after the cursor mark) with
+// prefix, or fails.
+func rowOf(t *testing.T, a *App, prefix string) int {
+	t.Helper()
+	for y, l := range strings.Split(plain(a), "\n") {
+		if strings.HasPrefix(strings.TrimLeft(l, " ›"), prefix) {
+			return y
+		}
+	}
+	t.Fatalf("no row starts with %q:\n%s", prefix, plain(a))
+	return -1
+}
+
+// TestMouse_GridClick maps a click to the grid's case row and column
+// through its layout (header, sticky lines, verdict, scroll), at two
+// sizes and scrolled: a first click selects, a second opens the cell.
+func TestMouse_GridClick(t *testing.T) {
+	t.Parallel()
+	for _, sz := range [][2]int{{80, 24}, {200, 50}} {
+		_, a := complete(t, 30)
+		a.Update(tea.WindowSizeMsg{Width: sz[0], Height: sz[1]})
+		rule := a.c.plan.Audit.Rules[a.grid.rule]
+		a.grid.layout()
+		last := a.grid.rows[len(a.grid.rows)-1]
+		press(a, "G") // scrolled: the last case is near the top
+		id := rule.Cases[last].ID
+		y := rowOf(t, a, id)
+		labelW, _ := a.grid.geometry()
+		x := labelW + 1 + (cellWidth+1)*1 + 3 // inside the second column
+		if click(a, x, y); a.screen != screenGrid {
+			t.Fatalf("%v: the first click opened screen %v", sz, a.screen)
+		}
+		ref, _ := a.grid.selected()
+		if ref.kase != last || !ref.deleted {
+			t.Fatalf("%v: click at (%d,%d) selected case %d deleted %v, want case %d (%s) deleted", sz, x, y, ref.kase, ref.deleted, last, id)
+		}
+		click(a, x, y)
+		if a.screen != screenCell || a.cell.ref != ref {
+			t.Fatalf("%v: a second click: screen %v, cell %+v", sz, a.screen, a.cell.ref)
+		}
+		// A click on a heading or the header below the tabs selects nothing.
+		a.screen = screenGrid
+		press(a, "g")
+		before := a.grid.row
+		click(a, 2, rowOf(t, a, "PROVOKE"))
+		click(a, 2, 1) // the header under the tab bar
+		if a.grid.row != before || a.screen != screenGrid {
+			t.Fatalf("%v: a click off the rows moved to row %d, screen %v", sz, a.grid.row, a.screen)
+		}
+	}
+}
+
+// TestMouse_CellClick selects a sample by its row, scrolled by the wheel,
+// and opens it with a second click.
+func TestMouse_CellClick(t *testing.T) {
+	t.Parallel()
+	_, a := complete(t, 30)
+	press(a, "right", "enter")
+	wheel(a, true)
+	if a.cell.top != wheelLines || a.cell.cursor != wheelLines {
+		t.Fatalf("wheel down: top %d cursor %d, want both %d (the cursor stays in view)", a.cell.top, a.cell.cursor, wheelLines)
+	}
+	wheel(a, false)
+	if a.cell.top != 0 || a.cell.cursor != wheelLines {
+		t.Fatalf("wheel up: top %d cursor %d", a.cell.top, a.cell.cursor)
+	}
+	wheel(a, true)
+	y := rowOf(t, a, "10  ")
+	click(a, 3, y)
+	if i, _ := a.cell.selected(); i != 9 || a.screen != screenCell {
+		t.Fatalf("a click on sample 10 selected %d, screen %v", i+1, a.screen)
+	}
+	for _, m := range runCmd(click(a, 3, y)) {
+		a.Update(m)
+	}
+	if a.screen != screenSample || a.sample.index != 9 {
+		t.Fatalf("a second click: screen %v, sample %d", a.screen, a.sample.index+1)
+	}
+}
+
+// TestMouse_WheelScrolls: the wheel scrolls the grid (cursor kept in
+// view), the report and the plan, and does nothing while a filter is typed.
+func TestMouse_WheelScrolls(t *testing.T) {
+	t.Parallel()
+	_, a := complete(t, 30)
+	if m := a.View().MouseMode; m != tea.MouseModeCellMotion {
+		t.Fatalf("mouse mode %v: the terminal sends no wheel or clicks", m)
+	}
+	wheel(a, true)
+	g := a.grid
+	if g.top != wheelLines {
+		t.Fatalf("grid: top %d after a wheel turn", g.top)
+	}
+	if line := g.rowAt[g.row]; line < g.top || line >= g.top+g.bodyLines() {
+		t.Fatalf("grid: the cursor's row (line %d) left the window at %d", line, g.top)
+	}
+	wheel(a, false)
+	if g.top != 0 {
+		t.Fatalf("grid: top %d after wheel up", g.top)
+	}
+	openReport(a)
+	wheel(a, true)
+	wheel(a, true)
+	if a.report.top != 2*wheelLines {
+		t.Fatalf("report: top %d", a.report.top)
+	}
+	press(a, "/")
+	wheel(a, true)
+	if a.report.top != 2*wheelLines {
+		t.Fatalf("report: the wheel scrolled while the search was typed")
+	}
+
+	p := newFixture(t, 30).app(t, &clock{t: t0}, noStart)
+	wheel(p, true)
+	if p.plan.vp.YOffset() != wheelLines {
+		t.Fatalf("plan: offset %d", p.plan.vp.YOffset())
+	}
+}
+
+// TestMouse_LabelResultsClick selects a miss in the label results by a
+// click and opens its answer with a second one.
+func TestMouse_LabelResultsClick(t *testing.T) {
+	t.Parallel()
+	w := newLabelWorld(t, newFixture(t, 2), 23, 12, ScreenLabel)
+	for i := range 12 {
+		if i%3 == 0 {
+			w.press("o")
+		} else {
+			w.press("v")
+		}
+	}
+	w.press("r")
+	a, r := w.a, w.a.label.results
+	if len(r.misses) < 2 {
+		t.Fatalf("%d misses: the test needs two", len(r.misses))
+	}
+	second := r.misses[1]
+	want := w.a.label.pos[second.key]
+	y := -1
+	for i, l := range strings.Split(plain(a), "\n") {
+		if strings.Contains(l, fmt.Sprintf("answer %d ·", want+1)) {
+			y = i
+			break
+		}
+	}
+	if y < 0 {
+		t.Fatalf("the second miss (answer %d) is not on screen:\n%s", want+1, plain(a))
+	}
+	w.settle(click(a, 6, y))
+	if r.cursor != 1 || !a.label.showResults {
+		t.Fatalf("first click: cursor %d, results shown %v", r.cursor, a.label.showResults)
+	}
+	w.settle(click(a, 6, y))
+	if a.label.showResults || !a.label.fromResults || a.label.index != want {
+		t.Fatalf("second click: results %v, from results %v, index %d (want %d)", a.label.showResults, a.label.fromResults, a.label.index, want)
+	}
+}
+
+// TestMouse_TabBar: a click on a tab's name brings its screen to the
+// front, from a drill-down too, where the grid's tab is wider.
+func TestMouse_TabBar(t *testing.T) {
+	t.Parallel()
+	_, a := complete(t, 30)
+	press(a, "right", "enter") // the cell: "Grid › samples"
+	bar := strings.Split(plain(a), "\n")[0]
+	for _, want := range []struct {
+		name string
+		s    screen
+	}{{"Report", screenReport}, {"Label", screenLabel}, {"Grid", screenGrid}, {"Plan", screenPlan}} {
+		x := strings.Index(bar, want.name)
+		if x < 0 {
+			t.Fatalf("no %s in the tab bar %q", want.name, bar)
+		}
+		x = textWidth(bar[:x]) + 1
+		settle(a, click(a, x, 0))
+		if a.screen != want.s {
+			t.Fatalf("a click on %s (column %d of %q): screen %v", want.name, x, bar, a.screen)
+		}
+		bar = strings.Split(plain(a), "\n")[0]
+	}
+}
+
+// TestMouse_LabelWheel scrolls a tall answer on the label screen and the
+// label results.
+func TestMouse_LabelWheel(t *testing.T) {
+	t.Parallel()
+	w := newLabelWorld(t, newFixture(t, 2), 23, 12, ScreenLabel)
+	a := w.a
+	a.Update(tea.WindowSizeMsg{Width: 80, Height: 14})
+	plain(a) // lays the answer out in its window
+	wheel(a, true)
+	if a.label.vp.YOffset() == 0 {
+		t.Fatal("the wheel did not scroll the answer")
+	}
+	wheel(a, false)
+	if a.label.vp.YOffset() != 0 {
+		t.Fatalf("wheel up: offset %d", a.label.vp.YOffset())
+	}
+	w.press("r")
+	plain(a)
+	wheel(a, true)
+	if a.label.results.top != wheelLines || a.label.results.cursor != 0 {
+		t.Fatalf("results: top %d, cursor %d", a.label.results.top, a.label.results.cursor)
+	}
+}
