@@ -17,10 +17,11 @@ type gridView struct {
 	screenDefaults
 	c *Common
 
-	rule     int // index into the audit's rules
-	row, col int // the cursor: index into rows, into cols
-	scroller     // the first body line shown
-	left     int // the first column shown
+	rule     int      // index into the audit's rules
+	row, col int      // the cursor: index into rows, into cols
+	scroller          // the first body line shown
+	full     fullText // the run's errors opened in full (e)
+	left     int      // the first column shown
 
 	filter listFilter // the case filter (filter.go)
 
@@ -105,6 +106,10 @@ func (g *gridView) filterLine() string {
 
 // back clears the case filter; it reports whether there was one.
 func (g *gridView) back() bool {
+	if g.full.on {
+		g.full.close()
+		return true
+	}
 	if !g.filter.clear() {
 		return false
 	}
@@ -129,9 +134,19 @@ func (g *gridView) Update(msg tea.Msg) tea.Cmd {
 	if !isKey {
 		return nil
 	}
-	g.layout()
 	gk := k.Grid
+	if g.full.on {
+		if key.Matches(km, gk.LastError) {
+			g.full.close()
+		} else {
+			g.full.scroll(km, gk.scrollKeys(), g.c.bodyH)
+		}
+		return nil
+	}
+	g.layout()
 	switch {
+	case key.Matches(km, gk.LastError):
+		return g.openLastError()
 	case key.Matches(km, gk.Up):
 		g.moveRow(-1)
 	case key.Matches(km, gk.Down):
@@ -165,6 +180,27 @@ func (g *gridView) Update(msg tea.Msg) tea.Cmd {
 	case key.Matches(km, gk.Filter):
 		return g.filter.open()
 	}
+	return nil
+}
+
+// openLastError shows the run's last failed call's error in full: the
+// status line has room for one line of it, and a server's error body is
+// often the whole explanation.
+func (g *gridView) openLastError() tea.Cmd {
+	l := g.c.live
+	if l == nil || (l.lastErr == "" && (l.stopped == nil || l.stopped.Detail == "")) {
+		return say("no call has failed for good in this run")
+	}
+	var paras []fullPara
+	if l.stopped != nil && l.stopped.Detail != "" {
+		paras = append(paras, fullPara{head: true, text: "Why the run stopped (" + l.stopped.Reason.String() + ")"},
+			fullPara{text: model.Sanitize(l.stopped.Detail)})
+	}
+	if l.lastErr != "" {
+		paras = append(paras, fullPara{head: true, text: "The last call that failed for good"},
+			fullPara{text: model.Sanitize(l.lastErr)})
+	}
+	g.full.open("Run errors", paras)
 	return nil
 }
 
@@ -413,8 +449,11 @@ func (g *gridView) helpKeys() helpKeys {
 	if len(g.c.plan.Audit.Rules) > 1 {
 		short = append(short, gk.PrevRule, gk.NextRule)
 	}
+	if l := g.c.live; l != nil && (l.lastErr != "" || (l.stopped != nil && l.stopped.Detail != "")) {
+		short = append(short, gk.LastError)
+	}
 	return helpKeys{short: short, full: [][]key.Binding{
 		{gk.Up, gk.Down, gk.Left, gk.Right, gk.PageUp, gk.PageDown, gk.Top, gk.Bottom},
-		{gk.PrevRule, gk.NextRule, gk.ScrollLeft, gk.ScrollRight, gk.Filter, gk.Open},
+		{gk.PrevRule, gk.NextRule, gk.ScrollLeft, gk.ScrollRight, gk.Filter, gk.Open, gk.LastError},
 	}}
 }

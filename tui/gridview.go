@@ -17,6 +17,9 @@ import (
 // View renders the sticky lines (rules, the current rule, its verdict,
 // column headings) and the visible part of the body.
 func (g *gridView) View() string {
+	if g.full.on {
+		return g.full.view(g.c, g.c.bodyH)
+	}
 	g.layout()
 	c := g.c
 	labelW, vis := g.geometry()

@@ -48,6 +48,12 @@ type GridKeys struct {
 	PrevRule, NextRule      key.Binding
 	ScrollLeft, ScrollRight key.Binding
 	Filter, Open            key.Binding
+	LastError               key.Binding // the last failed call's error, in full
+}
+
+// scrollKeys are the grid's moving keys, for a text opened over it.
+func (k GridKeys) scrollKeys() ScrollKeys {
+	return ScrollKeys{Up: k.Up, Down: k.Down, PageUp: k.PageUp, PageDown: k.PageDown, Top: k.Top, Bottom: k.Bottom}
 }
 
 // ListKeys move through a list of samples.
@@ -130,6 +136,7 @@ func DefaultKeyMap() KeyMap {
 			ScrollRight: b(k(">", "shift+right"), ">", "scroll right"),
 			Filter:      b(k("/"), "/", "filter cases"),
 			Open:        b(k("enter"), "enter", "samples of cell"),
+			LastError:   b(k("e"), "e", "last error in full"),
 		},
 		Cell: ListKeys{
 			Up: up(), Down: down(), PageUp: pgUp(), PageDown: pgDown(), Top: top(), Bottom: bottom(),

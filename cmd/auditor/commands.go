@@ -135,7 +135,8 @@ func newReportCmd(std Stdio) *cobra.Command {
 		Long: `Print each audited line's verdict with the evidence behind it, from what is stored:
 no calls are made. Answers are re-graded first if a predicate changed.
 --format md for a review, json for scripts (stable fields), junit for CI.
-With --gate, exit 3 when any line's verdict is not DELETE.`,
+With --gate, exit 3 when any line's verdict is not DELETE or its change broke a
+regression case.`,
 		Args: exactArgs(1),
 		RunE: func(cmd *cobra.Command, args []string) error {
 			s, err := workbench.Open(cmd.Context(), args[0], workbench.Options{Access: workbench.Write})
@@ -174,7 +175,7 @@ With --gate, exit 3 when any line's verdict is not DELETE.`,
 		},
 	}
 	c.Flags().StringVar(&format, "format", "text", "text, md, json or junit")
-	c.Flags().BoolVar(&gate, "gate", false, "exit 3 when any line's verdict is not DELETE")
+	c.Flags().BoolVar(&gate, "gate", false, "exit 3 when any line's verdict is not DELETE or its change broke a regression case")
 	return c
 }
 
@@ -313,12 +314,18 @@ read (nothing imported).`,
 func gateError(res *evidence.Results) error {
 	var held []string
 	for _, rr := range res.Rules {
-		if rr.Verdict.Decision.Passes() {
+		// A deletion the frozen regression suite says broke other cases is
+		// not safe to ship whatever its own evidence says.
+		broken := rr.RegressionBroken()
+		if rr.Verdict.Decision.Passes() && broken == 0 {
 			continue
 		}
 		name := fmt.Sprintf("line %d %s", rr.Rule.Line, rr.Verdict.Decision)
 		if !rr.Rule.Deletion() {
 			name = fmt.Sprintf("%s %s", rr.Rule.Variant(), rr.Verdict.Decision)
+		}
+		if broken > 0 {
+			name += fmt.Sprintf(" (regression suite: %d broken)", broken)
 		}
 		if len(res.Plan.Audit.File.Models) > 1 {
 			name += " on " + model.Sanitize(rr.ModelName)

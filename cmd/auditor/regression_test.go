@@ -91,6 +91,13 @@ func TestRegressionSuite_EndToEnd(t *testing.T) {
 		t.Errorf("verdict lines: %q, %q; want only line 5 flagged", verdict5, verdict8)
 	}
 
+	// --gate holds back a line whose deletion broke a regression case,
+	// and says so.
+	gate := mustRun(t, exitGate, "report", path, "--gate")
+	if !strings.Contains(gate.errOut, "line 5 ") || !strings.Contains(gate.errOut, "(regression suite: 1 broken)") {
+		t.Errorf("the gate does not name the broken regression case:\n%s", gate)
+	}
+
 	var doc struct {
 		Rules []struct {
 			Line       int    `json:"line"`
