@@ -209,3 +209,95 @@ func TestStopDuringJudging_OnScreen(t *testing.T) {
 	}
 	parseInterrupted(t, out)
 }
+
+// TestQuitFinishedRun_CallsNothing: a run whose judge call failed for good
+// has ended on the screen; quitting it must call nothing more (no retry of
+// that judge call), exit 1 and say how to retry.
+func TestQuitFinishedRun_CallsNothing(t *testing.T) {
+	t.Parallel()
+	cs := makeCases(2, 1, 2)
+	srv := newFakeServer(t, cs)
+	refused := ""
+	srv.fault = func(a arrival) fault { // called with srv.mu held
+		if isJudgeCall(a) && (refused == "" || refused == a.Body) {
+			refused = a.Body
+			return fault400
+		}
+		return noFault
+	}
+	dir := t.TempDir()
+	path := writeAudit(t, dir, auditSpec{baseURL: srv.baseURL(), samples: 1, concurrency: 2}, cs)
+	addJudge(t, path, srv.baseURL())
+
+	cmd := exec.Command(os.Args[0], "run", path, "--yes")
+	cmd.Env = append(os.Environ(), "AUDITOR_TEST_MAIN=1", "TERM=xterm-256color")
+	tty, err := pty.StartWithSize(cmd, &pty.Winsize{Rows: 24, Cols: 120})
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer tty.Close()
+	screen := &syncBuffer{}
+	ended := screen.waitFor("calls finished, ") // the end of the run: tui endMessage
+	drained := make(chan struct{})
+	go func() { _, _ = io.Copy(screen, tty); close(drained) }()
+	exited := make(chan struct{})
+	go func() { _ = cmd.Wait(); close(exited) }()
+	select {
+	case <-ended:
+	case <-exited:
+		t.Fatalf("the program ended before the run did:\n%s", screen.plain())
+	}
+	before := len(srv.arrivalsLog())
+	if _, err := tty.Write([]byte("q")); err != nil {
+		t.Fatal(err)
+	}
+	<-exited
+	tty.Close()
+	<-drained
+	srv.waitIdle()
+	out := screen.plain()
+	if code := cmd.ProcessState.ExitCode(); code != exitFailed {
+		t.Fatalf("quit after a judge call failed for good: want exit %d, got %d:\n%s", exitFailed, code, out)
+	}
+	if after := len(srv.arrivalsLog()); after != before {
+		t.Errorf("quitting the ended run made %d more requests", after-before)
+	}
+	if !strings.Contains(out, "judge calls failed for good") {
+		t.Errorf("no word of the failed judge call after quitting:\n%s", out)
+	}
+}
+
+// syncBuffer collects a terminal's output for a test and tells it when a
+// text has appeared (escape sequences stripped).
+type syncBuffer struct {
+	mu    sync.Mutex
+	buf   bytes.Buffer
+	want  string
+	found chan struct{}
+}
+
+func (b *syncBuffer) Write(p []byte) (int, error) {
+	b.mu.Lock()
+	defer b.mu.Unlock()
+	n, err := b.buf.Write(p)
+	if b.found != nil && strings.Contains(ansi.Strip(b.buf.String()), b.want) {
+		close(b.found)
+		b.found = nil
+	}
+	return n, err
+}
+
+// waitFor returns a channel closed once s has been written.
+func (b *syncBuffer) waitFor(s string) <-chan struct{} {
+	b.mu.Lock()
+	defer b.mu.Unlock()
+	b.want, b.found = s, make(chan struct{})
+	return b.found
+}
+
+// plain is everything written, without escape sequences or carriage returns.
+func (b *syncBuffer) plain() string {
+	b.mu.Lock()
+	defer b.mu.Unlock()
+	return strings.ReplaceAll(ansi.Strip(b.buf.String()), "\r", "")
+}
