@@ -131,3 +131,20 @@ func TestLoad_RegressionErrors(t *testing.T) {
 		t.Fatalf("regressions = %+v", a.Regressions)
 	}
 }
+
+// TestLoad_FolderMeansItsAuditFile: `auditor init trip` writes a folder,
+// and `auditor run trip` is what a newcomer types next.
+func TestLoad_FolderMeansItsAuditFile(t *testing.T) {
+	dir := audittest.WriteFiles(t, audittest.SweepFiles())
+	a, err := audit.Load(dir, nil)
+	if err != nil {
+		t.Fatalf("loading the folder: %v", err)
+	}
+	if a.Path != filepath.Join(dir, audit.DefaultFile) {
+		t.Errorf("path %s", a.Path)
+	}
+	empty := t.TempDir()
+	if _, err := audit.Load(empty, nil); err == nil || !strings.Contains(err.Error(), "is a folder with no audit.toml") {
+		t.Errorf("a folder without an audit file: %v", err)
+	}
+}

@@ -127,6 +127,10 @@ const Baseline = "baseline"
 // the user's files come back as *model.InputError naming the file, line and
 // field; the counter estimates token counts.
 func Load(path string, counter *prompts.Counter) (*Audit, error) {
+	path = FilePath(path)
+	if st, err := os.Stat(path); err == nil && st.IsDir() {
+		return nil, &model.InputError{File: path, Msg: fmt.Sprintf("is a folder with no %s in it: give the audit file's path", DefaultFile)}
+	}
 	data, err := readInput(path, "", 0, "")
 	if err != nil {
 		return nil, err
@@ -291,6 +295,26 @@ func (a *Audit) variantOf(r *Rule, kind model.VariantKind, text string) *Rule {
 // so it passes every answer.
 func NoPredicate() *model.Predicate {
 	return &model.Predicate{Version: "no-predicate"}
+}
+
+// DefaultFile is the audit file's name in a folder `auditor init` wrote.
+const DefaultFile = "audit.toml"
+
+// FilePath is the audit file a command line names: the path itself, or
+// DefaultFile inside it when it is a folder holding one (what `init`
+// writes, and what a user types next).
+func FilePath(path string) string {
+	if st, err := os.Stat(path); err == nil && st.IsDir() {
+		if f := filepath.Join(path, DefaultFile); fileExists(f) {
+			return f
+		}
+	}
+	return path
+}
+
+func fileExists(p string) bool {
+	st, err := os.Stat(p)
+	return err == nil && !st.IsDir()
 }
 
 // resolve makes a path from the audit file relative to the audit's directory.

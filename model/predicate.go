@@ -117,6 +117,31 @@ func ParsePredicate(file string, data []byte) (*Predicate, error) {
 	return p, nil
 }
 
+// escapedControl explains a pattern holding a control character that a
+// TOML double-quoted string made from a regex escape: "\b" is a
+// backspace there, not a word boundary, so the pattern would silently
+// never match. It returns "" for a pattern without one.
+func escapedControl(pat string) string {
+	for _, r := range pat {
+		var esc string
+		switch r {
+		case '\b':
+			esc = `\b (a backspace there, not a word boundary)`
+		case '\f':
+			esc = `\f (a form feed)`
+		case '\t', '\n', '\r':
+			continue // a real tab or newline is plausible; \t in a regex means the same
+		default:
+			if r >= 0x20 && r != 0x7f {
+				continue
+			}
+			esc = fmt.Sprintf("a control character U+%04X", r)
+		}
+		return fmt.Sprintf("holds %s: in a double-quoted TOML string a backslash escape becomes a character before the regex sees it; write the pattern in single quotes, like fail_if_match = '(?i)\\bword\\b'", esc)
+	}
+	return ""
+}
+
 func parseCheck(t tomlTable) (Check, error) {
 	c := Check{Line: t.line}
 	if err := t.checkKeys(checkTableKeys, nil); err != nil {
@@ -141,6 +166,9 @@ func parseCheck(t tomlTable) (Check, error) {
 	} else if ok {
 		if pat == "" {
 			return c, t.errf("fail_if_match", "is empty: give a regular expression whose match fails the response")
+		}
+		if msg := escapedControl(pat); msg != "" {
+			return c, t.errf("fail_if_match", "%s", msg)
 		}
 		re, err := regexp.Compile(pat)
 		if err != nil {

@@ -285,3 +285,16 @@ func FuzzPredicateGrade(f *testing.F) {
 		}
 	})
 }
+
+// TestParsePredicate_DoubleQuotedEscape: "\b" in a double-quoted TOML
+// string is a backspace, so the pattern would never match a word
+// boundary; the error says so and how to write it.
+func TestParsePredicate_DoubleQuotedEscape(t *testing.T) {
+	_, err := ParsePredicate("p.toml", []byte("[[check]]\nfail_if_match = \"(?i)\\bava\\b\"\nreason = \"signed\"\n"))
+	if err == nil || !strings.Contains(err.Error(), "backspace") || !strings.Contains(err.Error(), "single quotes") || !strings.Contains(err.Error(), "p.toml:2") {
+		t.Fatalf("got %v", err)
+	}
+	if _, err := ParsePredicate("p.toml", []byte("[[check]]\nfail_if_match = '(?i)\\bava\\b'\nreason = \"signed\"\n")); err != nil {
+		t.Fatalf("the single-quoted pattern: %v", err)
+	}
+}

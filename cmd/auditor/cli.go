@@ -49,7 +49,11 @@ func Main(args []string, std Stdio) int {
 	}
 	var ee *exitError
 	var ie *model.InputError
+	var re *refusal
 	switch {
+	case errors.As(err, &re):
+		fmt.Fprintf(std.Err, "auditor: %s\n", re.Error())
+		return exitBadInput
 	case errors.As(err, &ee):
 		if ee.msg != "" {
 			fmt.Fprintf(std.Err, "auditor: %s\n", ee.msg)
@@ -72,6 +76,12 @@ func Main(args []string, std Stdio) int {
 
 // usageError marks a bad command line (unknown flag, wrong argument count).
 type usageError struct{ error }
+
+// refusal is a command line that is well formed but refused for a reason
+// the message states with its remedy (no terminal to confirm on, an [exec]
+// command not approved, a plan too large): exit 2, without the pointer to
+// --help, which would only distract from the remedy.
+type refusal struct{ error }
 
 func isUsageError(err error) bool {
 	var ue *usageError

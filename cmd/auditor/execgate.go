@@ -41,10 +41,10 @@ func openForRun(ctx context.Context, std Stdio, path string, f runFlags) (*workb
 	}
 	switch {
 	case errors.As(err, &refused):
-		return nil, &usageError{fmt.Errorf("%snot run: read them, then run again with --allow-exec to approve them (recorded in %s; an edited script asks again)",
+		return nil, &refusal{fmt.Errorf("%snot run: read them, then run again with --allow-exec to approve them (recorded in %s; an edited script asks again)",
 			execList(refused), workbench.DBName)}
 	case errors.Is(err, workbench.ErrTooLarge):
-		return nil, &usageError{err}
+		return nil, &refusal{err}
 	}
 	return s, err
 }

@@ -115,7 +115,7 @@ re-graded first if a predicate changed. Needs a terminal.`,
 // is the command, for the message when there is no terminal.
 func openStored(ctx context.Context, std Stdio, path, name string, o appScreen) error {
 	if !interactive(std, false) {
-		return &usageError{fmt.Errorf("%s needs a terminal; for text use: auditor report %s", name, shellQuote(path))}
+		return &refusal{fmt.Errorf("%s needs a terminal; for text use: auditor report %s", name, shellQuote(path))}
 	}
 	s, err := workbench.Open(ctx, path, workbench.Options{Access: workbench.Write})
 	if err != nil {

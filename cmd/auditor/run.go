@@ -12,6 +12,7 @@ import (
 	"syscall"
 	"time"
 
+	"github.com/charmbracelet/x/term"
 	"github.com/spf13/cobra"
 
 	"github.com/auditor-dev/auditor/audit"
@@ -103,7 +104,7 @@ func requestLogPath(c *cobra.Command, f runFlags, auditPath string) string {
 		return f.requestLog
 	}
 	if debug, _ := c.Flags().GetBool("debug"); debug {
-		return filepath.Join(filepath.Dir(auditPath), "auditor-requests.jsonl")
+		return filepath.Join(filepath.Dir(audit.FilePath(auditPath)), "auditor-requests.jsonl")
 	}
 	return ""
 }
@@ -334,7 +335,7 @@ func runOutcome(std Stdio, out workbench.Outcome, res *evidence.Results, regrade
 	if regradeErr != nil || len(out.GradeErrors) > 0 {
 		return &exitError{code: exitFailed, msg: "some answers could not be graded (see above); they are not in the numbers"}
 	}
-	writeNextSteps(std, strings.TrimSuffix(resumeCmd, " run"), path)
+	writeNextSteps(std, strings.TrimSuffix(resumeCmd, " run"), path, len(res.Plan.Audit.Judges) > 0)
 	if f.gate {
 		return gateError(res)
 	}
@@ -344,22 +345,26 @@ func runOutcome(std Stdio, out workbench.Outcome, res *evidence.Results, regrade
 // writeNextSteps ends a finished run with the commands a user types next,
 // on the audit's real path. It goes to standard error, like the progress,
 // so standard output stays the report alone.
-func writeNextSteps(std Stdio, prog, path string) {
+func writeNextSteps(std Stdio, prog, path string, judges bool) {
 	if strings.Contains(prog, "go-build") {
 		prog = "go run ./cmd/auditor" // `go run` built it in a temporary directory
 	}
 	p := shellQuote(path)
+	review := ""
+	if judges {
+		review = fmt.Sprintf(`
+  read the answers where the predicate and the judges disagree:
+    %s review %s`, prog, p)
+	}
 	fmt.Fprintf(std.Err, `
 Next:
   browse the grid, any answer, and the prompt marked with verdicts:
     %[1]s open %[2]s
   label a blind sample (measures the predicate's recall and false alarms; no line reaches DELETE without them):
-    %[1]s label %[2]s
-  read the answers where the predicate and the judges disagree:
-    %[1]s review %[2]s
+    %[1]s label %[2]s%[3]s
   the verdicts and their evidence for a pull request:
     %[1]s report %[2]s --format md
-`, prog, p)
+`, prog, p, review)
 }
 
 // resumeCommand rebuilds the command line that continues this run.
@@ -402,18 +407,20 @@ func shellQuote(s string) string {
 // is nobody to answer, so it refuses rather than spending money silently.
 func confirm(std Stdio, question string) (bool, error) {
 	if f, ok := std.In.(*os.File); !ok || !isTerminal(f) {
-		return false, &usageError{fmt.Errorf("this run makes paid calls and there is no terminal to confirm on: add --yes")}
+		return false, &refusal{fmt.Errorf("this run makes calls and there is no terminal to confirm on: add --yes")}
 	}
 	fmt.Fprint(std.Err, question)
 	line, err := bufio.NewReader(std.In).ReadString('\n')
-	if err != nil {
-		return false, nil
-	}
 	a := strings.ToLower(strings.TrimSpace(line))
-	return a == "y" || a == "yes", nil
+	if yes := a == "y" || a == "yes"; yes && err == nil {
+		return true, nil
+	}
+	fmt.Fprintln(std.Err, "Not run.")
+	return false, nil
 }
 
+// isTerminal reports whether f is a terminal a person types at: /dev/null
+// is a character device too, and must not count as someone saying no.
 func isTerminal(f *os.File) bool {
-	fi, err := f.Stat()
-	return err == nil && fi.Mode()&os.ModeCharDevice != 0
+	return term.IsTerminal(f.Fd())
 }
