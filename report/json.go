@@ -75,6 +75,9 @@ type RuleDoc struct {
 	// Staleness is set when the line's text changed after cases were
 	// written; null otherwise.
 	Staleness *StalenessDoc `json:"staleness"`
+	// PredicateWarning is set when the predicate failed every graded
+	// baseline answer (or every control one): "" otherwise.
+	PredicateWarning string `json:"predicate_warning"`
 	// Lengths compares answer lengths for a rule with no input class;
 	// null for other rules.
 	Lengths *LengthsDoc `json:"lengths"`
@@ -495,6 +498,7 @@ func Build(res *evidence.Results, spend audit.Spend, simulated bool) Doc {
 				Agreement: pa.Agreement, Kappa: kappaPtr(pa), KappaSE: pa.KappaSE, Disagreements: pa.Disagreements()})
 		}
 		rd.Disagreements = rr.Disagreements
+		rd.PredicateWarning = rr.PredicateWarning()
 		rd.Lengths = lengthsDoc(rr)
 		if st := rr.Staleness; st != nil {
 			rd.Staleness = &StalenessDoc{ChangedAt: st.ChangedAt.UTC().Format(time.RFC3339), Recorded: st.Recorded,

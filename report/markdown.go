@@ -99,6 +99,9 @@ func writeMarkdownRule(b *strings.Builder, rr *evidence.RuleResult, multiModel b
 	if f := RegressionFlag(rr); f != "" {
 		fmt.Fprintf(b, "- **flag:** %s\n", mdEscape(f))
 	}
+	if w := rr.PredicateWarning(); w != "" {
+		fmt.Fprintf(b, "- **warning:** %s\n", mdEscape(w))
+	}
 	for _, n := range rr.Verdict.Notes {
 		fmt.Fprintf(b, "- note: %s\n", mdEscape(n))
 	}

@@ -103,6 +103,9 @@ func ruleText(rr *evidence.RuleResult, multiModel bool) string {
 	if f := RegressionFlag(rr); f != "" {
 		fmt.Fprintf(&b, "  flag: %s\n", f)
 	}
+	if w := rr.PredicateWarning(); w != "" {
+		fmt.Fprintf(&b, "  warning: %s\n", w)
+	}
 	for _, n := range rr.Verdict.Notes {
 		fmt.Fprintf(&b, "  note: %s\n", n)
 	}
