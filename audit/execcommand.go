@@ -24,6 +24,9 @@ type ExecCommand struct {
 	Argv    []string
 	Dir     string
 	Scripts []string // files named by Argv inside Dir, as written in Argv
+	// Missing are arguments that look like a script (foo.py, ./run.sh)
+	// and are not in Dir: most likely a typo that will fail the run.
+	Missing []string
 	// Digest is the hex SHA-256 of Argv and of every script's name and
 	// content: the key of an approval.
 	Digest string
@@ -59,6 +62,9 @@ func ResolveExec(argv []string, dir string) (ExecCommand, error) {
 			continue
 		}
 		st, err := os.Stat(p)
+		if errors.Is(err, fs.ErrNotExist) && looksLikeScript(a) {
+			c.Missing = append(c.Missing, a)
+		}
 		if errors.Is(err, fs.ErrNotExist) || (err == nil && st.IsDir()) {
 			continue
 		}
@@ -75,6 +81,19 @@ func ResolveExec(argv []string, dir string) (ExecCommand, error) {
 	}
 	c.Digest = hex.EncodeToString(h.Sum(nil))
 	return c, nil
+}
+
+// looksLikeScript reports whether an argument reads as a file to run: a
+// path with a slash, or a name with a script's extension.
+func looksLikeScript(arg string) bool {
+	if strings.Contains(arg, "/") {
+		return true
+	}
+	switch filepath.Ext(arg) {
+	case ".py", ".sh", ".js", ".mjs", ".ts", ".rb", ".pl", ".php", ".lua", ".r", ".R":
+		return true
+	}
+	return false
 }
 
 // insideDir resolves an argument against dir and reports whether the

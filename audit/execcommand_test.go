@@ -59,3 +59,15 @@ func TestParsePredicate_VersionCoversScripts(t *testing.T) {
 		}
 	}
 }
+
+// TestResolveExec_MissingScript: a script name that is not in the audit
+// folder is reported (plan warns before a run fails on it).
+func TestResolveExec_MissingScript(t *testing.T) {
+	c, err := ResolveExec([]string{"python3", "nope.py", "--strict"}, t.TempDir())
+	if err != nil {
+		t.Fatal(err)
+	}
+	if len(c.Missing) != 1 || c.Missing[0] != "nope.py" {
+		t.Errorf("missing = %q, want [nope.py]", c.Missing)
+	}
+}

@@ -148,3 +148,14 @@ func TestLoad_FolderMeansItsAuditFile(t *testing.T) {
 		t.Errorf("a folder without an audit file: %v", err)
 	}
 }
+
+// TestLoad_WrongLineNamesTheRightOne: a rule whose text is on another line
+// than its number says is told where the text is.
+func TestLoad_WrongLineNamesTheRightOne(t *testing.T) {
+	files := audittest.SweepFiles()
+	files["audit.toml"] = strings.Replace(files["audit.toml"], "line = 2\n", "line = 3\ntext = \"Never share prices.\"\n", 1)
+	_, err := audit.Load(audittest.WriteFiles(t, files), nil)
+	if err == nil || !strings.Contains(err.Error(), "the expected text is on line 2: set line = 2") {
+		t.Fatalf("got %v", err)
+	}
+}

@@ -215,9 +215,16 @@ func (a *Audit) loadRule(i int, rc model.RuleConfig) (*Rule, error) {
 				Msg: fmt.Sprintf("line %d of %s is blank; there is no rule to delete there", rc.Line, a.PromptPath)}
 		}
 		if rc.Text != "" && strings.TrimSpace(rc.Text) != strings.TrimSpace(text) {
-			return nil, &model.InputError{File: a.Path, Line: rc.KeyLines.Text, Field: field("text"),
-				Msg: fmt.Sprintf("line %d of %s no longer matches: the audit expects %q but the prompt now reads %q",
-					rc.Line, a.PromptPath, rc.Text, text)}
+			msg := fmt.Sprintf("line %d of %s does not match: the audit expects %q but that line reads %q",
+				rc.Line, a.PromptPath, rc.Text, text)
+			if n, err := a.Prompt.FindText(rc.Text); err == nil {
+				// The text is there, on another line: a wrong number, or
+				// a line that moved.
+				msg += fmt.Sprintf("; the expected text is on line %d: set line = %d (or leave line out and keep text)", n, n)
+			} else {
+				msg += "; if you reworded the line, update text (and read the README on rewording)"
+			}
+			return nil, &model.InputError{File: a.Path, Line: rc.KeyLines.Text, Field: field("text"), Msg: msg}
 		}
 		r.Line, r.Text = rc.Line, text
 	default:

@@ -91,6 +91,9 @@ func parseCaseLine(file string, lineNo int, line []byte) (Case, error) {
 	// also catches text after the object.
 	var whole json.RawMessage
 	if err := json.Unmarshal(line, &whole); err != nil {
+		if t := bytes.TrimSpace(line); len(t) > 0 && t[0] == '#' {
+			return fail(firstNonSpaceCol(line), "", "a line starting with # is not JSON; start a comment with // instead")
+		}
 		return fail(jsonErrCol(line, err), "", "invalid JSON: %s", jsonErrMsg(err))
 	}
 	if len(whole) == 0 || whole[0] != '{' {

@@ -159,7 +159,7 @@ func (g *Grader) execFor(path string, pred *model.Predicate) (*execgrade.Grader,
 	}
 	e, err := execgrade.Start(g.ctx, pred.Exec, g.plan.Audit.Dir)
 	if err != nil {
-		return nil, fmt.Errorf("%s: start [exec] %v: %w", path, pred.Exec, err)
+		return nil, fmt.Errorf("%s: [exec] %w", path, err)
 	}
 	g.exec[pred.Version] = e
 	return e, nil

@@ -130,6 +130,9 @@ func writeExecPlan(w io.Writer, execs []workbench.ExecState, path string) {
 			lines = append(lines, "regression suite "+model.Sanitize(name))
 		}
 		fmt.Fprintf(w, "  %s  for %s: %s\n", e.Command, strings.Join(lines, ", "), state)
+		for _, m := range e.Command.Missing {
+			fmt.Fprintf(w, "    warning: %s is not in the audit folder; the command will fail\n", model.Sanitize(m))
+		}
 	}
 	if pending {
 		fmt.Fprintf(w, "A run refuses commands that are not approved; read them, then: auditor run %s --allow-exec\n", shellQuote(path))

@@ -49,11 +49,11 @@ On a terminal, without --show, the command opens the label screen on the set:
 one answer at a time, blind (v violation, o ok, s skip, u undo, n note); each
 label is committed before the next answer shows, and the predicate's verdict is
 revealed once an answer is labelled. Labels can also come from import-labels.
---show prints
-progress and the predicate's recall, precision and specificity per kind with 95%
-intervals, the confusion matrix, the misses, how many more labelled violations
-would narrow recall's interval to --width, the recall of every predicate version
-seen, and the agreement between labellers. --labeller measures against one
+
+--show prints progress and the predicate's recall, precision and specificity per
+kind with 95% intervals, the confusion matrix, the misses, how many more labelled
+violations would narrow recall's interval to --width, the recall of every
+predicate version seen, and the agreement between labellers. --labeller measures against one
 labeller's labels instead of the current ones.`,
 		Args: exactArgs(1),
 		RunE: func(cmd *cobra.Command, args []string) error {
@@ -67,6 +67,7 @@ labeller's labels instead of the current ones.`,
 	fl.StringVar(&f.kinds, "kinds", "provoke,pressure", "case kinds to sample, comma-separated")
 	fl.BoolVar(&f.stratify, "stratify", false, "draw separately from the answers the predicate failed and passed")
 	fl.Float64Var(&f.failShare, "fail-share", labels.DefaultFailShare, "with --stratify, the share drawn from failed answers")
+	fl.Lookup("fail-share").DefValue = "0.333"
 	fl.StringVar(&f.labeller, "labeller", "", "on a terminal, your name on the labels you give (default: $AUDITOR_LABELLER, else your user name); with --show, measure against this labeller's blind labels (default: every first labeller's)")
 	fl.StringVar(&f.set, "set", "", "name of the label set (default: derived from --rule and --stratify)")
 	fl.BoolVar(&f.show, "show", false, "print progress and results")

@@ -155,7 +155,7 @@ func (g *Grader) Grade(c model.Case, text string) (pass bool, reason string, err
 	}
 	if err := g.ctx.Err(); err != nil {
 		g.stop()
-		return false, "", fmt.Errorf("execgrade: %w", err)
+		return false, "", fmt.Errorf("%w", err)
 	}
 	if g.proc != nil && g.proc.exited() {
 		// It exited since the last answer (some graders handle one
@@ -180,7 +180,7 @@ func (g *Grader) Grade(c model.Case, text string) (pass bool, reason string, err
 	enc := json.NewEncoder(&buf)
 	enc.SetEscapeHTML(false)
 	if err := enc.Encode(request{ID: c.ID, Kind: string(c.Kind), Msg: c.Msg, KB: kb, Response: text}); err != nil {
-		return false, "", fmt.Errorf("execgrade: encode request for case %s: %w", c.ID, err)
+		return false, "", fmt.Errorf("encode request for case %s: %w", c.ID, err)
 	}
 	line := buf.Bytes()
 
@@ -189,9 +189,9 @@ func (g *Grader) Grade(c model.Case, text string) (pass bool, reason string, err
 	if err != nil {
 		g.stop()
 		if cerr := g.ctx.Err(); cerr != nil {
-			return false, "", fmt.Errorf("execgrade: %s: case %s: %w", g.name(), c.ID, cerr)
+			return false, "", fmt.Errorf("%s: case %s: %w", g.name(), c.ID, cerr)
 		}
-		return false, "", fmt.Errorf("execgrade: %s: case %s: %w%s", g.name(), c.ID, err, p.stderrSuffix())
+		return false, "", fmt.Errorf("%s: case %s: %w%s", g.name(), c.ID, err, p.stderrSuffix())
 	}
 	return *a.Pass, a.Reason, nil
 }
@@ -219,10 +219,10 @@ func (g *Grader) Close() error {
 	case <-g.opts.After(g.opts.CloseGrace):
 		p.kill()
 		<-p.done
-		return fmt.Errorf("execgrade: %s did not exit after its input was closed; killed it%s", g.name(), p.stderrSuffix())
+		return fmt.Errorf("%s did not exit after its input was closed; killed it%s", g.name(), p.stderrSuffix())
 	}
 	if p.waitErr != nil {
-		return fmt.Errorf("execgrade: %s: %w%s", g.name(), p.waitErr, p.stderrSuffix())
+		return fmt.Errorf("%s: %w%s", g.name(), p.waitErr, p.stderrSuffix())
 	}
 	return nil
 }
@@ -248,7 +248,7 @@ func (g *Grader) stop() {
 // holds them; wait then kills the group, which closes them.
 func (g *Grader) start() (*process, error) {
 	if err := g.ctx.Err(); err != nil {
-		return nil, fmt.Errorf("execgrade: %w", err)
+		return nil, fmt.Errorf("%w", err)
 	}
 	cmd := exec.CommandContext(g.ctx, g.opts.Argv[0], g.opts.Argv[1:]...)
 	cmd.Dir = g.opts.Dir
@@ -259,17 +259,17 @@ func (g *Grader) start() (*process, error) {
 		after: g.opts.After, grace: g.opts.CloseGrace}
 	var err error
 	if p.stdin, err = cmd.StdinPipe(); err != nil {
-		return nil, fmt.Errorf("execgrade: %s: %w", g.name(), err)
+		return nil, fmt.Errorf("%s: %w", g.name(), err)
 	}
 	outR, outW, err := os.Pipe()
 	if err != nil {
-		return nil, fmt.Errorf("execgrade: %s: %w", g.name(), err)
+		return nil, fmt.Errorf("%s: %w", g.name(), err)
 	}
 	errR, errW, err := os.Pipe()
 	if err != nil {
 		outR.Close()
 		outW.Close()
-		return nil, fmt.Errorf("execgrade: %s: %w", g.name(), err)
+		return nil, fmt.Errorf("%s: %w", g.name(), err)
 	}
 	p.stdout = outR
 	cmd.Stdout, cmd.Stderr = outW, errW
@@ -281,7 +281,7 @@ func (g *Grader) start() (*process, error) {
 		outR.Close()
 		errR.Close()
 		_ = p.stdin.Close()
-		return nil, fmt.Errorf("execgrade: start %s: %w", strings.Join(g.opts.Argv, " "), err)
+		return nil, fmt.Errorf("start %s: %w", strings.Join(g.opts.Argv, " "), err)
 	}
 	go func() {
 		_, _ = io.Copy(p.stderr, errR)
