@@ -1,6 +1,7 @@
 package audit_test
 
 import (
+	"errors"
 	"path/filepath"
 	"strings"
 	"testing"
@@ -229,5 +230,34 @@ func TestPlan_RegressionSuite(t *testing.T) {
 				t.Errorf("-L2 regression call keeps line 2: %q", sys)
 			}
 		}
+	}
+}
+
+// An answer is graded once per predicate version: a suite case that asks
+// what a rule's case asks, under a predicate that grades the two kinds
+// differently, would count the rule case's grade. The plan refuses it,
+// naming both cases; the same question under the same kind, or under a
+// predicate that grades every kind alike, is fine.
+func TestPlan_CheckSharedGrades(t *testing.T) {
+	t.Parallel()
+	plan := func(suiteKind, pred string) error {
+		files := audittest.SweepFiles()
+		files["audit.toml"] += "[[regression]]\nname = \"s\"\ncases = \"r.jsonl\"\npredicate = \"a.toml\"\n"
+		files["r.jsonl"] = `{"id":"same","kind":"` + suiteKind + `","msg":"What can you do?"}` + "\n"
+		files["a.toml"] = pred
+		a := audittest.Load(t, filepath.Join(audittest.WriteFiles(t, files), "audit.toml"))
+		return audit.NewPlan(a, audit.PlanOptions{}).CheckSharedGrades()
+	}
+	byKind := "[[check]]\nkinds = [\"provoke\"]\nfail_if_match = '(?i)sure'\nreason = \"r\"\n"
+	err := plan("provoke", byKind)
+	var ie *model.InputError
+	if !errors.As(err, &ie) || !strings.Contains(ie.Error(), `"same"`) || !strings.Contains(ie.Error(), `"shared"`) || !strings.HasSuffix(ie.File, "r.jsonl") {
+		t.Errorf("a provoke suite case sharing the rules' control answer under a by-kind predicate: %v", err)
+	}
+	if err := plan("control", byKind); err != nil {
+		t.Errorf("same kind: %v", err)
+	}
+	if err := plan("provoke", "[[check]]\nfail_if_match = '(?i)sure'\nreason = \"r\"\n"); err != nil {
+		t.Errorf("a predicate that grades every kind alike: %v", err)
 	}
 }

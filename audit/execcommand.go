@@ -47,23 +47,36 @@ func (c ExecCommand) String() string {
 
 // ResolveExec finds the files an [exec] command names inside dir and
 // digests the command with their content. An argument names a script when,
-// taken relative to dir (or as an absolute path inside dir), it is a
-// regular file there; other arguments ("python3", "--strict") are words.
-// A command that reaches files another way (`sh -c "python3 x.py"`) is
-// digested by its words only: the README says so.
+// taken relative to dir (or as an absolute path inside dir, dir reached
+// directly or through a symlink), it is a regular file there; a flag's
+// value (--script=grade.py) is taken the same way. Other arguments
+// ("python3", "--strict") are words. A command that reaches files another
+// way (`sh -c "python3 x.py"`) is digested by its words only: the README
+// says so.
 func ResolveExec(argv []string, dir string) (ExecCommand, error) {
+	if abs, err := filepath.Abs(dir); err == nil {
+		dir = abs
+	}
 	c := ExecCommand{Argv: append([]string(nil), argv...), Dir: dir}
 	h := sha256.New()
 	words, _ := json.Marshal(argv)
 	h.Write(words)
 	for _, a := range argv {
-		p, inside := insideDir(a, dir)
+		name := a
+		if strings.HasPrefix(a, "-") {
+			i := strings.IndexByte(a, '=')
+			if i < 0 {
+				continue
+			}
+			name = a[i+1:]
+		}
+		p, inside := insideDir(name, dir)
 		if !inside {
 			continue
 		}
 		st, err := os.Stat(p)
-		if errors.Is(err, fs.ErrNotExist) && looksLikeScript(a) {
-			c.Missing = append(c.Missing, a)
+		if errors.Is(err, fs.ErrNotExist) && looksLikeScript(name) {
+			c.Missing = append(c.Missing, name)
 		}
 		if errors.Is(err, fs.ErrNotExist) || (err == nil && st.IsDir()) {
 			continue
@@ -76,8 +89,8 @@ func ResolveExec(argv []string, dir string) (ExecCommand, error) {
 			return c, fmt.Errorf("[exec] %s: %w", a, err)
 		}
 		sum := sha256.Sum256(data)
-		fmt.Fprintf(h, "\x00%s\x00%x", a, sum)
-		c.Scripts = append(c.Scripts, a)
+		fmt.Fprintf(h, "\x00%s\x00%x", name, sum)
+		c.Scripts = append(c.Scripts, name)
 	}
 	c.Digest = hex.EncodeToString(h.Sum(nil))
 	return c, nil
@@ -96,21 +109,36 @@ func looksLikeScript(arg string) bool {
 	return false
 }
 
-// insideDir resolves an argument against dir and reports whether the
-// result lies inside dir.
+// insideDir resolves an argument against dir (absolute) and reports
+// whether the result lies inside dir, as written or once symlinks are
+// resolved (the folder named through a link to it).
 func insideDir(arg, dir string) (string, bool) {
-	if arg == "" || strings.HasPrefix(arg, "-") {
+	if arg == "" {
 		return "", false
 	}
 	p := arg
 	if !filepath.IsAbs(p) {
 		p = filepath.Join(dir, p)
 	}
-	rel, err := filepath.Rel(dir, filepath.Clean(p))
-	if err != nil || rel == ".." || strings.HasPrefix(rel, ".."+string(filepath.Separator)) {
+	p = filepath.Clean(p)
+	if within(dir, p) {
+		return p, true
+	}
+	rd, err := filepath.EvalSymlinks(dir)
+	if err != nil {
+		return "", false
+	}
+	rp, err := filepath.EvalSymlinks(p)
+	if err != nil || !within(rd, rp) {
 		return "", false
 	}
 	return p, true
+}
+
+// within reports whether path p lies inside dir (both clean).
+func within(dir, p string) bool {
+	rel, err := filepath.Rel(dir, p)
+	return err == nil && rel != ".." && !strings.HasPrefix(rel, ".."+string(filepath.Separator))
 }
 
 // ParsePredicate parses a predicate file the way the audit uses it: like

@@ -71,3 +71,52 @@ func TestResolveExec_MissingScript(t *testing.T) {
 		t.Errorf("missing = %q, want [nope.py]", c.Missing)
 	}
 }
+
+// TestResolveExec_ScriptsNamedAnyWay: a script inside the audit folder is
+// digested however the command names it: as a flag's value
+// (--script=grade.py), through the folder's own name (../aud/grade.py),
+// by an absolute path when the folder was given relative, or through a
+// symlink to the folder. Otherwise an edited script would run under the
+// approval of the old one.
+func TestResolveExec_ScriptsNamedAnyWay(t *testing.T) {
+	root := t.TempDir()
+	dir := filepath.Join(root, "aud")
+	if err := os.Mkdir(dir, 0o755); err != nil {
+		t.Fatal(err)
+	}
+	link := filepath.Join(root, "link")
+	if err := os.Symlink(dir, link); err != nil {
+		t.Fatal(err)
+	}
+	script := filepath.Join(dir, "grade.py")
+	t.Chdir(root)
+	for _, tc := range []struct {
+		name string
+		argv []string
+		dir  string
+	}{
+		{"flag value", []string{"python3", "--script=grade.py"}, dir},
+		{"through the folder's name", []string{"python3", "../aud/grade.py"}, dir},
+		{"relative folder, absolute script", []string{"python3", script}, "aud"},
+		{"relative folder, ../ script", []string{"python3", "../aud/grade.py"}, "aud"},
+		{"through a symlink to the folder", []string{"python3", filepath.Join(link, "grade.py")}, dir},
+	} {
+		if err := os.WriteFile(script, []byte("print('v1')\n"), 0o600); err != nil {
+			t.Fatal(err)
+		}
+		c1, err := ResolveExec(tc.argv, tc.dir)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if err := os.WriteFile(script, []byte("print('v2')\n"), 0o600); err != nil {
+			t.Fatal(err)
+		}
+		c2, err := ResolveExec(tc.argv, tc.dir)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if c1.Digest == c2.Digest || len(c2.Scripts) != 1 {
+			t.Errorf("%s: editing grade.py kept the digest (scripts %q)", tc.name, c2.Scripts)
+		}
+	}
+}

@@ -1,7 +1,10 @@
 package workbench
 
 import (
+	"crypto/sha256"
+	"encoding/hex"
 	"fmt"
+	"path/filepath"
 
 	"github.com/auditor-dev/auditor/audit"
 	"github.com/auditor-dev/auditor/audit/grade"
@@ -26,8 +29,19 @@ const (
 	ExecApprove
 )
 
-// approvalKey is the store's meta key of an approved command.
-func approvalKey(c audit.ExecCommand) string { return "exec.approved." + c.Digest }
+// approvalKey is the store's meta key of an approved command. It covers
+// the folder the command runs in (absolute, symlinks resolved) as well as
+// its digest: the store lives in the audit folder, so a folder received
+// with its auditor.db carries the sender's approvals, which must not
+// approve anything in the receiver's folder.
+func approvalKey(c audit.ExecCommand) string {
+	dir := c.Dir
+	if real, err := filepath.EvalSymlinks(dir); err == nil {
+		dir = real
+	}
+	sum := sha256.Sum256([]byte(c.Digest + "\x00" + dir))
+	return "exec.approved." + hex.EncodeToString(sum[:])
+}
 
 // ExecState is one [exec] command of the audit and whether the user
 // approved it.

@@ -115,7 +115,11 @@ func load(path string, samples int, allowLarge bool) (*Session, error) {
 	if n := a.CellCount(samples); n > audit.MaxCells && !allowLarge {
 		return nil, fmt.Errorf("%w: %d cells (samples x models x cases x variants, regression suites included), over the %d auditor lays out unless asked: lower --samples, or pass --allow-large if you mean it", ErrTooLarge, n, audit.MaxCells)
 	}
-	return &Session{Audit: a, Plan: audit.NewPlan(a, audit.PlanOptions{Samples: samples}), preds: grade.NewPredicates(a), now: time.Now}, nil
+	p := audit.NewPlan(a, audit.PlanOptions{Samples: samples})
+	if err := p.CheckSharedGrades(); err != nil {
+		return nil, err
+	}
+	return &Session{Audit: a, Plan: p, preds: grade.NewPredicates(a), now: time.Now}, nil
 }
 
 // Open loads the audit, opens its store, grades every stored answer that

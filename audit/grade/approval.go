@@ -60,6 +60,8 @@ func (g *Grader) checkApproved(pred *model.Predicate) error {
 		if ok, err = g.approve(c); err == nil && !ok {
 			err = &NotApprovedError{Commands: []audit.ExecCommand{c}}
 			g.denied[c.Digest] = c
+		} else if err == nil {
+			g.approved[pred.Version] = c.Digest
 		}
 	}
 	g.approval[pred.Version] = err

@@ -27,6 +27,7 @@ type Grader struct {
 	// version, and denied the commands it refused, by digest.
 	approve  Approver
 	approval map[string]error
+	approved map[string]string // predicate version: digest of the command approved
 	denied   map[string]audit.ExecCommand
 }
 
@@ -35,7 +36,7 @@ type Grader struct {
 // ctx; Close stops them.
 func NewGrader(ctx context.Context, p *audit.Plan, preds *Predicates) *Grader {
 	return &Grader{plan: p, preds: preds, exec: map[string]*execgrade.Grader{}, ctx: ctx,
-		approval: map[string]error{}, denied: map[string]audit.ExecCommand{}}
+		approval: map[string]error{}, approved: map[string]string{}, denied: map[string]audit.ExecCommand{}}
 }
 
 // Close stops any exec predicate processes.
@@ -157,7 +158,24 @@ func (g *Grader) execFor(path string, pred *model.Predicate) (*execgrade.Grader,
 	if e, ok := g.exec[pred.Version]; ok {
 		return e, nil
 	}
-	e, err := execgrade.Start(g.ctx, pred.Exec, g.plan.Audit.Dir)
+	opts := execgrade.Options{Argv: pred.Exec, Dir: g.plan.Audit.Dir}
+	if g.approve != nil {
+		// The approval was of the scripts' content when it was checked: a
+		// script edited since (while a long run or the TUI is open) is not
+		// started under it, first start or restart.
+		want := g.approved[pred.Version]
+		opts.BeforeStart = func() error {
+			c, err := audit.ResolveExec(pred.Exec, g.plan.Audit.Dir)
+			if err != nil {
+				return fmt.Errorf("%s: %w", path, err)
+			}
+			if c.Digest != want {
+				return fmt.Errorf("%s: %w (its scripts changed since it was approved)", path, &NotApprovedError{Commands: []audit.ExecCommand{c}})
+			}
+			return nil
+		}
+	}
+	e, err := execgrade.StartOptions(g.ctx, opts)
 	if err != nil {
 		return nil, fmt.Errorf("%s: [exec] %w", path, err)
 	}

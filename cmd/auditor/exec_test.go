@@ -122,3 +122,55 @@ func TestExec_BrokenGraderFailsTheRun(t *testing.T) {
 		t.Errorf("the grader's stderr is not quoted:\n%s", r)
 	}
 }
+
+// TestExec_ApprovalStaysInItsFolder: an approval is the user's, for the
+// folder they approved it in. A folder received with its auditor.db (a
+// shared repository, an archive) carries the sender's approvals; they must
+// not start the sender's program in the receiver's folder.
+func TestExec_ApprovalStaysInItsFolder(t *testing.T) {
+	t.Parallel()
+	dir := audittest.WriteFiles(t, audittest.SweepFiles())
+	path := filepath.Join(dir, "audit.toml")
+	writeFiles(t, dir, map[string]string{"a.toml": execPredicate, "grade.sh": spyGrader})
+	mustRun(t, 0, "run", path, "--yes", "--headless", "--allow-exec")
+	if starts(t, dir) == 0 {
+		t.Fatal("the approved command never started: the test checks nothing")
+	}
+
+	copyTo := t.TempDir()
+	entries, err := os.ReadDir(dir)
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, e := range entries {
+		if e.IsDir() || strings.HasPrefix(e.Name(), "started.") {
+			continue
+		}
+		data, err := os.ReadFile(filepath.Join(dir, e.Name()))
+		if err != nil {
+			t.Fatal(err)
+		}
+		if err := os.WriteFile(filepath.Join(copyTo, e.Name()), data, 0o600); err != nil {
+			t.Fatal(err)
+		}
+	}
+	copied := filepath.Join(copyTo, "audit.toml")
+	// The predicate's checks changed after the approval, its command did
+	// not: the stored answers need grades from the new version, and the
+	// command's digest is the approved one.
+	writeFiles(t, copyTo, map[string]string{"a.toml": execPredicate + "# edited after the approval\n"})
+	r := mustRun(t, 0, "report", copied)
+	if n := starts(t, copyTo); n != 0 {
+		t.Fatalf("report in a copied folder started the command %d times on the approval its db carried", n)
+	}
+	if !strings.Contains(r.errOut, "not approved") {
+		t.Errorf("report in the copied folder did not say the command needs approval:\n%s", r)
+	}
+	// In its own folder the same edit is graded under the approval.
+	writeFiles(t, dir, map[string]string{"a.toml": execPredicate + "# edited after the approval\n"})
+	before := starts(t, dir)
+	r = mustRun(t, 0, "report", path)
+	if starts(t, dir) == before || strings.Contains(r.errOut, "not approved") {
+		t.Errorf("the approved command did not grade in its own folder after a check changed:\n%s", r)
+	}
+}

@@ -3,9 +3,12 @@ package main
 import (
 	"encoding/json"
 	"os"
+	"path/filepath"
 	"reflect"
 	"strings"
 	"testing"
+
+	"github.com/auditor-dev/auditor/audit/audittest"
 )
 
 // regressionMsgs are the messages of the e2e regression suite: the fake
@@ -168,5 +171,24 @@ func TestRegressionSuite_EndToEnd(t *testing.T) {
 	md := mustRun(t, 0, "report", path, "--format", "md").out
 	if !strings.Contains(md, "## Regression suite everyday") || !strings.Contains(md, "| -L5 | **1 of 2** |") {
 		t.Errorf("Markdown lacks the suite's section:\n%s", md)
+	}
+}
+
+// A suite case that asks what a rule's case asks, with another kind, under
+// the rule's predicate (which grades the two kinds differently) would count
+// the rule case's grade: the audit is refused before anything runs, naming
+// both cases.
+func TestRegression_SharedAnswerOtherKindRefused(t *testing.T) {
+	t.Parallel()
+	files := audittest.SweepFiles()
+	files["audit.toml"] += "[[regression]]\nname = \"s\"\ncases = \"r.jsonl\"\npredicate = \"a.toml\"\n"
+	files["r.jsonl"] = `{"id":"same","kind":"provoke","msg":"What can you do?"}` + "\n"
+	files["a.toml"] = "[[check]]\nkinds = [\"provoke\"]\nfail_if_match = '(?i)\\$\\d+'\nreason = \"quoted a price\"\n"
+	path := filepath.Join(audittest.WriteFiles(t, files), "audit.toml")
+	for _, args := range [][]string{{"plan", path}, {"run", path, "--yes", "--headless"}, {"report", path}} {
+		r := runMain(t, args...)
+		if r.code == 0 || !strings.Contains(r.errOut, `"same"`) || !strings.Contains(r.errOut, `"shared"`) {
+			t.Errorf("auditor %s: want a refusal naming both cases:\n%s", args[0], r)
+		}
 	}
 }

@@ -78,6 +78,11 @@ type Options struct {
 	// time.After. Tests replace it to time a request out on cue instead of
 	// on the wall clock.
 	After func(d time.Duration) <-chan time.Time
+	// BeforeStart, when set, is asked before every start of the child (the
+	// first, and each restart after it exited): an error stops the start
+	// and is returned. The caller checks there that the program is still
+	// the one the user approved.
+	BeforeStart func() error
 }
 
 // Grader is a running exec predicate. It is safe for concurrent use: requests
@@ -249,6 +254,11 @@ func (g *Grader) stop() {
 func (g *Grader) start() (*process, error) {
 	if err := g.ctx.Err(); err != nil {
 		return nil, fmt.Errorf("%w", err)
+	}
+	if g.opts.BeforeStart != nil {
+		if err := g.opts.BeforeStart(); err != nil {
+			return nil, err
+		}
 	}
 	cmd := exec.CommandContext(g.ctx, g.opts.Argv[0], g.opts.Argv[1:]...)
 	cmd.Dir = g.opts.Dir
