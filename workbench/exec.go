@@ -29,18 +29,17 @@ const (
 	ExecApprove
 )
 
-// approvalKey is the store's meta key of an approved command. It covers
-// the folder the command runs in (absolute, symlinks resolved) as well as
-// its digest: the store lives in the audit folder, so a folder received
-// with its auditor.db carries the sender's approvals, which must not
-// approve anything in the receiver's folder.
+// approvalKey is the key of an approved command in the user's approvals.
+// It covers the folder the command runs in (absolute, symlinks resolved)
+// as well as its digest: approving a grader in one folder approves nothing
+// in a copy of it somewhere else.
 func approvalKey(c audit.ExecCommand) string {
 	dir := c.Dir
 	if real, err := filepath.EvalSymlinks(dir); err == nil {
 		dir = real
 	}
 	sum := sha256.Sum256([]byte(c.Digest + "\x00" + dir))
-	return "exec.approved." + hex.EncodeToString(sum[:])
+	return hex.EncodeToString(sum[:])
 }
 
 // ExecState is one [exec] command of the audit and whether the user
@@ -96,18 +95,23 @@ func (s *Session) ExecCommands() ([]ExecState, error) {
 	return out, nil
 }
 
-// execApproved answers the grader's question from the store.
+// execApproved answers the grader's question from the user's approvals.
 func (s *Session) execApproved(c audit.ExecCommand) (bool, error) {
-	if s.Store == nil {
+	if s.approvals == nil {
 		return false, nil
 	}
-	_, ok, err := s.Store.Meta(approvalKey(c))
-	return ok, err
+	return s.approvals.has(approvalKey(c))
 }
 
 // applyExecPolicy records approvals or refuses, as p says, and makes the
 // session's grader ask before it starts any command.
-func (s *Session) applyExecPolicy(p ExecPolicy) error {
+func (s *Session) applyExecPolicy(p ExecPolicy, approvalsPath string) error {
+	if approvalsPath == "" {
+		approvalsPath, s.approvalsErr = DefaultApprovalsPath()
+	}
+	if approvalsPath != "" {
+		s.approvals = &approvals{path: approvalsPath}
+	}
 	s.grader.RequireApproval(s.execApproved)
 	if p == ExecSkip {
 		return nil
@@ -121,10 +125,10 @@ func (s *Session) applyExecPolicy(p ExecPolicy) error {
 		switch {
 		case st.Approved:
 		case p == ExecApprove:
-			if s.Store == nil {
-				return fmt.Errorf("cannot record the approval of %s: no store", st.Command)
+			if s.approvals == nil {
+				return fmt.Errorf("cannot record the approval of %s: %w", st.Command, s.approvalsErr)
 			}
-			if err := s.Store.SetMeta(approvalKey(st.Command), s.now().UTC().Format("2006-01-02T15:04:05Z")); err != nil {
+			if err := s.approvals.add(approvalKey(st.Command), st.Command.String(), s.now()); err != nil {
 				return err
 			}
 		default:

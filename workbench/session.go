@@ -59,6 +59,10 @@ type Session struct {
 	preds  *grade.Predicates
 	grader *grade.Grader
 	now    func() time.Time
+	// approvals holds the user's [exec] approvals; nil, with approvalsErr
+	// saying why, when there is nowhere to keep them (nothing is approved).
+	approvals    *approvals
+	approvalsErr error
 }
 
 // Access says how Open treats the store.
@@ -90,6 +94,9 @@ type Options struct {
 	// Exec says whether [exec] predicate commands may run: only approved
 	// ones by default (ExecSkip).
 	Exec ExecPolicy
+	// Approvals is the file of the user's [exec] approvals; "" means
+	// DefaultApprovalsPath.
+	Approvals string
 }
 
 // ErrTooLarge is a plan above audit.MaxCells that was not asked for.
@@ -144,7 +151,7 @@ func Open(ctx context.Context, path string, o Options) (*Session, error) {
 		}
 	}
 	s.grader = grade.NewGrader(ctx, s.Plan, s.preds)
-	if err := s.applyExecPolicy(o.Exec); err != nil {
+	if err := s.applyExecPolicy(o.Exec, o.Approvals); err != nil {
 		s.Close()
 		return nil, err
 	}

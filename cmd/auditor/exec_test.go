@@ -1,12 +1,17 @@
 package main
 
 import (
+	"crypto/sha256"
+	"encoding/hex"
+	"encoding/json"
 	"os"
 	"path/filepath"
 	"strings"
 	"testing"
 
 	"github.com/auditor-dev/auditor/audit/audittest"
+	"github.com/auditor-dev/auditor/store"
+	"github.com/auditor-dev/auditor/workbench"
 )
 
 // spyGrader is an [exec] grader from a folder someone else wrote: it leaves
@@ -172,5 +177,45 @@ func TestExec_ApprovalStaysInItsFolder(t *testing.T) {
 	r = mustRun(t, 0, "report", path)
 	if starts(t, dir) == before || strings.Contains(r.errOut, "not approved") {
 		t.Errorf("the approved command did not grade in its own folder after a check changed:\n%s", r)
+	}
+}
+
+// TestExec_PlantedApprovalIsIgnored: a sender who guesses where the
+// receiver will unpack a folder can write anything into its auditor.db;
+// nothing there approves a command. Approvals live in the user's own file.
+func TestExec_PlantedApprovalIsIgnored(t *testing.T) {
+	t.Parallel()
+	dir := audittest.WriteFiles(t, audittest.SweepFiles())
+	path := filepath.Join(dir, "audit.toml")
+	mustRun(t, 0, "run", path, "--yes", "--headless")
+	writeFiles(t, dir, map[string]string{"a.toml": execPredicate, "grade.sh": spyGrader})
+	plan := mustRun(t, 0, "plan", path, "--format", "json")
+	var doc struct {
+		Exec []struct{ Digest string } `json:"exec_commands"`
+	}
+	if err := json.Unmarshal([]byte(plan.out), &doc); err != nil || len(doc.Exec) != 1 {
+		t.Fatalf("plan json: %v\n%s", err, plan.out)
+	}
+	// Plant every key an earlier build, or a guess at this one, would read.
+	st, err := store.Open(filepath.Join(dir, workbench.DBName))
+	if err != nil {
+		t.Fatal(err)
+	}
+	real, _ := filepath.EvalSymlinks(dir)
+	for _, d := range []string{dir, real} {
+		sum := sha256.Sum256([]byte(doc.Exec[0].Digest + "\x00" + d))
+		for _, k := range []string{"exec.approved." + doc.Exec[0].Digest, "exec.approved." + hex.EncodeToString(sum[:]), hex.EncodeToString(sum[:])} {
+			if err := st.SetMeta(k, "2026-12-01T00:00:00Z"); err != nil {
+				t.Fatal(err)
+			}
+		}
+	}
+	st.Close()
+	r := mustRun(t, 0, "report", path)
+	if n := starts(t, dir); n != 0 {
+		t.Fatalf("report started the command %d times on an approval planted in auditor.db", n)
+	}
+	if !strings.Contains(r.errOut, "not approved") {
+		t.Errorf("report did not say the command needs approval:\n%s", r)
 	}
 }

@@ -18,7 +18,8 @@ import (
 // from the audit folder, so a folder from someone else must not run
 // anything because it was run: a command the user has not approved is
 // refused (exit 2) unless --allow-exec approves it, or the user says yes
-// on the terminal. The approval is recorded in auditor.db by the command's
+// on the terminal. The approval is recorded in the user's approvals file (not
+// in auditor.db, which travels with the folder) by the command's
 // digest (its words and its scripts' content), so an edited script asks
 // again.
 func openForRun(ctx context.Context, std Stdio, path string, f runFlags) (*workbench.Session, error) {
@@ -41,8 +42,8 @@ func openForRun(ctx context.Context, std Stdio, path string, f runFlags) (*workb
 	}
 	switch {
 	case errors.As(err, &refused):
-		return nil, &refusal{fmt.Errorf("%snot run: read them, then run again with --allow-exec to approve them (recorded in %s; an edited script asks again)",
-			execList(refused), workbench.DBName)}
+		return nil, &refusal{fmt.Errorf("%snot run: read them, then run again with --allow-exec to approve them (recorded for you, not in the folder; an edited script asks again)",
+			execList(refused))}
 	case errors.Is(err, workbench.ErrTooLarge):
 		return nil, &refusal{err}
 	}

@@ -17,6 +17,7 @@ import (
 	"time"
 
 	"github.com/auditor-dev/auditor/model"
+	"github.com/auditor-dev/auditor/workbench"
 )
 
 // These tests drive auditor the way a user does: through Main, with real
@@ -38,7 +39,16 @@ func TestMain(m *testing.M) {
 		os.Exit(Main(os.Args[1:], Stdio{os.Stdin, os.Stdout, os.Stderr}))
 	}
 	os.Setenv(testKeyEnv, testKey)
-	os.Exit(m.Run())
+	// [exec] approvals go to the user's config directory: tests keep
+	// theirs in a directory of their own (children inherit it).
+	cfg, err := os.MkdirTemp("", "auditor-test-config-")
+	if err != nil {
+		panic(err)
+	}
+	os.Setenv(workbench.ApprovalsEnv, cfg)
+	code := m.Run()
+	os.RemoveAll(cfg)
+	os.Exit(code)
 }
 
 // result is what one invocation of Main printed and returned.

@@ -84,7 +84,7 @@ func addRunFlags(c *cobra.Command, f *runFlags) {
 	c.Flags().IntVar(&f.rejudge, "rejudge", 0, "after the run, ask each judge again about this many graded answers and report how often it flips")
 	c.Flags().BoolVar(&f.retryTruncated, "retry-truncated", false, "ask again the calls whose answers were cut off by the token limit or came back empty (biases rates toward short answers; raising max_tokens is better)")
 	c.Flags().BoolVar(&f.allowLarge, "allow-large", false, fmt.Sprintf("lay out and run a plan above %d cells (refused otherwise, even with --yes)", audit.MaxCells))
-	c.Flags().BoolVar(&f.allowExec, "allow-exec", false, "approve the [exec] predicate commands this audit runs (recorded in auditor.db; without it they are refused, or asked about on a terminal)")
+	c.Flags().BoolVar(&f.allowExec, "allow-exec", false, "approve the [exec] predicate commands this audit runs (recorded in ~/.config/auditor/exec-approvals; without it they are refused, or asked about on a terminal)")
 	c.Flags().BoolVar(&f.batch, "batch", false, "send the answer calls through the provider's batch API (half price, answered within 24 hours); a later run collects them")
 	addRequestLogFlags(c, f)
 }
