@@ -82,6 +82,9 @@ type History struct {
 	CompletionTokens map[string]float64 // by model name
 	LatencyMS        map[string]float64 // by model name
 	Answers          map[string]int     // by model name
+	// Pilot counts, by model name, the answers of a free pilot of the
+	// simulated model behind CompletionTokens when nothing is stored.
+	Pilot map[string]int
 }
 
 // What an estimate assumes for a model with no stored answers. A chat
@@ -214,7 +217,9 @@ func (h History) outlook(name string, limit int, simulated bool, simLatencyMS fl
 	n := h.Answers[name]
 	if stored {
 		o.completion = math.Min(mean, float64(limit))
-		if n > 0 {
+		if p := h.Pilot[name]; p > 0 && n == 0 {
+			bases.addTokens(fmt.Sprintf("%s: mean of a free pilot of %d simulated answers, %.0f tokens", label, p, mean))
+		} else if n > 0 {
 			bases.addTokens(fmt.Sprintf("%s: mean of %d stored answers, %.0f tokens", label, n, mean))
 		} else {
 			bases.addTokens(fmt.Sprintf("%s: mean of its stored answers, %.0f tokens", label, mean))
