@@ -274,8 +274,12 @@ func ExportGrades(w io.Writer, p *audit.Plan, versions []string, src ExportSourc
 		Pass     bool   `json:"pass"`
 		Reason   string `json:"reason"`
 		Check    int    `json:"check"`
+		Suite    string `json:"suite,omitempty"` // a regression suite's answer: graded by the suite's predicate
 		Schema   int    `json:"schema_version"`
 	}
+	// versions holds the rules' versions, then (with them) one per
+	// regression suite, as ExportResponses takes them.
+	withSuites := len(p.Audit.Regressions) > 0 && len(versions) == len(p.Audit.Rules)+len(p.Audit.Regressions)
 	var cw *csv.Writer
 	var enc *json.Encoder
 	switch format {
@@ -283,26 +287,47 @@ func ExportGrades(w io.Writer, p *audit.Plan, versions []string, src ExportSourc
 		enc = json.NewEncoder(c1Escaper{w})
 	case "csv":
 		cw = csv.NewWriter(w)
-		if err := cw.Write([]string{"key", "rule_line", "case", "variant", "sample", "grader", "version", "pass", "reason", "check"}); err != nil {
+		header := []string{"key", "rule_line", "case", "variant", "sample", "grader", "version", "pass", "reason", "check"}
+		if withSuites {
+			header = append(header, "suite")
+		}
+		if err := cw.Write(header); err != nil {
 			return err
 		}
 	default:
 		return fmt.Errorf("unknown format %q (want jsonl or csv)", format)
 	}
+	write := func(rec gradeRecord) error {
+		if enc != nil {
+			return enc.Encode(rec)
+		}
+		row := []string{rec.Key, strconv.Itoa(rec.RuleLine), rec.Case, rec.Variant, strconv.Itoa(rec.Sample),
+			rec.Grader, rec.Version, strconv.FormatBool(rec.Pass), rec.Reason, strconv.Itoa(rec.Check)}
+		if withSuites {
+			row = append(row, rec.Suite)
+		}
+		return cw.Write(csvSafe(row))
+	}
 	cache := map[string]map[string]model.Grade{}
+	gradesOf := func(v string) (map[string]model.Grade, error) {
+		gs, ok := cache[v]
+		if !ok {
+			var err error
+			if gs, err = src.GradesFor(model.PredicateGrader, v); err != nil {
+				return nil, err
+			}
+			cache[v] = gs
+		}
+		return gs, nil
+	}
 	for _, cell := range p.Cells {
 		rule := p.Audit.Rules[cell.Rule]
 		if !rule.HasPredicate() {
 			continue // nothing grades its answers
 		}
-		v := versions[cell.Rule]
-		gs, ok := cache[v]
-		if !ok {
-			var err error
-			if gs, err = src.GradesFor(model.PredicateGrader, v); err != nil {
-				return err
-			}
-			cache[v] = gs
+		gs, err := gradesOf(versions[cell.Rule])
+		if err != nil {
+			return err
 		}
 		g, ok := gs[cell.Key]
 		if !ok {
@@ -310,14 +335,30 @@ func ExportGrades(w io.Writer, p *audit.Plan, versions []string, src ExportSourc
 		}
 		rec := gradeRecord{Key: cell.Key, RuleLine: rule.Line, Case: rule.Cases[cell.Case].ID, Variant: p.VariantName(cell),
 			Sample: cell.Sample, Grader: g.Grader, Version: g.Version, Pass: g.Pass, Reason: g.Reason, Check: g.Check, Schema: SchemaVersion}
-		if enc != nil {
-			if err := enc.Encode(rec); err != nil {
-				return err
-			}
+		if err := write(rec); err != nil {
+			return err
+		}
+	}
+	for _, cell := range p.Regression {
+		if !withSuites {
+			break
+		}
+		gs, err := gradesOf(versions[len(p.Audit.Rules)+cell.Suite])
+		if err != nil {
+			return err
+		}
+		g, ok := gs[cell.Key]
+		if !ok {
 			continue
 		}
-		if err := cw.Write(csvSafe([]string{rec.Key, strconv.Itoa(rec.RuleLine), rec.Case, rec.Variant, strconv.Itoa(rec.Sample),
-			rec.Grader, rec.Version, strconv.FormatBool(rec.Pass), rec.Reason, strconv.Itoa(rec.Check)})); err != nil {
+		suite := p.Audit.Regressions[cell.Suite]
+		variant, line := audit.Baseline, 0
+		if cell.Variant != audit.RegressionBaseline {
+			variant, line = p.Audit.Rules[cell.Variant].Variant(), p.Audit.Rules[cell.Variant].Line
+		}
+		rec := gradeRecord{Key: cell.Key, RuleLine: line, Case: suite.Cases[cell.Case].ID, Variant: variant, Sample: cell.Sample,
+			Grader: g.Grader, Version: g.Version, Pass: g.Pass, Reason: g.Reason, Check: g.Check, Suite: suite.Name, Schema: SchemaVersion}
+		if err := write(rec); err != nil {
 			return err
 		}
 	}

@@ -211,7 +211,7 @@ guarded against spreadsheet formulas.`,
 				// left ungraded are graded first.
 				if err = s.Refresh(); err == nil {
 					sayNotApproved(std, s, args[0])
-					err = report.ExportGrades(w, s.Plan, s.PredicateVersions(), s.Store, format)
+					err = report.ExportGrades(w, s.Plan, s.AllPredicateVersions(), s.Store, format)
 				}
 			case "labels":
 				var book *model.LabelBook

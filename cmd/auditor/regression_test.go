@@ -167,6 +167,26 @@ func TestRegressionSuite_EndToEnd(t *testing.T) {
 	if suiteRecords != 2*3*3 || refusals != 3 {
 		t.Errorf("export: %d suite records, %d failing; want 18 and 3", suiteRecords, refusals)
 	}
+	// The grades export carries the suite's grades too, named by suite.
+	suiteGrades, suiteFails := 0, 0
+	for _, line := range strings.Split(strings.TrimSpace(mustRun(t, 0, "export", path, "--what", "grades").out), "\n") {
+		var rec struct {
+			Suite, Variant string
+			Pass           bool
+		}
+		if err := json.Unmarshal([]byte(line), &rec); err != nil {
+			t.Fatal(err)
+		}
+		if rec.Suite == "everyday" {
+			suiteGrades++
+			if !rec.Pass {
+				suiteFails++
+			}
+		}
+	}
+	if suiteGrades != 2*3*3 || suiteFails != 3 {
+		t.Errorf("export --what grades: %d suite grades, %d failing; want 18 and 3", suiteGrades, suiteFails)
+	}
 
 	md := mustRun(t, 0, "report", path, "--format", "md").out
 	if !strings.Contains(md, "## Regression suite everyday") || !strings.Contains(md, "| -L5 | **1 of 2** |") {
