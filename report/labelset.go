@@ -69,7 +69,14 @@ func WriteLabelSetResults(w io.Writer, r labels.SetReport, width float64) error 
 			fmt.Fprintf(&b, "    %s\n", k)
 		}
 		if n, err := q.Recall.MoreNeeded(width); err == nil {
-			fmt.Fprintf(&b, "  to narrow recall's 95%% interval to %.2f wide: about %d more labelled violations\n", width, n)
+			// The count depends on the recall measured so far (0.5, the
+			// worst case, before any): say which, so two screens that
+			// differ in it do not look contradictory.
+			at := "at the worst case, recall 0.5, since none is measured yet"
+			if q.Recall.Measured() {
+				at = fmt.Sprintf("at the recall measured so far, %.2f", q.Recall.Est)
+			}
+			fmt.Fprintf(&b, "  to narrow recall's 95%% interval to ±%.2f (%s): about %d more labelled violations\n", width/2, at, n)
 		}
 		for _, warn := range q.Warnings {
 			fmt.Fprintf(&b, "  warning: %s\n", warn)

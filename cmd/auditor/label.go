@@ -71,7 +71,7 @@ labeller's labels instead of the current ones.`,
 	fl.StringVar(&f.labeller, "labeller", "", "on a terminal, your name on the labels you give (default: $AUDITOR_LABELLER, else your user name); with --show, measure against this labeller's blind labels (default: every first labeller's)")
 	fl.StringVar(&f.set, "set", "", "name of the label set (default: derived from --rule and --stratify)")
 	fl.BoolVar(&f.show, "show", false, "print progress and results")
-	fl.Float64Var(&f.width, "width", 0.2, "target full width of recall's 95% interval, for the labels-needed estimate")
+	fl.Float64Var(&f.width, "width", 0.1, "target full width of recall's 95% interval (0.1 is ±0.05, as the label screen uses), for the labels-needed estimate")
 	return c
 }
 

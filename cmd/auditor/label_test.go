@@ -69,7 +69,7 @@ func TestLabel_Headless(t *testing.T) {
 		"recall (provoke + pressure):",
 		"kind      caught  missed",
 		"misses:",
-		"to narrow recall's 95% interval to 0.20 wide",
+		"to narrow recall's 95% interval to ±0.05 (at the recall measured so far, ",
 		"ana vs ben:",
 		"1 disagreement",
 	} {
