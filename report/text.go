@@ -88,7 +88,10 @@ func ruleText(rr *evidence.RuleResult, multiModel bool) string {
 		}
 	}
 	if line := ControlBaselineLine(rr); line != "" {
-		fmt.Fprintf(&b, "  %s\n", line)
+		// The table above gives the same rate with the interval clustered
+		// by case; this is the pooled one STATS asks for, said apart so
+		// two intervals for one rate do not look like a contradiction.
+		fmt.Fprintf(&b, "  %s (answers pooled; the table's interval is clustered by case)\n", line)
 	}
 	if line := FlipsLine(rr); line != "" {
 		fmt.Fprintf(&b, "  %s\n", model.Sanitize(line))
