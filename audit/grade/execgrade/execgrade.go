@@ -191,6 +191,18 @@ func (g *Grader) Grade(c model.Case, text string) (pass bool, reason string, err
 
 	p := g.proc
 	a, err := p.roundTrip(c.ID, line, g.opts.Timeout, g.opts.After(g.opts.Timeout))
+	if err != nil && p.answered > 0 && g.ctx.Err() == nil && p.exited() && p.waitErr == nil {
+		// A grader that answers one request and quits cleanly raced us:
+		// this request went to a process on its way out. A fresh one is
+		// asked, once; one that fails on its first request is broken.
+		g.stop()
+		np, serr := g.start()
+		if serr != nil {
+			return false, "", serr
+		}
+		g.proc, p = np, np
+		a, err = p.roundTrip(c.ID, line, g.opts.Timeout, g.opts.After(g.opts.Timeout))
+	}
 	if err != nil {
 		g.stop()
 		if cerr := g.ctx.Err(); cerr != nil {
@@ -198,6 +210,7 @@ func (g *Grader) Grade(c model.Case, text string) (pass bool, reason string, err
 		}
 		return false, "", fmt.Errorf("%s: case %s: %w%s", g.name(), c.ID, err, p.stderrSuffix())
 	}
+	p.answered++
 	return *a.Pass, a.Reason, nil
 }
 
@@ -319,6 +332,8 @@ type process struct {
 	stopOnce sync.Once
 
 	waitErr error // the child's exit status; valid after done is closed
+
+	answered int // requests it answered; written under the Grader's lock
 
 	after func(time.Duration) <-chan time.Time // Options.After
 	grace time.Duration                        // Options.CloseGrace

@@ -93,7 +93,7 @@ func child(mode, marker string) int {
 		case "raw":
 			b, _ := json.Marshal(map[string]any{"pass": true, "reason": in.Text()})
 			fmt.Fprintf(out, "%s\n", b)
-		case "echo", "badexit":
+		case "echo", "badexit", "oneshot":
 			reason := fmt.Sprintf("%s|%s|%s|%d|%s", req.ID, req.Kind, req.Msg, len(req.KB), req.Response)
 			b, _ := json.Marshal(map[string]any{"pass": !strings.Contains(req.Response, "Q3"), "reason": reason, "id": req.ID})
 			fmt.Fprintf(out, "%s\n", b)
@@ -113,6 +113,9 @@ func child(mode, marker string) int {
 		}
 		if err := out.Flush(); err != nil {
 			return 5
+		}
+		if mode == "oneshot" {
+			return 0 // one request a process: answer, then quit cleanly
 		}
 	}
 	if mode == "badexit" {
@@ -541,5 +544,22 @@ func TestGrader_Grade_StderrTailIsShortAndSanitized(t *testing.T) {
 	}
 	if !strings.Contains(msg, "line 99 red") || strings.Contains(msg, "line 79 ") {
 		t.Errorf("error does not quote exactly the last 20 stderr lines:\n%s", msg)
+	}
+}
+
+// TestGrade_OneRequestAProcess: a grader that answers one request and
+// quits (exit 0) is started afresh for the next; the request that reached
+// it on its way out is asked again of a fresh one, so no answer fails on
+// the race between its exit and the next request.
+func TestGrade_OneRequestAProcess(t *testing.T) {
+	t.Parallel()
+	g := startChild(t, "oneshot", never)
+	for i := range 8 { // each request starts a process: a few are enough to meet the race
+
+		id := fmt.Sprintf("c%d", i)
+		pass, reason, err := g.Grade(model.Case{ID: id, Kind: model.Provoke, Msg: "m"}, "fine")
+		if err != nil || !pass || !strings.HasPrefix(reason, id+"|") {
+			t.Fatalf("request %d: pass %v reason %q err %v", i, pass, reason, err)
+		}
 	}
 }
