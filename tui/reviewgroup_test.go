@@ -106,7 +106,8 @@ func TestReview_GroupDecidesEach(t *testing.T) {
 			t.Fatalf("the group lacks %s", k)
 		}
 	}
-	contains(t, plain(a), "applies to 3 answers")
+	// The list after it names the other two, and says so.
+	contains(t, plain(a), "applies to 3 answers with this text: this one and 2 more: ")
 	before, _ := src.writes()
 	w.press("v")
 	after, _ := src.writes()
