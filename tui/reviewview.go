@@ -30,7 +30,8 @@ func (v *reviewView) View() string {
 	}
 	head := v.head()
 	if len(v.items) == 0 {
-		return strings.Join(append(head, "", v.emptyReason()), "\n")
+		// Wrapped: the reason is a sentence or two, wider than a terminal.
+		return strings.Join(append(append(head, ""), wrapWords(v.emptyReason(), max(v.c.width, minWidth))...), "\n")
 	}
 	foot := v.foot()
 	v.vp.SetHeight(max(v.c.bodyH-len(head)-len(foot), 1))
