@@ -122,7 +122,7 @@ func (v *reviewView) head() []string {
 		out = append(out, clip(v.place(e, true), c.width))
 		if len(e.more) > 0 {
 			out = append(out, clip(st.Header.Render(fmt.Sprintf("applies to %d answers", len(e.more)+1))+
-				st.Muted.Render(fmt.Sprintf(" with this text: this one and %d more: ", len(e.more)))+v.others(e), c.width))
+				st.Muted.Render(" with this text: this one, ")+v.others(e), c.width))
 		}
 	}
 	return out
