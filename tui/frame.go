@@ -335,6 +335,12 @@ func (a *App) helpLine() string {
 		fk := a.c.keys.Filter
 		return a.help.ShortHelpView([]key.Binding{fk.Accept, fk.Cancel})
 	}
+	if a.showHelp {
+		// The help has the keyboard: the screen's own keys wait behind it.
+		pk := a.c.keys.Prompt
+		closeHelp := key.NewBinding(key.WithKeys(append(k.Help.Keys(), k.Back.Keys()...)...), key.WithHelp(k.Help.Help().Key+"/"+k.Back.Help().Key, "close help"))
+		return a.help.ShortHelpView([]key.Binding{pk.Down, pk.PageDown, pk.Bottom, closeHelp, k.Quit})
+	}
 	short := append([]key.Binding{}, a.current().helpKeys().short...)
 	short = append(short, k.NextScreen, k.Help, k.Quit)
 	return a.help.ShortHelpView(short)
