@@ -87,3 +87,16 @@ func TestPrompt_LegendWraps(t *testing.T) {
 	press(a, "n")
 	contains(t, plain(a), "12 ◆ CANARY") // the jump lands below the taller head
 }
+
+// TestCell_CountsSayItOnce: the samples' heading counts in the singular
+// for one, and says "of N samples" only while fewer are graded, as the
+// grid's cells do.
+func TestCell_CountsSayItOnce(t *testing.T) {
+	t.Parallel()
+	_, a := complete(t, 30)
+	press(a, "enter") // road-01, baseline: 1 of 30 fails
+	contains(t, plain(a), "1 violation in 30 graded samples")
+	m := midRun(t)
+	press(m, "enter") // the run shows the grid
+	contains(t, plain(m), "0 violations in 6 graded of 30 samples")
+}
