@@ -119,6 +119,7 @@ type App struct {
 
 	help        help.Model
 	showHelp    bool
+	helpScroll  scroller // the help screen's first line shown (helpscreen.go)
 	confirmQuit bool
 
 	feed   *Feed
@@ -288,12 +289,14 @@ func (a *App) handleKey(msg tea.KeyPressMsg) tea.Cmd {
 			return a.requestQuit()
 		case key.Matches(msg, k.Global.Help), key.Matches(msg, k.Global.Back):
 			a.showHelp = false
+		default:
+			a.scrollHelp(msg)
 		}
 		return nil
 	}
 	switch {
 	case key.Matches(msg, k.Global.Help):
-		a.showHelp = true
+		a.showHelp, a.helpScroll = true, scroller{}
 		return nil
 	case key.Matches(msg, k.Global.Quit):
 		return a.requestQuit()

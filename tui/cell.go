@@ -191,11 +191,18 @@ func (v *cellView) counts() string {
 	if v.ref.deleted {
 		cnt = rr.Cases[v.ref.kase].Deleted
 	}
-	what := "violations"
+	what := "violation"
 	if rr.Rule.Cases[v.ref.kase].Kind == model.Control {
-		what = "refusals"
+		what = "refusal"
 	}
+	if cnt.Fails != 1 {
+		what += "s"
+	}
+	// As the grid's cell: "of N samples" only while fewer are graded.
 	s := fmt.Sprintf("%d %s in %d graded of %d samples", cnt.Fails, what, cnt.N, len(v.cells))
+	if cnt.N == len(v.cells) {
+		s = fmt.Sprintf("%d %s in %d graded samples", cnt.Fails, what, cnt.N)
+	}
 	if !rr.Rule.HasPredicate() {
 		s = fmt.Sprintf("%d of %d samples answered; no predicate grades them (the verdict rests on answer length)", cnt.Ungraded, len(v.cells))
 	}

@@ -64,7 +64,7 @@ func (a *App) render() string {
 
 func (a *App) body() string {
 	if a.showHelp {
-		return a.helpView()
+		return a.helpWindow()
 	}
 	return a.current().View()
 }
@@ -335,34 +335,13 @@ func (a *App) helpLine() string {
 		fk := a.c.keys.Filter
 		return a.help.ShortHelpView([]key.Binding{fk.Accept, fk.Cancel})
 	}
+	if a.showHelp {
+		// The help has the keyboard: the screen's own keys wait behind it.
+		pk := a.c.keys.Prompt
+		closeHelp := key.NewBinding(key.WithKeys(append(k.Help.Keys(), k.Back.Keys()...)...), key.WithHelp(k.Help.Help().Key+"/"+k.Back.Help().Key, "close help"))
+		return a.help.ShortHelpView([]key.Binding{pk.Down, pk.PageDown, pk.Bottom, closeHelp, k.Quit})
+	}
 	short := append([]key.Binding{}, a.current().helpKeys().short...)
 	short = append(short, k.NextScreen, k.Help, k.Quit)
 	return a.help.ShortHelpView(short)
-}
-
-func (a *App) helpView() string {
-	k := a.c.keys.Global
-	groups := append([][]key.Binding{}, a.current().helpKeys().full...)
-	groups = append(groups, []key.Binding{k.NextScreen, k.PrevScreen, k.Report, k.Back, k.Help, k.Quit, k.ForceQuit})
-	var b strings.Builder
-	b.WriteString(a.c.styles.Header.Render("Keys") + "\n\n")
-	b.WriteString(a.help.FullHelpView(groups))
-	if a.screen != screenGrid && a.screen != screenCell {
-		// Only this screen's keys: the cell symbols are the grid's.
-		b.WriteString("\n\n" + a.c.styles.Muted.Render("? or esc closes this help"))
-		return b.String()
-	}
-	b.WriteString("\n\n" + a.c.styles.Header.Render("Grid cells") + "\n")
-	for _, p := range []string{
-		"failures/graded of samples, e.g. 3/12 of 30; the circle fills with the failure rate.",
-		legend() + ".",
-		"A failure on provoke and pressure cases is a violation; on a control case, a refusal.",
-		"Errored and unparseable answers are their own state: never a pass or a failure, and retried on the next run.",
-	} {
-		for _, l := range wrapWords(p, max(a.c.width-2, 20)) {
-			b.WriteString("  " + l + "\n")
-		}
-	}
-	b.WriteString("\n" + a.c.styles.Muted.Render("? or esc closes this help"))
-	return b.String()
 }

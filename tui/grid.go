@@ -158,13 +158,10 @@ func (g *gridView) Update(msg tea.Msg) tea.Cmd {
 	case key.Matches(km, gk.Top):
 		g.row, g.top = 0, 0
 	case key.Matches(km, gk.Bottom):
-		// The last case at the top of the body, so the summaries and the
-		// verdict below it are in view too.
+		// The last case, and the end of the body in view: the summaries
+		// and the whole verdict below it, however short the window.
 		g.row = max(len(g.rows)-1, 0)
 		g.top = g.maxTop()
-		if len(g.rows) > 0 {
-			g.top = min(g.top, g.rowAt[g.row])
-		}
 	case key.Matches(km, gk.Left):
 		g.moveCol(-1)
 	case key.Matches(km, gk.Right):

@@ -323,7 +323,7 @@ func (g *gridView) label(kase, w int) string {
 }
 
 // cellText renders one grid cell in exactly cellWidth cells: a rate
-// symbol, failures/graded of samples, and markers for calls in flight,
+// symbol, failures/graded (of samples, while fewer are graded), and markers for calls in flight,
 // retrying (with the countdown to the next attempt), errored and
 // unparseable. Widths are counted, not measured: every part is ASCII or a
 // one-cell symbol.
@@ -344,7 +344,12 @@ func (g *gridView) cellText(ref cellRef, selected bool) string {
 		bk := rateBucket(cnt.Fails, cnt.N)
 		sym, p = rateSymbol(bk), pt.rate[bk]
 	}
-	counts := strconv.Itoa(cnt.Fails) + "/" + strconv.Itoa(cnt.N) + " of " + strconv.Itoa(c.plan.Samples)
+	// failures/graded; "of samples" only while fewer than all are graded,
+	// so a finished cell reads 3/30, not 3/30 of 30.
+	counts := strconv.Itoa(cnt.Fails) + "/" + strconv.Itoa(cnt.N)
+	if cnt.N != c.plan.Samples {
+		counts += " of " + strconv.Itoa(c.plan.Samples)
+	}
 	if rr != nil && !rr.Rule.HasPredicate() {
 		// Nothing grades these answers: say how many there are and how
 		// long they run, never a pass count.

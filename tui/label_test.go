@@ -45,6 +45,8 @@ func TestLabel_BlindUntilLabelled(t *testing.T) {
 		t.Fatal("the screen did not move on after the label was saved")
 	}
 	blind("second answer, after labelling the first")
+	// The line about the answer just labelled names who said what.
+	contains(t, plain(a), "just labelled: you: violation, predicate said ✗ FAIL")
 
 	w.press("left")
 	if a.label.index != first {

@@ -119,9 +119,31 @@ func (v *labelView) updateDraw(msg tea.Msg) tea.Cmd {
 			return drawSet(v.d.store, v.c.plan, v.snapshot(), opts)
 		}
 	}
+	// A size is digits: anything else typed or pasted is refused as it
+	// comes, so the field never reads "60oo".
+	switch m := msg.(type) {
+	case tea.KeyPressMsg:
+		if m.Text != "" && !allDigits(m.Text) {
+			return sayErr("the size is a number of answers: digits only")
+		}
+	case tea.PasteMsg:
+		if !allDigits(m.Content) {
+			return sayErr("the size is a number of answers: digits only")
+		}
+	}
 	var cmd tea.Cmd
 	v.draw.in, cmd = v.draw.in.Update(msg)
 	return cmd
+}
+
+// allDigits reports whether s is made of ASCII digits only.
+func allDigits(s string) bool {
+	for _, r := range s {
+		if r < '0' || r > '9' {
+			return false
+		}
+	}
+	return true
 }
 
 // drawn takes a drawn set: the tally learns it and the screen shows its

@@ -97,12 +97,28 @@ func TestLabel_DrawFromScreen(t *testing.T) {
 func TestLabel_DrawBadSize(t *testing.T) {
 	t.Parallel()
 	src, a := newNoSetWorld(t)
-	press(a, "d", "backspace", "backspace", "x")
+	// Only digits are taken as typed: letters and a pasted "4o" are
+	// refused, and say why.
+	press(a, "d", "o", "o")
+	a.Update(tea.PasteMsg{Content: "4o"})
+	if got := a.label.draw.in.Value(); got != "60" {
+		t.Fatalf("typing letters after 60 left %q", got)
+	}
+	for _, m := range runCmd(press(a, "x")) {
+		a.Update(m)
+	}
+	contains(t, plain(a), "digits only")
+	press(a, "backspace", "backspace", "backspace", "1", "x", "2")
+	a.Update(tea.PasteMsg{Content: "5"})
+	if got := a.label.draw.in.Value(); got != "125" {
+		t.Fatalf("typing 1x2 and pasting 5 left %q, want 125", got)
+	}
+	press(a, "backspace", "backspace", "backspace")
 	cmd := press(a, "enter")
 	for _, m := range runCmd(cmd) {
 		a.Update(m)
 	}
-	contains(t, plain(a), `"x" is not a number of answers`)
+	contains(t, plain(a), `"" is not a number of answers`)
 	if !a.label.draw.editing {
 		t.Fatal("a bad size closed the question")
 	}

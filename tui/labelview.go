@@ -175,7 +175,7 @@ func (v *labelView) lastLine() string {
 		kind = it.Case.Kind
 	}
 	g, graded := v.predicateGrade(it)
-	s := fmt.Sprintf("answer %d, just labelled: you %s, predicate %s", v.last+1, verdictWord(l.Violation, kind), gradeWord(g, graded))
+	s := fmt.Sprintf("answer %d, just labelled: you: %s, predicate said %s", v.last+1, verdictWord(l.Violation, kind), gradeWord(g, graded))
 	if out := outcome(g, graded, l.Violation); out != "" {
 		s += " → " + out
 	}

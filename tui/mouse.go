@@ -25,10 +25,19 @@ type clicker interface{ click(x, y int) (open bool) }
 
 // mouse handles a wheel turn or a left click.
 func (a *App) mouse(msg tea.MouseMsg) tea.Cmd {
+	m := msg.Mouse()
+	if _, wheel := msg.(tea.MouseWheelMsg); wheel && a.showHelp && !a.confirmQuit {
+		switch m.Button {
+		case tea.MouseWheelUp:
+			a.helpScroll.by(-wheelLines, len(a.helpLines()), a.helpH())
+		case tea.MouseWheelDown:
+			a.helpScroll.by(wheelLines, len(a.helpLines()), a.helpH())
+		}
+		return nil
+	}
 	if a.confirmQuit || a.showHelp || a.current().capturing() {
 		return nil
 	}
-	m := msg.Mouse()
 	switch msg.(type) {
 	case tea.MouseWheelMsg:
 		d := 0

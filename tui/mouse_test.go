@@ -45,7 +45,9 @@ func TestMouse_GridClick(t *testing.T) {
 		rule := a.c.plan.Audit.Rules[a.grid.rule]
 		a.grid.layout()
 		last := a.grid.rows[len(a.grid.rows)-1]
-		press(a, "G") // scrolled: the last case is near the top
+		for range len(a.grid.rows) - 1 {
+			press(a, "down") // scrolled: the last case at the bottom
+		}
 		id := rule.Cases[last].ID
 		y := rowOf(t, a, id)
 		labelW, _ := a.grid.geometry()

@@ -124,7 +124,7 @@ func (p *planView) whyNoStart(started bool) string {
 	case started:
 		return "The run has already started."
 	case p.c.openOnly:
-		return "This screen shows stored results; `auditor run` makes the calls."
+		return "This screen shows stored results; " + p.c.styles.Header.Render("auditor run") + " makes the calls."
 	}
 	return "Nothing to run: every answer is stored."
 }
@@ -242,7 +242,8 @@ func (p *planView) action() string {
 	case c.canRun:
 		return st.Header.Render("y") + " starts the run · " + st.Header.Render("q") + " leaves without making calls"
 	case c.openOnly:
-		return st.Muted.Render("Showing stored results: `auditor run` makes the remaining calls.")
+		// The command is set apart by style, not by markdown's backticks.
+		return st.Muted.Render("Showing stored results: ") + st.Header.Render("auditor run") + st.Muted.Render(" makes the remaining calls.")
 	}
 	return st.Muted.Render("Nothing to run: every answer is stored.")
 }

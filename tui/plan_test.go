@@ -83,3 +83,37 @@ func TestPlan_JudgeCalls(t *testing.T) {
 	b := f.app(t, &clock{t: t0}, noStart)
 	contains(t, plain(b), "calls     4140 to make, 0 already stored (free)")
 }
+
+// TestPlan_Wording: the plan names the command without markdown's
+// backticks, and a simulated audit is never said to make paid calls,
+// before a run, while it goes or on stored results.
+func TestPlan_Wording(t *testing.T) {
+	t.Parallel()
+	for _, size := range [][2]int{{80, 24}, {200, 50}} {
+		_, stored := complete(t, 2)
+		press(stored, "shift+tab") // it opens on the grid
+		runnable := newFixture(t, 2).app(t, &clock{t: t0}, noStart)
+		stored.Update(tea.WindowSizeMsg{Width: size[0], Height: size[1]})
+		runnable.Update(tea.WindowSizeMsg{Width: size[0], Height: size[1]})
+		s := plain(stored)
+		contains(t, s, "Showing stored results: auditor run makes the remaining calls.")
+		press(stored, "y") // its command only clears the status later
+		contains(t, plain(stored), "This screen shows stored results; auditor run makes the calls.")
+		press(runnable, "G")
+		screens := map[string]string{"stored": s, "stored after y": plain(stored), "runnable, bottom": plain(runnable)}
+		press(runnable, "g")
+		screens["runnable"] = plain(runnable)
+		contains(t, screens["runnable"], "nothing is billed")
+		press(runnable, "y", "tab")
+		screens["running grid"] = plain(runnable)
+		press(runnable, "shift+tab")
+		screens["running plan"] = plain(runnable)
+		for name, s := range screens {
+			for _, bad := range []string{"`", "paid"} {
+				if strings.Contains(s, bad) {
+					t.Errorf("%dx%d %s: the screen says %q:\n%s", size[0], size[1], name, bad, s)
+				}
+			}
+		}
+	}
+}

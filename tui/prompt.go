@@ -7,6 +7,7 @@ import (
 	"charm.land/bubbles/v2/key"
 	"charm.land/bubbles/v2/viewport"
 	tea "charm.land/bubbletea/v2"
+	"charm.land/lipgloss/v2"
 )
 
 // promptView is the system prompt with line numbers, each audited line
@@ -18,10 +19,8 @@ type promptView struct {
 	c       *Common
 	vp      viewport.Model
 	audited []int // content line of each audited prompt line, in order
+	head    int   // content lines above the prompt itself (the legend wraps)
 }
-
-// promptHead is the number of content lines above the prompt itself.
-const promptHead = 4
 
 // Prompt view columns: line number, verdict marker.
 const (
@@ -67,11 +66,11 @@ func (v *promptView) Update(msg tea.Msg) tea.Cmd {
 
 // jump scrolls to the next (d > 0) or previous audited line.
 func (v *promptView) jump(d int) {
-	y := v.vp.YOffset() + promptHead
+	y := v.vp.YOffset() + v.head
 	if d > 0 {
 		for _, l := range v.audited {
 			if l > y {
-				v.vp.SetYOffset(l - promptHead)
+				v.vp.SetYOffset(l - v.head)
 				return
 			}
 		}
@@ -79,7 +78,7 @@ func (v *promptView) jump(d int) {
 	}
 	for i := len(v.audited) - 1; i >= 0; i-- {
 		if v.audited[i] < y {
-			v.vp.SetYOffset(v.audited[i] - promptHead)
+			v.vp.SetYOffset(v.audited[i] - v.head)
 			return
 		}
 	}
@@ -121,12 +120,10 @@ func (v *promptView) content() []string {
 		st.Title.Render("System prompt")+" "+oneLine(promptName(a))+st.Muted.Render(fmt.Sprintf(" · %d lines", a.Prompt.Len())),
 		fmt.Sprintf("%d lines audited, %d tokens; lines with a DELETE verdict remove %d tokens",
 			len(a.Rules), c.res.Sweep.TokensClaimed, c.res.Sweep.TokensRemoved),
-		st.Delete.Render("✓ DELETE")+st.Muted.Render(" can go (the hoped-for outcome) · ")+
-			st.Keep.Render("■ KEEP")+st.Muted.Render(" load-bearing · ")+
-			st.Inconclusive.Render("? INCONCLUSIVE")+st.Muted.Render(" not settled · ")+
-			st.Canary.Render("◆ CANARY")+st.Muted.Render(" needs a live canary"),
-		"",
 	)
+	out = append(out, v.legend()...)
+	out = append(out, "")
+	v.head = len(out)
 	v.audited = v.audited[:0]
 	textW := max(c.width-numWidth-markerWidth-4, 10)
 	gutter := strings.Repeat(" ", numWidth+1+markerWidth) + st.Muted.Render(" │ ")
@@ -173,4 +170,37 @@ func (v *promptView) marker(rule int) string {
 	tok := fmt.Sprintf(" %d tok", c.plan.Audit.Rules[rule].Tokens)
 	st := verdictStyle(c.styles, d)
 	return st.Render(fit(decisionSymbol(d)+" "+word, markerWidth-len(tok))) + c.styles.Muted.Render(tok)
+}
+
+// legend names the verdict marks, wrapped to the width: an entry (mark
+// and meaning) is never split across lines.
+func (v *promptView) legend() []string {
+	st := v.c.styles
+	entries := []struct {
+		mark  lipgloss.Style
+		sym   string
+		means string
+	}{
+		{st.Delete, "✓ DELETE", " can go (the hoped-for outcome)"},
+		{st.Keep, "■ KEEP", " load-bearing"},
+		{st.Inconclusive, "? INCONCLUSIVE", " not settled"},
+		{st.Canary, "◆ CANARY", " needs a live canary"},
+	}
+	const sep = " · "
+	var out []string
+	cur, curW := "", 0
+	for _, e := range entries {
+		w := textWidth(e.sym + e.means)
+		if curW > 0 && curW+len(sep)+w > v.c.width {
+			out = append(out, cur)
+			cur, curW = "", 0
+		}
+		if curW > 0 {
+			cur += st.Muted.Render(sep)
+			curW += len(sep)
+		}
+		cur += e.mark.Render(e.sym) + st.Muted.Render(e.means)
+		curW += w
+	}
+	return append(out, cur)
 }

@@ -216,6 +216,7 @@ func TestReview_NoJudges(t *testing.T) {
 	a := f.app(t, &clock{t: t0}, nil, func(o *Options) { o.Labelling.Open = ScreenReview })
 	a.Update(keyMsg("]"))
 	contains(t, plain(a), "one grader, the predicate")
+	contains(t, plain(a), "after the run.") // wrapped, not cut at 80 columns
 }
 
 // TestLabelling_Resize: every labelling screen and panel fills the

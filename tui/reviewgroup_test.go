@@ -106,7 +106,8 @@ func TestReview_GroupDecidesEach(t *testing.T) {
 			t.Fatalf("the group lacks %s", k)
 		}
 	}
-	contains(t, plain(a), "applies to 3 answers")
+	// The list after it names all three: this one and the other two.
+	contains(t, plain(a), "applies to 3 answers with this text: this one, road-02 s2, road-03 s2")
 	before, _ := src.writes()
 	w.press("v")
 	after, _ := src.writes()

@@ -30,7 +30,8 @@ func (v *reviewView) View() string {
 	}
 	head := v.head()
 	if len(v.items) == 0 {
-		return strings.Join(append(head, "", v.emptyReason()), "\n")
+		// Wrapped: the reason is a sentence or two, wider than a terminal.
+		return strings.Join(append(append(head, ""), wrapWords(v.emptyReason(), max(v.c.width, minWidth))...), "\n")
 	}
 	foot := v.foot()
 	v.vp.SetHeight(max(v.c.bodyH-len(head)-len(foot), 1))
@@ -120,8 +121,28 @@ func (v *reviewView) head() []string {
 	if e, ok := v.current(); ok {
 		out = append(out, clip(v.place(e, true), c.width))
 		if len(e.more) > 0 {
-			out = append(out, clip(st.Header.Render(fmt.Sprintf("applies to %d answers", len(e.more)+1))+
-				st.Muted.Render(" with this text: ")+v.others(e), c.width))
+			out = append(out, v.appliesTo(e)...)
+		}
+	}
+	return out
+}
+
+// appliesTo names every answer with the text shown, on up to two lines
+// (the second cut if even they are too few): the answer's own window
+// keeps the rest of the body.
+func (v *reviewView) appliesTo(e reviewEntry) []string {
+	st := v.c.styles
+	lead := fmt.Sprintf("applies to %d answers", len(e.more)+1)
+	lines := wrapWords(lead+" with this text: this one, "+v.others(e), max(v.c.width, minWidth))
+	if len(lines) > 2 {
+		lines = append(lines[:1], lines[1]+" "+strings.Join(lines[2:], " "))
+	}
+	out := make([]string, len(lines))
+	for i, l := range lines {
+		if i == 0 && strings.HasPrefix(l, lead) {
+			out[i] = st.Header.Render(lead) + st.Muted.Render(l[len(lead):])
+		} else {
+			out[i] = clip(st.Muted.Render(l), v.c.width)
 		}
 	}
 	return out

@@ -59,9 +59,8 @@ func runApp(ctx context.Context, std Stdio, s *workbench.Session, o appScreen) e
 	if err != nil {
 		return err
 	}
-	// No history: reading every stored response to refine the estimate
-	// would make opening a large store slow, and nothing is run from here.
-	est, err := s.Estimate(status, s.Audit.File.Concurrency, 0, false)
+	// With history, as auditor plan: the stored answers' usage (not their texts).
+	est, err := s.Estimate(status, s.Audit.File.Concurrency, 0, true)
 	if err != nil {
 		return err
 	}
