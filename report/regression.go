@@ -84,7 +84,7 @@ func RegressionHeading(res *evidence.Results, si int) string {
 
 // RegressionNote says how to read the sections; the same in every report.
 const RegressionNote = "each case runs on baseline and on every variant; a case is broken when it passes on baseline and fails under the variant, by majority over samples. " +
-	"The difference is variant minus baseline over all cases, with Newcombe's 95% interval. Regression suites never change a verdict: a variant that breaks a case is flagged."
+	"The difference is variant minus baseline over all cases, with Newcombe's 95% interval. Regression suites never change a verdict: a variant that breaks a case is flagged, and fails --gate."
 
 // regressionText is the text report's regression sections, "" without
 // suites.
