@@ -125,24 +125,11 @@ func NewPlan(a *Audit, opts PlanOptions) *Plan {
 					if del {
 						system, variant = deleted[ri], r.Variant()
 					}
-					c := &r.Cases[ci]
-					req := m.NewRequest(Messages(system, *c))
+					call, keys := answerCall(m, mi, r.Cases[ci], system, r.Line, variant, tok)
 					tmpls = append(tmpls, callTemplate{
 						cell: Cell{Rule: ri, Model: mi, Case: ci, Deleted: del},
-						call: runner.Call{
-							Request:  req,
-							Provider: mi, // cmd's endpoints are in model order
-							Meta: runner.Meta{
-								CaseID:   c.ID,
-								Kind:     c.Kind,
-								RuleLine: r.Line,
-								Variant:  variant,
-							},
-							EstPromptTokens:     tok.prompt(system, *c),
-							EstCompletionTokens: m.CompletionLimit() / 2,
-							Price:               priceOf(m),
-						},
-						keys: newSampleKeys(req),
+						call: call,
+						keys: keys,
 					})
 				}
 			}
@@ -233,22 +220,11 @@ func regressionTemplates(a *Audit, full string, variants []string, tok *tokenCac
 					if vi != RegressionBaseline {
 						system, variant = variants[vi], a.Rules[vi].Variant()
 					}
-					req := m.NewRequest(Messages(system, *c))
+					call, keys := answerCall(m, mi, *c, system, 0, variant, tok)
 					out = append(out, regTemplate{
 						cell: RegressionCell{Suite: si, Model: mi, Case: ci, Variant: vi},
-						call: runner.Call{
-							Request:  req,
-							Provider: mi,
-							Meta: runner.Meta{
-								CaseID:  c.ID,
-								Kind:    c.Kind,
-								Variant: variant,
-							},
-							EstPromptTokens:     tok.prompt(system, *c),
-							EstCompletionTokens: m.CompletionLimit() / 2,
-							Price:               priceOf(m),
-						},
-						keys: newSampleKeys(req),
+						call: call,
+						keys: keys,
 					})
 				}
 			}
@@ -299,6 +275,27 @@ func (p *Plan) SuiteOf(key string) int {
 }
 
 // priceOf returns what a model's tokens cost.
+// answerCall is the call that asks model m (the mi-th: the runner's
+// endpoints are in model order) case c under the system prompt, with the
+// sample keys of its samples. ruleLine is the audited rule's line, 0 for a
+// regression suite's call.
+func answerCall(m model.ModelConfig, mi int, c model.Case, system string, ruleLine int, variant string, tok *tokenCache) (runner.Call, sampleKeys) {
+	req := m.NewRequest(Messages(system, c))
+	return runner.Call{
+		Request:  req,
+		Provider: mi,
+		Meta: runner.Meta{
+			CaseID:   c.ID,
+			Kind:     c.Kind,
+			RuleLine: ruleLine,
+			Variant:  variant,
+		},
+		EstPromptTokens:     tok.prompt(system, c),
+		EstCompletionTokens: m.CompletionLimit() / 2,
+		Price:               priceOf(m),
+	}, newSampleKeys(req)
+}
+
 func priceOf(m model.ModelConfig) runner.Price {
 	return runner.Price{
 		InputPerMTok:           m.PriceInputPerMTok,
