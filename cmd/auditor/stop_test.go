@@ -46,6 +46,25 @@ func (s *fakeServer) judgeRequests() int {
 	return n
 }
 
+// hangJudges makes the server hold every judge call unanswered; the
+// channel closes once n are held (every slot of a run at concurrency n).
+func hangJudges(srv *fakeServer, n int) <-chan struct{} {
+	var once sync.Once
+	full := make(chan struct{})
+	seen := 0
+	srv.hang = func(a arrival) bool { // called with srv.mu held
+		if !isJudgeCall(a) {
+			return false
+		}
+		seen++
+		if seen == n {
+			once.Do(func() { close(full) })
+		}
+		return true
+	}
+	return full
+}
+
 // TestStopDuringJudging_Headless interrupts a headless run (Ctrl-C, SIGINT)
 // while its judge calls are in flight: the run must make no judge call
 // after the interrupt, exit 130 and print the command that resumes it; the
@@ -55,19 +74,7 @@ func TestStopDuringJudging_Headless(t *testing.T) {
 	const concurrency = 3
 	cs := makeCases(2, 1, 2)
 	srv := newFakeServer(t, cs)
-	var once sync.Once
-	full := make(chan struct{})
-	seen := 0
-	srv.hang = func(a arrival) bool { // called with srv.mu held
-		if !isJudgeCall(a) {
-			return false
-		}
-		seen++
-		if seen == concurrency {
-			once.Do(func() { close(full) })
-		}
-		return true
-	}
+	full := hangJudges(srv, concurrency)
 	dir := t.TempDir()
 	path := writeAudit(t, dir, auditSpec{baseURL: srv.baseURL(), samples: 2, concurrency: concurrency}, cs)
 	addJudge(t, path, srv.baseURL())
@@ -156,19 +163,7 @@ func TestStopDuringJudging_OnScreen(t *testing.T) {
 	const concurrency = 3
 	cs := makeCases(2, 1, 2)
 	srv := newFakeServer(t, cs)
-	var once sync.Once
-	full := make(chan struct{})
-	seen := 0
-	srv.hang = func(a arrival) bool { // called with srv.mu held
-		if !isJudgeCall(a) {
-			return false
-		}
-		seen++
-		if seen == concurrency {
-			once.Do(func() { close(full) })
-		}
-		return true
-	}
+	full := hangJudges(srv, concurrency)
 	dir := t.TempDir()
 	path := writeAudit(t, dir, auditSpec{baseURL: srv.baseURL(), samples: 2, concurrency: concurrency}, cs)
 	addJudge(t, path, srv.baseURL())
