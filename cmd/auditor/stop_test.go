@@ -129,14 +129,7 @@ func TestJudgeCallFailedForGood_Exit1(t *testing.T) {
 	t.Parallel()
 	cs := makeCases(2, 1, 2)
 	srv := newFakeServer(t, cs)
-	refused := ""
-	srv.fault = func(a arrival) fault { // called with srv.mu held
-		if isJudgeCall(a) && (refused == "" || refused == a.Body) {
-			refused = a.Body
-			return fault400
-		}
-		return noFault
-	}
+	refused := refuseOneJudgeCall(srv)
 	dir := t.TempDir()
 	path := writeAudit(t, dir, auditSpec{baseURL: srv.baseURL(), samples: 1, concurrency: 2}, cs)
 	addJudge(t, path, srv.baseURL())
@@ -149,7 +142,7 @@ func TestJudgeCallFailedForGood_Exit1(t *testing.T) {
 	srv.mu.Unlock()
 	srv.reset()
 	mustRun(t, 0, "run", path, "--yes", "--headless")
-	if log := srv.arrivalsLog(); len(log) != 1 || log[0].Body != refused {
+	if log := srv.arrivalsLog(); len(log) != 1 || log[0].Body != *refused {
 		t.Errorf("the retry made %d requests, want the one refused judge call", len(log))
 	}
 }
@@ -168,35 +161,16 @@ func TestStopDuringJudging_OnScreen(t *testing.T) {
 	path := writeAudit(t, dir, auditSpec{baseURL: srv.baseURL(), samples: 2, concurrency: concurrency}, cs)
 	addJudge(t, path, srv.baseURL())
 
-	cmd := exec.Command(os.Args[0], "run", path, "--yes")
-	cmd.Env = append(os.Environ(), "AUDITOR_TEST_MAIN=1", "TERM=xterm-256color")
-	tty, err := pty.StartWithSize(cmd, &pty.Winsize{Rows: 24, Cols: 80})
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer tty.Close()
-	var screen bytes.Buffer
-	drained := make(chan struct{})
-	go func() { _, _ = io.Copy(&screen, tty); close(drained) }() // EIO once the child is gone
-	exited := make(chan struct{})
-	go func() { _ = cmd.Wait(); close(exited) }()
+	run := startOnTerminal(t, 80, "run", path, "--yes")
 	select {
 	case <-full:
-	case <-exited:
+	case <-run.exited:
 		t.Fatalf("the run ended before its judge calls were in flight")
 	}
-	if _, err := tty.Write([]byte("q")); err != nil {
-		t.Fatal(err)
-	}
-	if _, err := tty.Write([]byte("y")); err != nil {
-		t.Fatal(err)
-	}
-	<-exited
-	tty.Close()
-	<-drained
+	run.press("q", "y")
+	code, out := run.wait()
 	srv.waitIdle()
-	out := strings.ReplaceAll(ansi.Strip(screen.String()), "\r", "")
-	if code := cmd.ProcessState.ExitCode(); code != exitInterrupted {
+	if code != exitInterrupted {
 		t.Fatalf("stopped on screen during judging: want exit %d, got %d:\n%s", exitInterrupted, code, out)
 	}
 	if n := srv.judgeRequests(); n != concurrency {
@@ -212,46 +186,23 @@ func TestQuitFinishedRun_CallsNothing(t *testing.T) {
 	t.Parallel()
 	cs := makeCases(2, 1, 2)
 	srv := newFakeServer(t, cs)
-	refused := ""
-	srv.fault = func(a arrival) fault { // called with srv.mu held
-		if isJudgeCall(a) && (refused == "" || refused == a.Body) {
-			refused = a.Body
-			return fault400
-		}
-		return noFault
-	}
+	refuseOneJudgeCall(srv)
 	dir := t.TempDir()
 	path := writeAudit(t, dir, auditSpec{baseURL: srv.baseURL(), samples: 1, concurrency: 2}, cs)
 	addJudge(t, path, srv.baseURL())
 
-	cmd := exec.Command(os.Args[0], "run", path, "--yes")
-	cmd.Env = append(os.Environ(), "AUDITOR_TEST_MAIN=1", "TERM=xterm-256color")
-	tty, err := pty.StartWithSize(cmd, &pty.Winsize{Rows: 24, Cols: 120})
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer tty.Close()
-	screen := &syncBuffer{}
-	ended := screen.waitFor("calls finished, ") // the end of the run: tui endMessage
-	drained := make(chan struct{})
-	go func() { _, _ = io.Copy(screen, tty); close(drained) }()
-	exited := make(chan struct{})
-	go func() { _ = cmd.Wait(); close(exited) }()
+	run := startOnTerminal(t, 120, "run", path, "--yes")
+	ended := run.screen.waitFor("calls finished, ") // the end of the run: tui endMessage
 	select {
 	case <-ended:
-	case <-exited:
-		t.Fatalf("the program ended before the run did:\n%s", screen.plain())
+	case <-run.exited:
+		t.Fatalf("the program ended before the run did:\n%s", run.screen.plain())
 	}
 	before := len(srv.arrivalsLog())
-	if _, err := tty.Write([]byte("q")); err != nil {
-		t.Fatal(err)
-	}
-	<-exited
-	tty.Close()
-	<-drained
+	run.press("q")
+	code, out := run.wait()
 	srv.waitIdle()
-	out := screen.plain()
-	if code := cmd.ProcessState.ExitCode(); code != exitFailed {
+	if code != exitFailed {
 		t.Fatalf("quit after a judge call failed for good: want exit %d, got %d:\n%s", exitFailed, code, out)
 	}
 	if after := len(srv.arrivalsLog()); after != before {
@@ -260,6 +211,65 @@ func TestQuitFinishedRun_CallsNothing(t *testing.T) {
 	if !strings.Contains(out, "judge calls failed for good") {
 		t.Errorf("no word of the failed judge call after quitting:\n%s", out)
 	}
+}
+
+// refuseOneJudgeCall makes the server refuse, for good (400), the first
+// judge call it sees and every repeat of it; the body refused is returned.
+func refuseOneJudgeCall(srv *fakeServer) *string {
+	refused := new(string)
+	srv.fault = func(a arrival) fault { // called with srv.mu held
+		if isJudgeCall(a) && (*refused == "" || *refused == a.Body) {
+			*refused = a.Body
+			return fault400
+		}
+		return noFault
+	}
+	return refused
+}
+
+// terminalRun is the program run in a pseudo-terminal of its own, as a
+// user runs it: the interactive screen starts only on a terminal.
+type terminalRun struct {
+	t       *testing.T
+	cmd     *exec.Cmd
+	tty     *os.File
+	screen  *syncBuffer
+	drained chan struct{}
+	exited  chan struct{}
+}
+
+// startOnTerminal starts auditor with args in a 24-line terminal cols wide.
+func startOnTerminal(t *testing.T, cols uint16, args ...string) *terminalRun {
+	t.Helper()
+	cmd := exec.Command(os.Args[0], args...)
+	cmd.Env = append(os.Environ(), "AUDITOR_TEST_MAIN=1", "TERM=xterm-256color")
+	tty, err := pty.StartWithSize(cmd, &pty.Winsize{Rows: 24, Cols: cols})
+	if err != nil {
+		t.Fatal(err)
+	}
+	r := &terminalRun{t: t, cmd: cmd, tty: tty, screen: &syncBuffer{}, drained: make(chan struct{}), exited: make(chan struct{})}
+	t.Cleanup(func() { tty.Close() })
+	go func() { _, _ = io.Copy(r.screen, tty); close(r.drained) }() // EIO once the child is gone
+	go func() { _ = cmd.Wait(); close(r.exited) }()
+	return r
+}
+
+// press types keys, in order.
+func (r *terminalRun) press(keys ...string) {
+	for _, k := range keys {
+		if _, err := r.tty.Write([]byte(k)); err != nil {
+			r.t.Fatal(err)
+		}
+	}
+}
+
+// wait waits for the program to exit and returns its exit code and
+// everything it wrote, escape sequences stripped.
+func (r *terminalRun) wait() (int, string) {
+	<-r.exited
+	r.tty.Close()
+	<-r.drained
+	return r.cmd.ProcessState.ExitCode(), r.screen.plain()
 }
 
 // syncBuffer collects a terminal's output for a test and tells it when a
