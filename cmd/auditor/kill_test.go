@@ -71,7 +71,7 @@ func TestInterruptAndResume(t *testing.T) {
 			case waitErr = <-exited:
 				t.Fatalf("the run ended before it was interrupted (%v):\n%s%s", waitErr, stdout.String(), stderr.String())
 			}
-			srv.waitIdle() // the child's last requests are settled
+			srv.waitClosed() // the dead child's last requests are settled
 			_, servedBefore, _ := srv.counts()
 			child := result{code: cmd.ProcessState.ExitCode(), out: stdout.String(), errOut: stderr.String()}
 			if strings.Contains(child.errOut, "panic") || strings.Contains(child.errOut, "goroutine ") {
@@ -241,7 +241,9 @@ func TestKillPaysAtMostConcurrencyTwice(t *testing.T) {
 		if !errors.As(err, &ee) || ee.Sys().(syscall.WaitStatus).Signal() != syscall.SIGKILL {
 			t.Fatalf("kill %d: want death by SIGKILL after %d answers, got %v:\n%s", k+1, at, err, stderr.String())
 		}
-		srv.waitIdle()
+		// Every request the dead process sent is answered (paid) and
+		// counted against this kill, not the next run.
+		srv.waitClosed()
 		_, served, _ := srv.counts()
 		after := stored()
 		twice := served - (after - before)

@@ -277,8 +277,9 @@ type fakeServer struct {
 	hang func(a arrival) bool
 
 	mu        sync.Mutex
-	idle      *sync.Cond     // signalled when a handler returns
+	idle      *sync.Cond     // signalled when a handler returns or a connection closes
 	inFlight  int            // handlers running
+	conns     int            // connections open
 	arrivals  map[string]int // body -> requests so far
 	answered  map[string]int // body -> answers so far
 	requests  int
@@ -296,7 +297,19 @@ func newFakeServer(t *testing.T, cs []testCase) *fakeServer {
 	for _, c := range cs {
 		s.kinds[c.msg] = c.kind
 	}
-	s.Server = httptest.NewServer(s)
+	s.Server = httptest.NewUnstartedServer(s)
+	s.Server.Config.ConnState = func(_ net.Conn, st http.ConnState) {
+		s.mu.Lock()
+		defer s.mu.Unlock()
+		switch st {
+		case http.StateNew:
+			s.conns++
+		case http.StateClosed, http.StateHijacked:
+			s.conns--
+			s.idle.Broadcast()
+		}
+	}
+	s.Server.Start()
 	t.Cleanup(s.Close)
 	return s
 }
@@ -329,6 +342,19 @@ func (s *fakeServer) waitIdle() {
 	s.mu.Lock()
 	defer s.mu.Unlock()
 	for s.inFlight > 0 {
+		s.idle.Wait()
+	}
+}
+
+// waitClosed waits until every connection to the server is closed and no
+// request is being handled: after a client process was killed, a request
+// it had sent may still be read from the socket and answered (paid) after
+// waitIdle returns. Only for clients that are gone: a live client keeps
+// its idle connections open.
+func (s *fakeServer) waitClosed() {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	for s.inFlight > 0 || s.conns > 0 {
 		s.idle.Wait()
 	}
 }
