@@ -174,7 +174,7 @@ func TestGrid_NoPredicateRuleShowsLengths(t *testing.T) {
 	s := plain(a)
 	contains(t, s, "line 12")
 	contains(t, s, "answers and mean length, not graded")
-	contains(t, s, "2 of 2 · ")
+	contains(t, s, " 2 · ")
 	contains(t, s, "mean ")
 	if strings.Contains(s, "0/0 of") || strings.Contains(s, "PROVOKE + PRESSURE") {
 		t.Fatalf("the grid shows pass counts or a pooled arm for a rule nothing grades:\n%s", s)

@@ -353,7 +353,10 @@ func (g *gridView) cellText(ref cellRef, selected bool) string {
 	if rr != nil && !rr.Rule.HasPredicate() {
 		// Nothing grades these answers: say how many there are and how
 		// long they run, never a pass count.
-		counts = strconv.Itoa(cnt.Ungraded) + " of " + strconv.Itoa(c.plan.Samples)
+		counts = strconv.Itoa(cnt.Ungraded) // the column says "answers and mean length"
+		if cnt.Ungraded != c.plan.Samples {
+			counts = strconv.Itoa(cnt.Ungraded) + " of " + strconv.Itoa(c.plan.Samples)
+		}
 		if l := rr.Lengths; l != nil && ref.kase < len(l.PerCase) {
 			mean, n := l.PerCase[ref.kase].BaselineMean, l.PerCase[ref.kase].BaselineN
 			if ref.deleted {
