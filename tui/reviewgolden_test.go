@@ -17,7 +17,7 @@ func TestGolden_Review(t *testing.T) {
 	t.Parallel()
 	world := func(t testing.TB) *labelWorld {
 		var keys []string
-		w := newLabelWorldEdit(t, newFixture(t, 2), 0, 12, ScreenReview, func(f *fixture) {
+		w := newLabelWorldEdit(t, newFixture(t, 6), 0, 12, ScreenReview, func(f *fixture) {
 			keys = sameText(t, f)
 			storeJudgeAnswers(f, "")
 		})

@@ -101,14 +101,17 @@ func (v *reviewView) gotTexts(msg reviewTextsMsg) tea.Cmd {
 
 // grouped narrows the queue to the search and, in the disagreement queue,
 // lists identical answers once: the first of them stands for the rest,
-// which a decision labels too. Answers group only within a kind: the same
-// words are a refusal on a control case and fine on a provoking one, so
-// one key would mean two verdicts. Split pairs and the labellers' queue
+// which a decision labels too. Answers group only within one case (its
+// samples and variants): whether words break the rule depends on the
+// question they answer ("it is available now" is right about a released
+// feature and speculation about an unreleased one; a refusal is a failure
+// only on a control), so one key press must not decide answers to
+// different questions. Split pairs and the labellers' queue
 // stay one answer at a time: their entries are about that one answer.
 func (v *reviewView) grouped(in []reviewEntry) []reviewEntry {
 	rule := v.c.plan.Audit.Rules[v.rule]
 	var out []reviewEntry
-	first := map[string]int{} // kind and text: the entry that stands for them
+	first := map[string]int{} // case and text: the entry that stands for them
 	for _, e := range in {
 		if !v.matches(e) {
 			continue
@@ -118,7 +121,7 @@ func (v *reviewView) grouped(in []reviewEntry) []reviewEntry {
 			out = append(out, e)
 			continue
 		}
-		id := string(rule.Cases[e.cell.Case].Kind) + "\x00" + text
+		id := rule.Cases[e.cell.Case].ID + "\x00" + text
 		if i, seen := first[id]; seen {
 			out[i].more = append(out[i].more, e)
 			continue

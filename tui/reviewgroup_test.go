@@ -44,7 +44,7 @@ func storeJudgeAnswers(f *fixture, extra string) {
 	}
 }
 
-// sameText gives three answers of one kind in rule 0's disagreement queue
+// sameText gives three answers of one case in rule 0's disagreement queue
 // the same text, found nowhere else; it returns their keys.
 func sameText(t testing.TB, f *fixture) []string {
 	t.Helper()
@@ -52,15 +52,14 @@ func sameText(t testing.TB, f *fixture) []string {
 	if err != nil {
 		t.Fatal(err)
 	}
-	byKind := map[model.Kind][]string{}
+	byCase := map[int][]string{}
 	for _, it := range tally.Disagreements(0, 0, nil) {
-		k := f.plan.Audit.Rules[0].Cases[it.Cell.Case].Kind
-		byKind[k] = append(byKind[k], it.Key)
+		byCase[it.Cell.Case] = append(byCase[it.Cell.Case], it.Key)
 	}
 	f.src.mu.Lock()
 	defer f.src.mu.Unlock()
-	for _, kind := range model.Kinds {
-		keys := byKind[kind]
+	for ci := range f.plan.Audit.Rules[0].Cases {
+		keys := byCase[ci]
 		if len(keys) < 3 {
 			continue
 		}
@@ -72,7 +71,7 @@ func sameText(t testing.TB, f *fixture) []string {
 		}
 		return keys
 	}
-	t.Fatal("no kind has three disagreements")
+	t.Fatal("no case has three disagreements")
 	return nil
 }
 
@@ -95,7 +94,7 @@ func goTo(t testing.TB, w *labelWorld, key string) reviewEntry {
 func TestReview_GroupDecidesEach(t *testing.T) {
 	t.Parallel()
 	var keys []string
-	w := newLabelWorldEdit(t, newFixture(t, 2), 0, 5, ScreenReview, func(f *fixture) { keys = sameText(t, f) })
+	w := newLabelWorldEdit(t, newFixture(t, 6), 0, 5, ScreenReview, func(f *fixture) { keys = sameText(t, f) })
 	a, src := w.a, w.src
 	e := goTo(t, w, keys[0])
 	if got := e.keys(); len(got) != 3 {
@@ -107,7 +106,11 @@ func TestReview_GroupDecidesEach(t *testing.T) {
 		}
 	}
 	// The list after it names all three: this one and the other two.
-	contains(t, plain(a), "applies to 3 answers with this text: this one, road-02 s2, road-03 s2")
+	others := []string{}
+	for _, m := range e.more {
+		others = append(others, fmt.Sprintf("%s s%d", a.c.plan.Audit.Rules[0].Cases[m.cell.Case].ID, m.cell.Sample+1))
+	}
+	contains(t, plain(a), "applies to 3 answers with this text: this one, "+strings.Join(others, ", "))
 	before, _ := src.writes()
 	w.press("v")
 	after, _ := src.writes()
@@ -302,19 +305,10 @@ func TestReview_Help(t *testing.T) {
 func TestReview_GroupKeepsAnswerShown(t *testing.T) {
 	t.Parallel()
 	var keys []string
-	w := newLabelWorldEdit(t, newFixture(t, 2), 0, 5, ScreenReview, func(f *fixture) { keys = sameText(t, f) })
+	w := newLabelWorldEdit(t, newFixture(t, 6), 0, 5, ScreenReview, func(f *fixture) { keys = sameText(t, f) })
 	a := w.a
 	rule := a.c.plan.Audit.Rules[0]
-	e := goTo(t, w, keys[0])
-	var member reviewEntry
-	for _, m := range e.more {
-		if rule.Cases[m.cell.Case].ID != rule.Cases[e.cell.Case].ID {
-			member = m
-		}
-	}
-	if member.key == "" {
-		t.Fatal("the group's answers share a case: the test needs two")
-	}
+	member := goTo(t, w, keys[0])
 	w.press("/")
 	for _, r := range rule.Cases[member.cell.Case].ID {
 		w.press(string(r))
@@ -366,7 +360,7 @@ func (f *failAfter) PutLabel(l model.Label) error {
 func TestReview_GroupWriteFailsPartway(t *testing.T) {
 	t.Parallel()
 	var keys []string
-	w := newLabelWorldEdit(t, newFixture(t, 2), 0, 5, ScreenReview, func(f *fixture) { keys = sameText(t, f) })
+	w := newLabelWorldEdit(t, newFixture(t, 6), 0, 5, ScreenReview, func(f *fixture) { keys = sameText(t, f) })
 	a := w.a
 	e := goTo(t, w, keys[0])
 	at := a.review.index
