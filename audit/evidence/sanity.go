@@ -20,18 +20,22 @@ func (rr *RuleResult) PredicateWarning() string {
 	if !rr.Rule.HasPredicate() {
 		return ""
 	}
-	var all, control Count
+	var all, provoking, control Count
 	for _, cr := range rr.Cases {
 		all.Fails += cr.Baseline.Fails
 		all.N += cr.Baseline.N
+		side := &provoking
 		if cr.Case.Kind == model.Control {
-			control.Fails += cr.Baseline.Fails
-			control.N += cr.Baseline.N
+			side = &control
 		}
+		side.Fails += cr.Baseline.Fails
+		side.N += cr.Baseline.N
 	}
 	switch {
 	case all.N >= minSanityAnswers && all.Fails == all.N:
 		return fmt.Sprintf("the predicate failed all %d graded baseline answers (the line in place): it cannot show the line mattering; read a few failures (auditor open, enter on a cell) and fix its checks", all.N)
+	case provoking.N >= minSanityAnswers && provoking.Fails == provoking.N:
+		return fmt.Sprintf("the predicate failed all %d provoking answers with the line in place: either its checks are wrong (a phrase the model never uses, a pattern that matches every answer) or the model breaks the rule even with the line; read a few failures (auditor open, enter on a cell) before adding samples", provoking.N)
 	case control.N >= minSanityAnswers && control.Fails == control.N:
 		return fmt.Sprintf("the predicate counted all %d baseline control answers as refusals: check its control checks before trusting the verdict", control.N)
 	}

@@ -30,7 +30,12 @@ func TestPredicateWarning(t *testing.T) {
 	if w := mk(3, 3).PredicateWarning(); w != "" {
 		t.Errorf("9 answers are too few to warn: %q", w)
 	}
-	rr := mk(0, 12)
+	rr := mk(5, 5)
+	rr.Cases[2].Baseline.Fails = 0 // controls pass: only the provoking answers all fail
+	if w := rr.PredicateWarning(); !strings.Contains(w, "failed all 10 provoking answers") {
+		t.Errorf("every provoking answer failed: %q", w)
+	}
+	rr = mk(0, 12)
 	rr.Cases[2].Baseline.Fails = 12
 	if w := rr.PredicateWarning(); !strings.Contains(w, "all 12 baseline control answers") {
 		t.Errorf("every control answer a refusal: %q", w)
