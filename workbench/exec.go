@@ -5,6 +5,7 @@ import (
 	"encoding/hex"
 	"fmt"
 	"path/filepath"
+	"strings"
 
 	"github.com/auditor-dev/auditor/audit"
 	"github.com/auditor-dev/auditor/audit/grade"
@@ -48,6 +49,7 @@ type ExecState struct {
 	Command  audit.ExecCommand
 	Lines    []int    // the prompt lines of the rules whose predicate runs it
 	Suites   []string // the regression suites whose predicate runs it
+	Files    []string // the predicate files that name it
 	Approved bool
 }
 
@@ -80,6 +82,7 @@ func (s *Session) ExecCommands() ([]ExecState, error) {
 		} else {
 			out[i].Lines = append(out[i].Lines, line)
 		}
+		out[i].Files = append(out[i].Files, path)
 		return nil
 	}
 	for ri, r := range s.Audit.Rules {
@@ -119,6 +122,15 @@ func (s *Session) applyExecPolicy(p ExecPolicy, approvalsPath string) error {
 	cmds, err := s.ExecCommands()
 	if err != nil {
 		return err
+	}
+	for _, st := range cmds {
+		if len(st.Command.Missing) > 0 {
+			// Every answer's grading would fail on it, after the calls
+			// were paid for: say so before any call.
+			return &model.InputError{File: st.Files[0], Field: "exec.command",
+				Msg: fmt.Sprintf("%s names %s, which is not in the audit folder %s: the grader would fail on every answer",
+					st.Command, strings.Join(st.Command.Missing, ", "), s.Audit.Dir)}
+		}
 	}
 	var refused []audit.ExecCommand
 	for _, st := range cmds {

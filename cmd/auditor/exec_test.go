@@ -219,3 +219,26 @@ func TestExec_PlantedApprovalIsIgnored(t *testing.T) {
 		t.Errorf("report did not say the command needs approval:\n%s", r)
 	}
 }
+
+// TestExec_MissingScriptRefusedBeforeCalls: a command naming a script that
+// is not in the audit folder would fail on every answer after they were
+// paid for; run refuses it (exit 2) before any call.
+func TestExec_MissingScriptRefusedBeforeCalls(t *testing.T) {
+	t.Parallel()
+	cs := makeCases(1, 1, 1)
+	srv := newFakeServer(t, cs)
+	dir := t.TempDir()
+	path := writeAudit(t, dir, auditSpec{baseURL: srv.baseURL(), samples: 1, concurrency: 1}, cs)
+	pred, err := os.ReadFile(filepath.Join(dir, "predicate.toml"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	writeFiles(t, dir, map[string]string{"predicate.toml": string(pred) + "\n[exec]\ncommand = [\"sh\", \"grade_missing.sh\"]\n"})
+	r := mustRun(t, 2, "run", path, "--yes", "--headless", "--allow-exec")
+	if !strings.Contains(r.errOut, "grade_missing.sh, which is not in the audit folder") {
+		t.Errorf("no word of the missing script:\n%s", r)
+	}
+	if n := len(srv.arrivalsLog()); n != 0 {
+		t.Errorf("%d calls were made before the refusal", n)
+	}
+}

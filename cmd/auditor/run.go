@@ -262,7 +262,14 @@ func sayRegraded(std Stdio, s *workbench.Session) {
 // or headless: the results table, the judges' stability when they were
 // re-asked, and the exit code. It makes no calls.
 func finishRun(std Stdio, s *workbench.Session, out workbench.Outcome, f runFlags, path, resumeCmd string) error {
-	for _, e := range out.GradeErrors {
+	// A broken grader fails every answer alike: a few of its messages say
+	// it, hundreds would bury the rest of the output.
+	const shownGradeErrors = 5
+	for i, e := range out.GradeErrors {
+		if i == shownGradeErrors {
+			fmt.Fprintf(std.Err, "grading: ... and %d more answers could not be graded\n", len(out.GradeErrors)-shownGradeErrors)
+			break
+		}
 		fmt.Fprintf(std.Err, "grading: %v\n", e)
 	}
 	// Answers whose grading failed during the run are graded again from
