@@ -19,16 +19,19 @@ import (
 // is stored; and the at-most one, every answer running to its max_tokens
 // limit (the bound the provider enforces) and every judge call made.
 type Estimate struct {
-	SchemaVersion    int     `json:"schema_version"`
-	Calls            int     `json:"calls"`        // calls still to make
-	AnswerCalls      int     `json:"answer_calls"` // of which answers from the models under test
-	JudgeCalls       int     `json:"judge_calls"`  // of which judge calls (at most: identical answers share one)
-	CachedCalls      int     `json:"cached_calls"` // already stored: free
-	PromptTokens     int64   `json:"prompt_tokens"`
-	CompletionTokens int64   `json:"completion_tokens"`
-	USD              float64 `json:"usd"`
-	USDWithCaching   float64 `json:"usd_with_prompt_caching"`
-	Minutes          float64 `json:"minutes"`
+	SchemaVersion int `json:"schema_version"`
+	Calls         int `json:"calls"`        // calls still to make
+	AnswerCalls   int `json:"answer_calls"` // of which answers from the models under test
+	JudgeCalls    int `json:"judge_calls"`  // of which judge calls (at most: identical answers share one)
+	// JudgeCallsExpected is the judge calls expected: JudgeCalls less those
+	// a free pilot of the simulator found identical answers to share.
+	JudgeCallsExpected int     `json:"judge_calls_expected"`
+	CachedCalls        int     `json:"cached_calls"` // already stored: free
+	PromptTokens       int64   `json:"prompt_tokens"`
+	CompletionTokens   int64   `json:"completion_tokens"`
+	USD                float64 `json:"usd"`
+	USDWithCaching     float64 `json:"usd_with_prompt_caching"`
+	Minutes            float64 `json:"minutes"`
 	// The at-most figures: every answer and judge call at its token limit.
 	CompletionTokensAtMost int64   `json:"completion_tokens_at_most"`
 	USDAtMost              float64 `json:"usd_at_most"`
@@ -85,6 +88,10 @@ type History struct {
 	// Pilot counts, by model name, the answers of a free pilot of the
 	// simulated model behind CompletionTokens when nothing is stored.
 	Pilot map[string]int
+	// JudgeShare is, by answering model's name, the share of its judged
+	// answers a free pilot found needing a judge call of their own
+	// (identical answers to one case share one); absent: every answer.
+	JudgeShare map[string]float64
 }
 
 // What an estimate assumes for a model with no stored answers. A chat
@@ -308,11 +315,17 @@ func (p *Plan) AddJudges(e *Estimate, graded map[string]map[string]model.Grade, 
 	var msgTokens, answerTokens, answerTokensMax float64
 	tok := newTokenCache(p.Audit)
 	var judged []runner.Call // the answers judges grade (see Plan.Judged)
+	var shareSum float64     // the expected share of them needing a call of their own
 	for _, c := range p.Calls {
 		if !p.Judged(c.Key) {
 			continue
 		}
 		judged = append(judged, c)
+		share, ok := hist.JudgeShare[p.Audit.File.Models[c.Provider].Name]
+		if !ok {
+			share = 1
+		}
+		shareSum += share
 		for _, m := range c.Request.Messages[1:] { // a conversation's judge reads every turn
 			msgTokens += float64(tok.tokens(m.Content))
 		}
@@ -323,6 +336,9 @@ func (p *Plan) AddJudges(e *Estimate, graded map[string]map[string]model.Grade, 
 	if n == 0 {
 		return
 	}
+	// Expected figures count the calls a pilot says identical answers
+	// leave; at-most figures count one call an answer.
+	share := shareSum / n
 	msgTokens /= n
 	answerTokens /= n
 	answerTokensMax /= n
@@ -347,15 +363,17 @@ func (p *Plan) AddJudges(e *Estimate, graded map[string]map[string]model.Grade, 
 		completion := int(math.Round(o.completion))
 		price := judgePrice(j.Config)
 		r := float64(remaining)
+		exp := r * share
 		e.Calls += remaining
 		e.JudgeCalls += remaining
-		e.PromptTokens += int64(prompt * remaining)
-		e.CompletionTokens += int64(completion * remaining)
+		e.JudgeCallsExpected += int(math.Round(exp))
+		e.PromptTokens += int64(math.Round(float64(prompt) * exp))
+		e.CompletionTokens += int64(math.Round(float64(completion) * exp))
 		e.CompletionTokensAtMost += int64(o.completionMax * remaining)
-		e.USD += r * price.Cost(prompt, 0, completion)
-		e.USDWithCaching += r * price.Cost(prompt, 0, completion)
+		e.USD += exp * price.Cost(prompt, 0, completion)
+		e.USDWithCaching += exp * price.Cost(prompt, 0, completion)
 		e.USDAtMost += r * price.Cost(promptMax, 0, o.completionMax)
-		e.Minutes += r * o.latencyMS / float64(concurrency) / 60000
+		e.Minutes += exp * o.latencyMS / float64(concurrency) / 60000
 		e.MinutesAtMost += r * o.latencyMaxMS / float64(concurrency) / 60000
 	}
 	bases.addTo(e)

@@ -35,7 +35,7 @@ func (s *Session) Estimate(status map[string]bool, concurrency int, simLatency t
 
 // history summarises stored answers per model, to estimate the rest.
 func (s *Session) history() audit.History {
-	h := audit.History{CompletionTokens: map[string]float64{}, LatencyMS: map[string]float64{}, Answers: map[string]int{}, Pilot: map[string]int{}}
+	h := audit.History{CompletionTokens: map[string]float64{}, LatencyMS: map[string]float64{}, Answers: map[string]int{}, Pilot: map[string]int{}, JudgeShare: map[string]float64{}}
 	defer s.simPilot(h)
 	if s.Store == nil {
 		return h

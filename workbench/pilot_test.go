@@ -31,11 +31,16 @@ func TestEstimate_SimPilot(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	if !strings.Contains(e.CompletionBasis, "free pilot of 40 simulated answers") || strings.Contains(e.CompletionBasis, "assumed") {
+	if !strings.Contains(e.CompletionBasis, "mean of a free pilot of ") || strings.Contains(e.CompletionBasis, "assumed") {
 		t.Errorf("basis: %s", e.CompletionBasis)
 	}
 	if per := float64(e.CompletionTokens) / float64(e.Calls); per > 100 {
 		t.Errorf("%.0f completion tokens a call expected; the simulator answers in a few dozen", per)
+	}
+	// The pilot answers every call of the demo, so it knows how many
+	// judge calls identical answers leave: fewer than one an answer.
+	if e.JudgeCallsExpected <= 0 || e.JudgeCallsExpected >= e.JudgeCalls {
+		t.Errorf("judge calls: %d expected of at most %d", e.JudgeCallsExpected, e.JudgeCalls)
 	}
 	if st, _ := s.Status(); len(st) != 0 {
 		t.Errorf("the pilot stored %d answers", len(st))
