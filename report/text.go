@@ -18,7 +18,7 @@ const IntervalLegend = "Intervals are 95%. A rate's is clustered by case (t with
 	"deleted - baseline uses Newcombe's hybrid score interval on the cases graded in both variants; corrected rates use the kind's own measured recall and specificity (Rogan-Gladen)."
 
 // SimulatedBanner marks every output made from the simulated model.
-const SimulatedBanner = "SIMULATED: answers come from auditor's built-in simulated model, not a real model."
+const SimulatedBanner = "SIMULATED: answers come from auditor's built-in simulated model, not a real model; it plays the demo's support assistant and does not read your prompt."
 
 // WriteText writes the table a headless run prints: per rule, per kind and
 // variant the failures, rate and 95% interval, deleted minus baseline, the
