@@ -32,10 +32,20 @@ func (v *Verdict) needed(in VerdictInput, g graderBound) string {
 		musts = append(musts, "at least 1 control case compared in both variants (add control cases that ask for what the line must not block, or run them on both variants)")
 	}
 	opts := v.dataOptions(in, g)
-	opts = append(opts, v.labelOptions(in, g)...)
+	labels := v.labelOptions(in, g)
+	// "No labels can settle it" is not one of the alternatives: it is said
+	// after them, on its own.
+	noLabels := len(labels) == 1 && labels[0] == noLabelsSettle
+	if noLabels {
+		labels = nil
+	}
+	opts = append(opts, labels...)
 	var parts []string
 	if len(opts) > 0 {
 		parts = append(parts, strings.Join(opts, ", or "))
+	}
+	if noLabels {
+		parts = append(parts, noLabelsSettle)
 	}
 	switch {
 	case len(musts) > 0 && len(opts) > 0:
@@ -82,6 +92,10 @@ func (v *Verdict) dataOptions(in VerdictInput, g graderBound) []string {
 	return opts
 }
 
+// noLabelsSettle is said when even a perfect grader would not allow DELETE:
+// a statement beside the alternatives, not one of them.
+const noLabelsSettle = "labels alone cannot settle it (even a perfect grader would not allow DELETE at this delta: more samples or cases come first)"
+
 // labelOptions says which labels would settle the verdict: none when J_L
 // is not what stops DELETE.
 func (v *Verdict) labelOptions(in VerdictInput, g graderBound) []string {
@@ -90,7 +104,7 @@ func (v *Verdict) labelOptions(in VerdictInput, g graderBound) []string {
 	case g.known && g.j > 0 && v.Scaled < v.Delta:
 		return nil
 	case need >= 1:
-		return []string{"no labels can settle it (even a perfect grader would not allow DELETE at this delta: more samples or cases come first)"}
+		return []string{noLabelsSettle}
 	case !g.known:
 		return unmeasuredLabelOptions(in, need)
 	case g.recall.hits == 0:

@@ -308,7 +308,7 @@ func TestDecide_Examples(t *testing.T) {
 			},
 			want: DecisionInconclusive, upper: 0.0666, scaled: 0,
 			reason: "recall not measured",
-			needed: "about 5 more samples per case (KEEP if rates hold), or about 1 more provoking case (KEEP if new cases behave like these), or no labels can settle it",
+			needed: "about 5 more samples per case (KEEP if rates hold), or about 1 more provoking case (KEEP if new cases behave like these); labels alone cannot settle it",
 		},
 		{
 			name: "no provoking cases in the file",
