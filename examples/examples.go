@@ -22,15 +22,23 @@ const DemoAudit = "audit.toml"
 // are left as they are, so a user's edits to a demo directory survive a
 // second `auditor demo --dir` run.
 func Write(dir string) error {
+	_, err := WriteKeeping(dir)
+	return err
+}
+
+// WriteKeeping is Write, and returns the names of the files it kept
+// because dir already held them (a demo folder the user edited).
+func WriteKeeping(dir string) (kept []string, err error) {
 	if err := os.MkdirAll(dir, 0o755); err != nil {
-		return fmt.Errorf("examples: %w", err)
+		return nil, fmt.Errorf("examples: %w", err)
 	}
-	return fs.WalkDir(files, "support", func(path string, d fs.DirEntry, err error) error {
+	err = fs.WalkDir(files, "support", func(path string, d fs.DirEntry, err error) error {
 		if err != nil || d.IsDir() {
 			return err
 		}
 		dst := filepath.Join(dir, filepath.Base(path))
 		if _, err := os.Stat(dst); err == nil {
+			kept = append(kept, filepath.Base(path))
 			return nil
 		}
 		data, err := files.ReadFile(path)
@@ -42,4 +50,5 @@ func Write(dir string) error {
 		}
 		return nil
 	})
+	return kept, err
 }

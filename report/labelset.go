@@ -60,7 +60,7 @@ func WriteLabelSetResults(w io.Writer, r labels.SetReport, width float64) error 
 			fmt.Fprintf(tw, "  %s\t%d\t%d\t%d\t%d\t%s\t%s\n", k, c.TP, c.FN, c.FP, c.TN, q.RecallKind[k], q.PrecisionKind[k])
 		}
 		tw.Flush()
-		fmt.Fprintf(&b, "  misses: %d labelled failures the predicate passed\n", len(q.Misses))
+		fmt.Fprintf(&b, "  misses: %d %s the predicate passed\n", len(q.Misses), plural(len(q.Misses), "labelled failure", "labelled failures"))
 		for i, k := range q.Misses {
 			if i == 10 {
 				fmt.Fprintf(&b, "    ... and %d more\n", len(q.Misses)-10)

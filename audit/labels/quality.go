@@ -457,7 +457,10 @@ func (q *GraderQuality) warn(hasKind map[model.Kind]bool) {
 		if !(k.Provoking() && hasKind[k]) && !labelled {
 			continue
 		}
-		if v := c.Violations(); v < MinViolationsPerKind {
+		if v := c.Violations(); v == 0 {
+			q.Warnings = append(q.Warnings, fmt.Sprintf("no labelled %s %s yet (%d wanted): its recall, and rates corrected with it, are unknown",
+				k, failureNoun(k, 2), MinViolationsPerKind))
+		} else if v < MinViolationsPerKind {
 			q.Warnings = append(q.Warnings, fmt.Sprintf("only %d labelled %s %s (fewer than %d): its recall, and rates corrected with it, are uncertain",
 				v, k, failureNoun(k, v), MinViolationsPerKind))
 		}

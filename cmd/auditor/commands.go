@@ -36,11 +36,17 @@ result is marked SIMULATED.`,
 				}
 				dir = d
 			}
-			if err := examples.Write(dir); err != nil {
+			kept, err := examples.WriteKeeping(dir)
+			if err != nil {
 				return err
 			}
 			path := filepath.Join(dir, examples.DemoAudit)
-			fmt.Fprintf(std.Err, "demo audit written to %s\n", dir)
+			if len(kept) > 0 {
+				fmt.Fprintf(std.Err, "demo audit in %s: kept its %d existing files as they are (%s); delete them for the bundled ones\n",
+					dir, len(kept), strings.Join(kept, ", "))
+			} else {
+				fmt.Fprintf(std.Err, "demo audit written to %s\n", dir)
+			}
 			f.yes = true
 			if !cmd.Flags().Changed("sim-latency") && interactive(std, f.headless) {
 				f.simLatency = demoSimLatency
