@@ -75,6 +75,9 @@ type RuleDoc struct {
 	// Staleness is set when the line's text changed after cases were
 	// written; null otherwise.
 	Staleness *StalenessDoc `json:"staleness"`
+	// Adjudications are the review queue's decisions (seen labels, never
+	// in recall or the verdict) and each grader's agreement with them.
+	Adjudications AdjudicationsDoc `json:"adjudications"`
 	// PredicateWarning is set when the predicate failed every graded
 	// baseline answer (or every control one): "" otherwise.
 	PredicateWarning string `json:"predicate_warning"`
@@ -290,6 +293,19 @@ func nonNil(xs []int) []int {
 	return xs
 }
 
+// AdjudicationsDoc counts the review queue's decisions on a rule's answers.
+type AdjudicationsDoc struct {
+	N       int                     `json:"n"`
+	Graders []AdjudicationGraderDoc `json:"graders"`
+}
+
+// AdjudicationGraderDoc is one grader's agreement with the adjudications.
+type AdjudicationGraderDoc struct {
+	Grader string `json:"grader"`
+	Graded int    `json:"graded"`
+	Agree  int    `json:"agree"`
+}
+
 // StalenessDoc counts a rule's cases against the last change of its text.
 type StalenessDoc struct {
 	ChangedAt string `json:"changed_at"` // RFC 3339
@@ -499,6 +515,10 @@ func Build(res *evidence.Results, spend audit.Spend, simulated bool) Doc {
 		}
 		rd.Disagreements = rr.Disagreements
 		rd.PredicateWarning = rr.PredicateWarning()
+		rd.Adjudications = AdjudicationsDoc{N: rr.Adjudications.N, Graders: []AdjudicationGraderDoc{}}
+		for _, g := range rr.Adjudications.Graders {
+			rd.Adjudications.Graders = append(rd.Adjudications.Graders, AdjudicationGraderDoc{Grader: g.Grader, Graded: g.Graded, Agree: g.Agree})
+		}
 		rd.Lengths = lengthsDoc(rr)
 		if st := rr.Staleness; st != nil {
 			rd.Staleness = &StalenessDoc{ChangedAt: st.ChangedAt.UTC().Format(time.RFC3339), Recorded: st.Recorded,

@@ -135,7 +135,11 @@ func writeMarkdownRule(b *strings.Builder, rr *evidence.RuleResult, multiModel b
 	}
 	if graded {
 		fmt.Fprintf(b, "Predicate recall: %s.\n\n", mdEscape(RecallLine(rr.Quality)))
-		if gl := graderLines(rr, ""); gl != "" {
+		gl := graderLines(rr, "")
+		if line := AdjudicationsLine(rr); line != "" {
+			gl += line + "\n"
+		}
+		if gl != "" {
 			for _, line := range strings.Split(strings.TrimRight(gl, "\n"), "\n") {
 				fmt.Fprintf(b, "- %s\n", mdEscape(line))
 			}

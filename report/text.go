@@ -121,6 +121,9 @@ func ruleText(rr *evidence.RuleResult, multiModel bool) string {
 	if rr.Rule.HasPredicate() {
 		fmt.Fprintf(&b, "  predicate recall: %s\n", RecallLine(rr.Quality))
 		b.WriteString(graderLines(rr, "  "))
+		if line := AdjudicationsLine(rr); line != "" {
+			fmt.Fprintf(&b, "  %s\n", line)
+		}
 		for _, l := range qualityLines(rr.Quality) {
 			fmt.Fprintf(&b, "  %s\n", l)
 		}
@@ -416,6 +419,28 @@ func correctedDetail(c *labels.CorrectedRate) string {
 	return s
 }
 
+// AdjudicationsLine says how many answers the review queue decided and
+// how each grader agrees with those decisions. They are seen labels, so
+// they are said apart and never enter recall or the verdict; "" when
+// there are none.
+func AdjudicationsLine(rr *evidence.RuleResult) string {
+	a := rr.Adjudications
+	if a.N == 0 {
+		return ""
+	}
+	var agree []string
+	for _, g := range a.Graders {
+		if g.Graded > 0 {
+			agree = append(agree, fmt.Sprintf("%s %d/%d", model.Sanitize(g.Grader), g.Agree, g.Graded))
+		}
+	}
+	line := fmt.Sprintf("review adjudications (seen labels, not in recall or the verdict): %d %s", a.N, plural(a.N, "answer", "answers"))
+	if len(agree) > 0 {
+		line += "; graders agreeing: " + strings.Join(agree, ", ")
+	}
+	return line
+}
+
 // graderLines describes the judges: their recall against the labels, how
 // every pair of graders agrees, the review queue's length, and which grader
 // the labels support.
@@ -436,6 +461,7 @@ func graderLines(rr *evidence.RuleResult, indent string) string {
 	if rr.Disagreements > 0 {
 		fmt.Fprintf(&b, "%sreview queue: %d answers where graders disagree or one could not grade\n", indent, rr.Disagreements)
 	}
+
 	if _, line := rr.BestSupported(); line != "" {
 		fmt.Fprintf(&b, "%slabels support: %s\n", indent, line)
 	}
