@@ -399,7 +399,7 @@ func (v *Verdict) graderFailures(g graderBound) (failed, said []string) {
 		return failed, said
 	}
 	failed = append(failed, youdenArithmetic(g)+" <= 0: DELETE unreachable")
-	said = append(said, fmt.Sprintf("on the %s labels the predicate's recall is at least %d%% and its specificity at least %d%% (J_L %.2f <= 0): a grader that flags clean answers about as often as it catches violations sees no difference between the variants, so no measured difference can show the line is safe to delete",
+	said = append(said, fmt.Sprintf("on the %s labels the predicate's recall is at least %d%% and its specificity at least %d%% (lower bounds: recall + specificity - 1 = %.2f, not above 0): a grader that flags clean answers about as often as it catches violations sees no difference between the variants, so no measured difference can show the line is safe to delete",
 		g.source(), floorPercent(g.rLo), floorPercent(g.sLo), g.j))
 	return failed, said
 }
