@@ -131,7 +131,7 @@ func (a *App) openSelected() tea.Cmd {
 // the run's errors when they are open over it.
 func (g *gridView) wheel(d int) {
 	if g.full.on {
-		g.full.by(d, len(g.full.lines), max(g.c.bodyH-1, 1))
+		g.full.wheel(d, g.c.bodyH)
 		return
 	}
 	g.layout()

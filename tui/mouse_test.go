@@ -237,21 +237,7 @@ func TestMouse_LabelWheel(t *testing.T) {
 // nor opens a cell of the grid hidden behind them.
 func TestMouse_GridErrorsOpen(t *testing.T) {
 	t.Parallel()
-	f := newFixture(t, 1)
-	a := f.app(t, &clock{t: t0}, noStart)
-	press(a, "y")
-	long := "HTTP 400:" + strings.Repeat("\nthe request body was rejected", 60)
-	var evs []Event
-	n := len(f.plan.Calls)
-	for i := range n {
-		r := model.Response{Key: f.plan.Calls[i].Key, Error: long, ErrorKind: model.ErrRequest, Attempts: 1}
-		f.src.put(r, nil)
-		evs = append(evs, Event{Response: r}, Event{Runner: runner.Finished{Index: i, Response: r}})
-	}
-	evs = append(evs, Event{Runner: runner.Stopped{Reason: runner.Completed, Done: n, Failed: n}})
-	a.Update(batchMsg{events: evs, closed: true})
-	a.Update(tea.WindowSizeMsg{Width: 80, Height: 24})
-	press(a, "e")
+	a := gridErrorsOpen(t)
 	if !a.grid.full.on {
 		t.Fatal("e did not open the errors")
 	}
@@ -276,4 +262,42 @@ func TestMouse_GridErrorsOpen(t *testing.T) {
 	if a.screen != screenGrid || !a.grid.full.on {
 		t.Fatalf("enter over the errors: screen %v, errors open %v", a.screen, a.grid.full.on)
 	}
+}
+
+// TestGrid_ErrorsScrollToTheEnd: the bottom key over the run's errors
+// open in full shows their last line (the window is one line shorter than
+// the body: the title takes one).
+func TestGrid_ErrorsScrollToTheEnd(t *testing.T) {
+	t.Parallel()
+	a := gridErrorsOpen(t)
+	plain(a)
+	press(a, "end")
+	contains(t, plain(a), "END-OF-BODY")
+	press(a, "home")
+	for range 30 {
+		wheel(a, true)
+	}
+	contains(t, plain(a), "END-OF-BODY")
+}
+
+// gridErrorsOpen is an 80x24 app whose run's every call failed with a
+// 62-line error ending END-OF-BODY, opened in full over the grid (e).
+func gridErrorsOpen(t *testing.T) *App {
+	t.Helper()
+	f := newFixture(t, 1)
+	a := f.app(t, &clock{t: t0}, noStart)
+	press(a, "y")
+	long := "HTTP 400:" + strings.Repeat("\nthe request body was rejected", 60) + "\nEND-OF-BODY"
+	var evs []Event
+	n := len(f.plan.Calls)
+	for i := range n {
+		r := model.Response{Key: f.plan.Calls[i].Key, Error: long, ErrorKind: model.ErrRequest, Attempts: 1}
+		f.src.put(r, nil)
+		evs = append(evs, Event{Response: r}, Event{Runner: runner.Finished{Index: i, Response: r}})
+	}
+	evs = append(evs, Event{Runner: runner.Stopped{Reason: runner.Completed, Done: n, Failed: n}})
+	a.Update(batchMsg{events: evs, closed: true})
+	a.Update(tea.WindowSizeMsg{Width: 80, Height: 24})
+	press(a, "e")
+	return a
 }

@@ -338,7 +338,7 @@ func (v *reviewView) handleKey(km tea.KeyPressMsg) tea.Cmd {
 			v.refresh()
 			return nil
 		}
-		v.full.scroll(km, lk.Scroll, v.fullHeight())
+		v.full.scroll(km, lk.Scroll, v.c.bodyH)
 		return nil
 	}
 	switch {
