@@ -70,7 +70,7 @@ func (v *reviewView) helpKeys() helpKeys {
 		nk := v.c.keys.Note
 		return helpKeys{short: []key.Binding{nk.Accept, nk.Cancel}, full: [][]key.Binding{{nk.Accept, nk.Cancel}}}
 	}
-	if v.search.typing {
+	if v.search.editing {
 		fk := v.c.keys.Filter
 		return helpKeys{short: []key.Binding{fk.Accept, fk.Cancel}, full: [][]key.Binding{{fk.Accept, fk.Cancel}}}
 	}
