@@ -271,9 +271,9 @@ func TestGrid_ErrorsScrollToTheEnd(t *testing.T) {
 	t.Parallel()
 	a := gridErrorsOpen(t)
 	plain(a)
-	press(a, "end")
+	press(a, "G")
 	contains(t, plain(a), "END-OF-BODY")
-	press(a, "home")
+	press(a, "g")
 	for range 30 {
 		wheel(a, true)
 	}
