@@ -301,3 +301,15 @@ func gridErrorsOpen(t *testing.T) *App {
 	press(a, "e")
 	return a
 }
+
+// TestGrid_ErrorsFooter: over the run's errors the footer lists the keys
+// that work there (scroll, close), not the grid's waiting behind them.
+func TestGrid_ErrorsFooter(t *testing.T) {
+	t.Parallel()
+	a := gridErrorsOpen(t)
+	lines := strings.Split(plain(a), "\n")
+	foot := lines[len(lines)-1]
+	if strings.Contains(foot, "samples of cell") || strings.Contains(foot, "filter cases") || !strings.Contains(foot, "esc close") {
+		t.Fatalf("the footer over the errors: %q", foot)
+	}
+}
