@@ -42,10 +42,17 @@ func (f *fullText) reopen(title string, paras []fullPara) {
 
 func (f *fullText) close() { f.on = false }
 
-// scroll handles a scrolling key in a window of h lines.
+// scroll handles a scrolling key; h is the height view draws in (it
+// counts the title).
 func (f *fullText) scroll(km tea.KeyPressMsg, k ScrollKeys, h int) {
-	f.scroller.scroll(km, k, len(f.lines), h)
+	f.scroller.scroll(km, k, len(f.lines), textLines(h))
 }
+
+// wheel scrolls by d lines; h counts the title, as in view.
+func (f *fullText) wheel(d, h int) { f.by(d, len(f.lines), textLines(h)) }
+
+// textLines is the window of text below the title in h lines.
+func textLines(h int) int { return max(h-1, 1) }
 
 // view draws the title and the window of h lines below it (h counts the
 // title).
@@ -65,7 +72,7 @@ func (f *fullText) view(c *Common, h int) string {
 			}
 		}
 	}
-	body := max(h-1, 1)
+	body := textLines(h)
 	win := f.window(f.lines, body)
 	where := ""
 	if len(f.lines) > body {

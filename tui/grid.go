@@ -442,6 +442,14 @@ func (g *gridView) provisional(pending int) bool {
 func (g *gridView) helpKeys() helpKeys {
 	k := g.c.keys
 	gk := k.Grid
+	if g.full.on {
+		// The errors are open over the grid: its keys wait behind them.
+		closeKey, back := gk.LastError, k.Global.Back
+		closeKey.SetHelp(closeKey.Help().Key, "close")
+		back.SetHelp(back.Help().Key, "close")
+		return helpKeys{short: []key.Binding{gk.Down, gk.PageDown, back},
+			full: [][]key.Binding{{gk.Up, gk.Down, gk.PageUp, gk.PageDown, gk.Top, gk.Bottom}, {closeKey, back}}}
+	}
 	short := []key.Binding{gk.Open, gk.Filter}
 	if len(g.c.plan.Audit.Rules) > 1 {
 		short = append(short, gk.PrevRule, gk.NextRule)

@@ -25,11 +25,9 @@ import (
 // are refused.
 //
 // Undo takes back this screen's last action. The store keeps every label
-// and never rewrites history, so undoing a label that replaced an earlier
-// one records the earlier label again, as a new label. Undoing an answer's
-// first label cannot return it to "unlabelled" (there is no delete): the
-// label stays, nothing is written, the screen goes back to the answer and
-// says so, and v or o changes it. Undoing a skip goes back to the answer.
+// and never rewrites history: undoing a label appends an undo record
+// (model.Label.Undo), so the answer's label is again the one before it,
+// or none when it was the first. Undoing a skip goes back to the answer.
 type labelView struct {
 	c *Common
 	decisions

@@ -234,7 +234,13 @@ func (s *decisions) takeBack(moveTo func(int) tea.Cmd) tea.Cmd {
 func (s *decisions) settle(msg labelSavedMsg) (e undoEntry, undone, ok bool) {
 	p := s.pending
 	s.pending = nil
-	if msg.err != nil || p == nil || p.key != msg.label.Key {
+	if p == nil || p.key != msg.label.Key {
+		return undoEntry{}, false, false
+	}
+	if msg.err != nil {
+		if msg.committed {
+			s.partly(*p, msg)
+		}
 		return undoEntry{}, false, false
 	}
 	delete(s.note.pending, p.key)
@@ -244,6 +250,24 @@ func (s *decisions) settle(msg labelSavedMsg) (e undoEntry, undone, ok bool) {
 	}
 	s.undo = append(s.undo, *p)
 	return *p, false, true
+}
+
+// partly settles a group's write that failed after its first labels
+// committed (a group's are written one after the other): u must take back
+// exactly what is in the store. A decision's committed part becomes an
+// action of its own; an undo's leaves on the stack what it did not take
+// back yet.
+func (s *decisions) partly(p undoEntry, msg labelSavedMsg) {
+	delete(s.note.pending, p.key)
+	n := len(msg.also) // the group's other answers committed
+	if msg.undo && len(s.undo) > 0 {
+		rest := p.also[n:] // not empty: the write failed on rest[0]
+		top := &s.undo[len(s.undo)-1]
+		top.key, top.also = rest[0], rest[1:]
+		return
+	}
+	p.also = p.also[:n]
+	s.undo = append(s.undo, p)
 }
 
 // undoEntry is one labelling action of a screen, kept so u can take it

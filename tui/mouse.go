@@ -109,6 +109,9 @@ func (a *App) wheel(d int) tea.Cmd {
 func (a *App) openSelected() tea.Cmd {
 	switch a.screen {
 	case screenGrid:
+		if a.grid.full.on {
+			return nil // the errors are open over the grid
+		}
 		if ref, ok := a.grid.selected(); ok {
 			a.cell.open(ref)
 			a.screen = screenCell
@@ -124,8 +127,13 @@ func (a *App) openSelected() tea.Cmd {
 	return nil
 }
 
-// wheel scrolls the grid's body; the cursor stays on a row in view.
+// wheel scrolls the grid's body, the cursor staying on a row in view, or
+// the run's errors when they are open over it.
 func (g *gridView) wheel(d int) {
+	if g.full.on {
+		g.full.wheel(d, g.c.bodyH)
+		return
+	}
 	g.layout()
 	g.by(d, len(g.lines), g.bodyLines())
 	if len(g.rows) == 0 {
@@ -152,8 +160,12 @@ func (g *gridView) wheel(d int) {
 }
 
 // click selects the case row and column at (x, y) of the body; a click on
-// the cell already selected, or on its row's label, opens it.
+// the cell already selected, or on its row's label, opens it. Over the
+// run's errors open in full it does nothing: the grid is hidden.
 func (g *gridView) click(x, y int) bool {
+	if g.full.on {
+		return false
+	}
 	g.layout()
 	i := g.top + y - (gridSticky + len(g.verdict))
 	if y < gridSticky+len(g.verdict) || i >= len(g.lines) || g.lines[i].kind != lineCase {

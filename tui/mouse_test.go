@@ -6,6 +6,9 @@ import (
 	"testing"
 
 	tea "charm.land/bubbletea/v2"
+
+	"github.com/auditor-dev/auditor/model"
+	"github.com/auditor-dev/auditor/runner"
 )
 
 func click(a *App, x, y int) tea.Cmd {
@@ -226,5 +229,87 @@ func TestMouse_LabelWheel(t *testing.T) {
 	wheel(a, true)
 	if a.label.results.top != wheelLines || a.label.results.cursor != 0 {
 		t.Fatalf("results: top %d, cursor %d", a.label.results.top, a.label.results.cursor)
+	}
+}
+
+// TestMouse_GridErrorsOpen: while the run's errors are open in full over
+// the grid, the wheel scrolls them and a click or enter neither selects
+// nor opens a cell of the grid hidden behind them.
+func TestMouse_GridErrorsOpen(t *testing.T) {
+	t.Parallel()
+	a := gridErrorsOpen(t)
+	if !a.grid.full.on {
+		t.Fatal("e did not open the errors")
+	}
+	plain(a)
+	row, col, top := a.grid.row, a.grid.col, a.grid.top
+	wheel(a, true)
+	if a.grid.full.top != wheelLines || a.grid.top != top {
+		t.Fatalf("wheel: the errors' top %d (want %d), the grid's %d (was %d)", a.grid.full.top, wheelLines, a.grid.top, top)
+	}
+	labelW, _ := a.grid.geometry()
+	for y := headLines; y < headLines+a.c.bodyH; y++ {
+		for _, x := range []int{2, labelW + 3, labelW + cellWidth + 4} {
+			settle(a, click(a, x, y))
+			settle(a, click(a, x, y))
+			if a.screen != screenGrid || !a.grid.full.on || a.grid.row != row || a.grid.col != col {
+				t.Fatalf("clicks at (%d,%d) over the errors: screen %v, errors open %v, row %d col %d (were %d %d)",
+					x, y, a.screen, a.grid.full.on, a.grid.row, a.grid.col, row, col)
+			}
+		}
+	}
+	settle(a, press(a, "enter"))
+	if a.screen != screenGrid || !a.grid.full.on {
+		t.Fatalf("enter over the errors: screen %v, errors open %v", a.screen, a.grid.full.on)
+	}
+}
+
+// TestGrid_ErrorsScrollToTheEnd: the bottom key over the run's errors
+// open in full shows their last line (the window is one line shorter than
+// the body: the title takes one).
+func TestGrid_ErrorsScrollToTheEnd(t *testing.T) {
+	t.Parallel()
+	a := gridErrorsOpen(t)
+	plain(a)
+	press(a, "G")
+	contains(t, plain(a), "END-OF-BODY")
+	press(a, "g")
+	for range 30 {
+		wheel(a, true)
+	}
+	contains(t, plain(a), "END-OF-BODY")
+}
+
+// gridErrorsOpen is an 80x24 app whose run's every call failed with a
+// 62-line error ending END-OF-BODY, opened in full over the grid (e).
+func gridErrorsOpen(t *testing.T) *App {
+	t.Helper()
+	f := newFixture(t, 1)
+	a := f.app(t, &clock{t: t0}, noStart)
+	press(a, "y")
+	long := "HTTP 400:" + strings.Repeat("\nthe request body was rejected", 60) + "\nEND-OF-BODY"
+	var evs []Event
+	n := len(f.plan.Calls)
+	for i := range n {
+		r := model.Response{Key: f.plan.Calls[i].Key, Error: long, ErrorKind: model.ErrRequest, Attempts: 1}
+		f.src.put(r, nil)
+		evs = append(evs, Event{Response: r}, Event{Runner: runner.Finished{Index: i, Response: r}})
+	}
+	evs = append(evs, Event{Runner: runner.Stopped{Reason: runner.Completed, Done: n, Failed: n}})
+	a.Update(batchMsg{events: evs, closed: true})
+	a.Update(tea.WindowSizeMsg{Width: 80, Height: 24})
+	press(a, "e")
+	return a
+}
+
+// TestGrid_ErrorsFooter: over the run's errors the footer lists the keys
+// that work there (scroll, close), not the grid's waiting behind them.
+func TestGrid_ErrorsFooter(t *testing.T) {
+	t.Parallel()
+	a := gridErrorsOpen(t)
+	lines := strings.Split(plain(a), "\n")
+	foot := lines[len(lines)-1]
+	if strings.Contains(foot, "samples of cell") || strings.Contains(foot, "filter cases") || !strings.Contains(foot, "esc close") {
+		t.Fatalf("the footer over the errors: %q", foot)
 	}
 }

@@ -54,7 +54,7 @@ type reviewView struct {
 	people labellerState // labels by labeller, and the queue of their disagreements
 
 	texts  answerTexts  // the queue's answer texts: grouping and search
-	search reviewSearch // narrows the queue
+	search listFilter   // narrows the queue: a case id or the answer's text
 	judges judgeAnswers // the judges' stored answers to the answer shown
 	// rawJudges shows each judge's answer as stored instead of its
 	// reasoning.
@@ -93,7 +93,7 @@ func newReviewView(c *Common, d *labelDesk, src ResponseSource) *reviewView {
 	vp := viewport.New()
 	vp.SoftWrap = false
 	v := &reviewView{c: c, decisions: newDecisions(d, screenReview), loader: newResponseLoader(src, screenReview), vp: vp, stale: true,
-		search: newReviewSearch()}
+		search: newListFilter("answer text or case id")}
 	if d.store != nil {
 		v.people.src = d.store
 	}
@@ -106,7 +106,7 @@ func newReviewView(c *Common, d *labelDesk, src ResponseSource) *reviewView {
 func (v *reviewView) resize() {
 	v.vp.SetWidth(v.c.width)
 	v.note.resize(v.c.width)
-	v.search.in.SetWidth(max(v.c.width-4, 10))
+	v.search.resize(v.c.width)
 	v.full.width = -1
 	v.panel.width = -1
 	v.refresh()
@@ -124,7 +124,7 @@ func (v *reviewView) resultsChanged() {
 	v.refresh()
 }
 
-func (v *reviewView) capturing() bool { return v.note.editing || v.search.typing }
+func (v *reviewView) capturing() bool { return v.note.editing || v.search.editing }
 
 // entered reads the labels by labeller again (labels given elsewhere
 // change who disagrees with whom) and loads the answer shown when the
@@ -290,9 +290,7 @@ func (v *reviewView) back() bool {
 		v.full.close()
 	case v.mode != reviewItems:
 		v.mode = reviewItems
-	case v.search.query != "":
-		v.search.in.SetValue("")
-		v.search.query = ""
+	case v.search.clear():
 		v.stale = true
 		v.sync() // the answer shown stays: it passed the search
 	default:
@@ -315,7 +313,7 @@ func (v *reviewView) Update(msg tea.Msg) tea.Cmd {
 	if v.note.editing {
 		return v.updateNote(msg)
 	}
-	if v.search.typing {
+	if v.search.editing {
 		return v.updateSearch(msg)
 	}
 	km, ok := msg.(tea.KeyPressMsg)
@@ -338,7 +336,7 @@ func (v *reviewView) handleKey(km tea.KeyPressMsg) tea.Cmd {
 			v.refresh()
 			return nil
 		}
-		v.full.scroll(km, lk.Scroll, v.fullHeight())
+		v.full.scroll(km, lk.Scroll, v.c.bodyH)
 		return nil
 	}
 	switch {
@@ -412,7 +410,7 @@ func (v *reviewView) handleKey(km tea.KeyPressMsg) tea.Cmd {
 			v.openJudges()
 		}
 	case key.Matches(km, rk.Search):
-		return v.openSearch()
+		return v.search.open()
 	case key.Matches(km, lk.Prev):
 		return v.moveTo(v.index - 1)
 	case key.Matches(km, lk.Next):

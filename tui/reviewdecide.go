@@ -19,7 +19,24 @@ func (v *reviewView) saveNote(note string) tea.Cmd {
 	if !ok {
 		return nil
 	}
-	return v.attachNote(e.key, v.index, v.labelOf(e.key), note, e.keys()[1:]...)
+	cur := v.labelOf(e.key)
+	return v.attachNote(e.key, v.index, cur, note, v.sameVerdict(e, cur)...)
+}
+
+// sameVerdict returns the other answers of a group the reviewer labelled
+// as cur: a note goes with their labels too. One relabelled on its own,
+// or not labelled, is left as it is: a note decides nothing.
+func (v *reviewView) sameVerdict(e reviewEntry, cur *model.Label) []string {
+	if cur == nil {
+		return nil
+	}
+	var out []string
+	for _, m := range e.more {
+		if l := v.labelOf(m.key); l != nil && l.Violation == cur.Violation {
+			out = append(out, m.key)
+		}
+	}
+	return out
 }
 
 func (v *reviewView) labelCurrent(violation bool) tea.Cmd {
@@ -70,7 +87,7 @@ func (v *reviewView) helpKeys() helpKeys {
 		nk := v.c.keys.Note
 		return helpKeys{short: []key.Binding{nk.Accept, nk.Cancel}, full: [][]key.Binding{{nk.Accept, nk.Cancel}}}
 	}
-	if v.search.typing {
+	if v.search.editing {
 		fk := v.c.keys.Filter
 		return helpKeys{short: []key.Binding{fk.Accept, fk.Cancel}, full: [][]key.Binding{{fk.Accept, fk.Cancel}}}
 	}

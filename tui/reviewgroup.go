@@ -7,30 +7,10 @@ package tui
 // search matches case ids only.
 
 import (
-	"strings"
-
-	"charm.land/bubbles/v2/key"
-	"charm.land/bubbles/v2/textinput"
 	tea "charm.land/bubbletea/v2"
 
 	"github.com/auditor-dev/auditor/model"
 )
-
-// reviewSearch is the queue's search: a case-insensitive substring of the
-// answer's text or of its case id.
-type reviewSearch struct {
-	in     textinput.Model
-	typing bool   // the search has the keyboard
-	query  string // the applied search, lower case
-}
-
-func newReviewSearch() reviewSearch {
-	in := textinput.New()
-	in.Prompt = "/"
-	in.Placeholder = "answer text or case id"
-	in.CharLimit = 200
-	return reviewSearch{in: in}
-}
 
 // answerTexts are the queue's answer texts read so far, by key.
 type answerTexts struct {
@@ -132,17 +112,14 @@ func (v *reviewView) grouped(in []reviewEntry) []reviewEntry {
 	return out
 }
 
-// matches reports whether an answer passes the search.
+// matches reports whether an answer passes the search: a case-insensitive
+// substring of its case id or its text.
 func (v *reviewView) matches(e reviewEntry) bool {
-	q := v.search.query
-	if q == "" {
+	if !v.search.active() {
 		return true
 	}
 	id := v.c.plan.Audit.Rules[v.rule].Cases[e.cell.Case].ID
-	if strings.Contains(strings.ToLower(id), q) {
-		return true
-	}
-	return strings.Contains(strings.ToLower(model.Sanitize(v.texts.known[e.key])), q)
+	return v.search.matches(id, model.Sanitize(v.texts.known[e.key]))
 }
 
 // keys returns the keys an entry's decision labels: its own and those of
@@ -183,45 +160,16 @@ func (e reviewEntry) holds(key string) bool {
 
 // updateSearch routes a message to the search being typed: accept keeps
 // it, cancel clears it, anything else edits it and narrows the queue as
-// it is typed.
+// it is typed, showing the first answer it keeps unless the one shown
+// still passes.
 func (v *reviewView) updateSearch(msg tea.Msg) tea.Cmd {
-	k := v.c.keys.Filter
-	if km, ok := msg.(tea.KeyPressMsg); ok {
-		switch {
-		case key.Matches(km, k.Accept):
-			v.search.typing = false
-			v.search.in.Blur()
-			return nil
-		case key.Matches(km, k.Cancel):
-			v.search.typing = false
-			v.search.in.Blur()
-			return v.setSearch("")
-		}
+	changed, cmd := v.search.update(msg, v.c.keys.Filter)
+	if !changed {
+		return cmd
 	}
-	var cmd tea.Cmd
-	v.search.in, cmd = v.search.in.Update(msg)
-	return tea.Batch(cmd, v.setSearch(v.search.in.Value()))
-}
-
-// openSearch gives the search the keyboard, beginning from the one applied.
-func (v *reviewView) openSearch() tea.Cmd {
-	v.search.typing = true
-	v.search.in.SetValue(v.search.query)
-	v.search.in.CursorEnd()
-	return v.search.in.Focus()
-}
-
-// setSearch applies a search and shows the first answer it keeps, unless
-// the one shown still passes.
-func (v *reviewView) setSearch(s string) tea.Cmd {
-	q := strings.ToLower(strings.TrimSpace(s))
-	if q == v.search.query {
-		return nil
-	}
-	v.search.query = q
 	v.stale = true
 	if v.sync() {
-		return v.load()
+		return tea.Batch(cmd, v.load())
 	}
-	return nil
+	return cmd
 }

@@ -389,3 +389,95 @@ func TestReview_GroupWriteFailsPartway(t *testing.T) {
 		}
 	}
 }
+
+// TestReview_UndoAfterPartialGroupWrite: what a group's write committed
+// before it failed is an action of its own that u takes back: undoing the
+// retry and then it leaves none of the group labelled, as before.
+func TestReview_UndoAfterPartialGroupWrite(t *testing.T) {
+	t.Parallel()
+	var keys []string
+	w := newLabelWorldEdit(t, newFixture(t, 2), 0, 5, ScreenReview, func(f *fixture) { keys = sameText(t, f) })
+	a := w.a
+	e := goTo(t, w, keys[0])
+	a.desk.store = &failAfter{labelSource: w.src, n: 1}
+	w.press("o") // the first label commits, the second fails
+	a.desk.store = w.src
+	w.press("o") // the retry labels all three
+	w.press("u", "u")
+	seen := a.c.tally.SeenLabels()
+	for _, k := range e.keys() {
+		if l, ok := seen[k]; ok {
+			t.Fatalf("after undoing the retry and the partial write, %s is still labelled %+v", k, l)
+		}
+	}
+	w.press("u")
+	contains(t, plain(a), "Nothing to undo")
+}
+
+// TestReview_PartialGroupUndoRetried: an undo of a group that fails after
+// its first record leaves the rest to take back: the retry undoes those
+// only, never the first answer's earlier label.
+func TestReview_PartialGroupUndoRetried(t *testing.T) {
+	t.Parallel()
+	var keys []string
+	w := newLabelWorldEdit(t, newFixture(t, 2), 0, 5, ScreenReview, func(f *fixture) { keys = sameText(t, f) })
+	a := w.a
+	goTo(t, w, keys[0])
+	w.press("v") // all three violations
+	e := goTo(t, w, keys[0])
+	w.press("o") // all three ok
+	a.desk.store = &failAfter{labelSource: w.src, n: 1}
+	w.press("u") // the first answer's undo commits, the second's fails
+	a.desk.store = w.src
+	w.press("u") // the rest of that undo
+	seen := a.c.tally.SeenLabels()
+	for _, k := range e.keys() {
+		if l, ok := seen[k]; !ok || !l.Violation {
+			t.Fatalf("after the group's undo, retried, %s is labelled %+v (%v), want the violation before it", k, l, ok)
+		}
+	}
+}
+
+// TestReview_GroupNoteKeepsEachVerdict: a note on a group whose answers
+// were decided differently (one relabelled on its own) goes with each
+// answer's own verdict: writing a note decides nothing.
+func TestReview_GroupNoteKeepsEachVerdict(t *testing.T) {
+	t.Parallel()
+	var keys []string
+	w := newLabelWorldEdit(t, newFixture(t, 2), 0, 5, ScreenReview, func(f *fixture) { keys = sameText(t, f) })
+	a := w.a
+	goTo(t, w, keys[0])
+	w.press("v") // the group: three violations
+	// One of them alone, through the search on its case id, relabelled ok.
+	e := goTo(t, w, keys[0])
+	other := e.more[0]
+	id := a.c.plan.Audit.Rules[0].Cases[other.cell.Case].ID
+	w.press("/")
+	for _, r := range id {
+		w.press(string(r))
+	}
+	w.press("enter")
+	if alone := goTo(t, w, other.key); len(alone.more) != 0 {
+		t.Fatalf("the search on %s still groups %d answers", id, len(alone.more)+1)
+	}
+	w.press("o")
+	w.press("esc")
+	goTo(t, w, keys[0])
+	before := map[string]bool{}
+	for _, k := range keys {
+		l, ok := a.c.tally.SeenLabels()[k]
+		if !ok {
+			t.Fatalf("%s is not labelled", k)
+		}
+		before[k] = l.Violation
+	}
+	w.press("n", "w", "h", "y", "enter")
+	if lead, _ := a.review.current(); a.c.tally.SeenLabels()[lead.key].Note != "why" {
+		t.Fatalf("the note did not go with the label shown: %+v", a.c.tally.SeenLabels()[lead.key])
+	}
+	for _, k := range keys {
+		if l := a.c.tally.SeenLabels()[k]; l.Violation != before[k] {
+			t.Fatalf("a note changed %s from violation=%v to %v", k, before[k], l.Violation)
+		}
+	}
+}

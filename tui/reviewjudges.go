@@ -180,9 +180,6 @@ func (v *reviewView) refreshFull() {
 	}
 }
 
-// fullHeight is the height of the judges' answers opened in full.
-func (v *reviewView) fullHeight() int { return max(v.c.bodyH-1, 1) }
-
 // graderColumns sets every grader's verdict and reasoning side by side,
 // or one under the other when the columns would be too narrow to read. A
 // judge's reasoning is its whole answer's, read from the store; until it

@@ -113,7 +113,7 @@ func (v *reviewView) head() []string {
 		clip(st.Muted.Render(v.queueName()+" · "+v.filters()), c.width),
 	}
 	switch {
-	case v.search.typing:
+	case v.search.editing:
 		out = append(out, v.search.in.View())
 	case v.search.query != "":
 		out = append(out, clip(st.Muted.Render("search: ")+oneLine(v.search.query)+st.Muted.Render(" (/ edits, esc clears)"), c.width))
