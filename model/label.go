@@ -182,6 +182,18 @@ func (b *LabelBook) Current(key, labeller, source string) (Label, bool) {
 	return s[len(s)-1].l, true
 }
 
+// Gave reports whether labeller ever gave key a record of source, undone
+// or not: on the label screen a blind label's graders are shown once it is
+// given, so whoever gave one has seen them, even after an undo.
+func (b *LabelBook) Gave(key, labeller, source string) bool {
+	for _, l := range b.hist[key] {
+		if l.Labeller == labeller && b.SourceOf(l) == source {
+			return true
+		}
+	}
+	return false
+}
+
 // History returns every record of every response, each response's records
 // in the order given, responses sorted by key: a stable order for files
 // kept in a repository.

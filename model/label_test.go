@@ -69,3 +69,23 @@ func TestLabelBook(t *testing.T) {
 		t.Errorf("Labellers = %v", names)
 	}
 }
+
+// TestLabelBook_Gave: a labeller who gave a blind label has seen the
+// graders, even after undoing it; another labeller, or a seen label, does
+// not count.
+func TestLabelBook_Gave(t *testing.T) {
+	b := NewLabelBook([]Label{
+		{Key: "a", Labeller: "ana", Violation: true, Source: LabelBlind},
+		{Key: "a", Labeller: "ana", Source: LabelBlind, Undo: true},
+		{Key: "b", Labeller: "ben", Source: LabelSeen},
+	}, nil)
+	if !b.Gave("a", "ana", LabelBlind) {
+		t.Error("ana labelled a blind, then undid it: she has seen its graders")
+	}
+	if _, ok := b.Current("a", "ana", LabelBlind); ok {
+		t.Error("the undo left a current label")
+	}
+	if b.Gave("a", "ben", LabelBlind) || b.Gave("b", "ben", LabelBlind) {
+		t.Error("ben gave no blind label")
+	}
+}

@@ -294,11 +294,19 @@ func (v *labelView) saveNote(note string) tea.Cmd {
 	return cmd
 }
 
-// labelCurrent writes a label for the answer shown.
+// labelCurrent writes a label for the answer shown. An answer this
+// labeller has labelled before (even if undone since) had its graders'
+// verdicts shown at once, so a new label would not be blind and would
+// enter recall as if it were: it is refused. Undo still takes a label
+// back (the answer then has no blind label of this labeller).
 func (v *labelView) labelCurrent(violation bool) tea.Cmd {
 	it, ok := v.current()
 	if !ok {
 		return nil
+	}
+	if v.c.tally.LabelBook().Gave(it.Key, v.d.who, model.LabelBlind) {
+		return sayErr("Already labelled: a new label would not be blind (you saw its graders), so it is not taken. " +
+			"u right after a mistake takes the label back; the answer then leaves the blind sample.")
 	}
 	cmd := v.decide(it.Key, v.index, v.currentLabel(), violation)
 	v.refresh()

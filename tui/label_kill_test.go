@@ -33,7 +33,7 @@ func TestLabelKill(t *testing.T) {
 	if err := examples.Write(dir); err != nil {
 		t.Fatal(err)
 	}
-	f := loadFixture(t, dir, 1)
+	f := loadFixture(t, dir, 2)
 	st, err := store.Open(filepath.Join(dir, "auditor.db"))
 	if err != nil {
 		t.Fatal(err)
@@ -51,7 +51,7 @@ func TestLabelKill(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	if _, err := labels.DrawLabelSample(st, f.plan, tally, labels.SampleOptions{Name: "sample", N: 20, Seed: 1}); err != nil {
+	if _, err := labels.DrawLabelSample(st, f.plan, tally, labels.SampleOptions{Name: "sample", N: 60, Seed: 1}); err != nil {
 		t.Fatal(err)
 	}
 	if err := st.Close(); err != nil {
@@ -127,7 +127,7 @@ func TestLabelKill_Child(t *testing.T) {
 	if dir == "" {
 		t.Skip("runs only as TestLabelKill's child")
 	}
-	f := loadFixture(t, dir, 1)
+	f := loadFixture(t, dir, 2)
 	st, err := store.Open(filepath.Join(dir, "auditor.db"))
 	if err != nil {
 		t.Fatal(err)

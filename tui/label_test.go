@@ -170,25 +170,25 @@ func TestLabel_Keys(t *testing.T) {
 				t.Fatalf("skip then undo: %d writes, index %d (want %d)", n, w.a.label.index, start)
 			}
 		}},
-		{"u after a relabel records an undo: the earlier label holds again", func(t *testing.T, w *labelWorld) {
+		{"a second label on a labelled answer is refused: its graders were shown, it would not be blind", func(t *testing.T, w *labelWorld) {
 			start := w.a.label.index
 			key := w.a.label.items[start].Key
-			w.press("v", "left", "o") // violation, then changed to ok
-			if w.a.label.index == start {
-				t.Fatal("a changed label did not move on")
-			}
-			w.press("u")
+			w.press("v", "left", "o") // violation, then an attempt to change it
 			l, _ := w.src.current(key, "ana", model.LabelBlind)
-			n, _ := w.src.writes()
-			if n != 3 || !l.Violation || w.a.label.index != start {
-				t.Fatalf("undo: %d writes, current %+v, index %d (want %d)", n, l, w.a.label.index, start)
+			if n, _ := w.src.writes(); n != 1 || !l.Violation {
+				t.Fatalf("relabel: %d writes, current %+v; want the first label only", n, l)
 			}
-			if got := w.a.c.tally.Labels()[key]; !got.Violation {
-				t.Fatal("the tally did not follow the undo")
+			contains(t, plain(w.a), "would not be blind")
+			// Undone, the answer is unlabelled, and still not to be
+			// labelled blind again: its graders were seen.
+			w.press("u")
+			w.a.label.moveTo(start)
+			w.press("o")
+			if n, _ := w.src.writes(); n != 2 {
+				t.Fatalf("after undo, a new label was written: %d writes (want the label and its undo)", n)
 			}
-			h := w.src.history
-			if len(h) != 3 || !h[0].Violation || h[1].Violation || !h[2].Undo || h[2].Source != model.LabelBlind {
-				t.Fatalf("history: %+v; want violation, ok, then an undo record", h)
+			if _, ok := w.a.c.tally.Labels()[key]; ok {
+				t.Fatal("the undone answer has a blind label again")
 			}
 		}},
 		{"u after a first label records an undo: the answer is unlabelled again", func(t *testing.T, w *labelWorld) {
@@ -206,13 +206,13 @@ func TestLabel_Keys(t *testing.T) {
 				t.Fatal("an undone answer still shows the graders' verdicts")
 			}
 		}},
-		{"a note survives relabelling", func(t *testing.T, w *labelWorld) {
+		{"a note typed before the label is saved with it", func(t *testing.T, w *labelWorld) {
 			start := w.a.label.index
 			key := w.a.label.items[start].Key
-			w.press("n", "x", "enter", "v", "left", "o")
+			w.press("n", "x", "enter", "v")
 			l, _ := w.src.current(key, "ana", model.LabelBlind)
-			if l.Violation || l.Note != "x" {
-				t.Fatalf("after relabelling: %+v; want ok with the note kept", l)
+			if !l.Violation || l.Note != "x" {
+				t.Fatalf("after labelling: %+v; want violation with the note", l)
 			}
 		}},
 		{"skipped answers are remembered for the next session", func(t *testing.T, w *labelWorld) {
