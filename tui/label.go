@@ -221,6 +221,11 @@ func (v *labelView) Update(msg tea.Msg) tea.Cmd {
 	}
 	k := v.c.keys.Label
 	switch {
+	case key.Matches(km, k.Draw):
+		// One set at a time on this screen: a second set has a name of
+		// its own, given on the command line.
+		return say(fmt.Sprintf("Labelling set %q (%d answers). Another set: auditor label AUDIT --set NAME --n N",
+			model.Sanitize(v.set.Name), len(v.items)))
 	case key.Matches(km, k.Violation):
 		return v.labelCurrent(true)
 	case key.Matches(km, k.OK):
@@ -407,7 +412,7 @@ func (v *labelView) helpKeys() helpKeys {
 		short: []key.Binding{lk.Violation, lk.OK, lk.Skip, lk.Undo, lk.Note, lk.Prev, lk.Next, lk.Results},
 		full: [][]key.Binding{
 			{lk.Violation, lk.OK, lk.Skip, lk.Undo, lk.Note},
-			{lk.Prev, lk.Next, lk.FirstUnlabelled, lk.Results},
+			{lk.Prev, lk.Next, lk.FirstUnlabelled, lk.Results, lk.Draw},
 			{lk.Scroll.Up, lk.Scroll.Down, lk.Scroll.PageUp, lk.Scroll.PageDown, lk.Scroll.Top, lk.Scroll.Bottom},
 		},
 	}

@@ -206,6 +206,13 @@ func TestLabel_Keys(t *testing.T) {
 				t.Fatal("an undone answer still shows the graders' verdicts")
 			}
 		}},
+		{"d with a set drawn says which, and how to draw another", func(t *testing.T, w *labelWorld) {
+			w.press("d")
+			contains(t, plain(w.a), "Another set: auditor label AUDIT --set NAME")
+			if n, _ := w.src.writes(); n != 0 {
+				t.Fatalf("d wrote %d records", n)
+			}
+		}},
 		{"a note typed before the label is saved with it", func(t *testing.T, w *labelWorld) {
 			start := w.a.label.index
 			key := w.a.label.items[start].Key
