@@ -224,7 +224,7 @@ func (v *labelView) Update(msg tea.Msg) tea.Cmd {
 	case key.Matches(km, k.Draw):
 		// One set at a time on this screen: a second set has a name of
 		// its own, given on the command line.
-		return say(fmt.Sprintf("Labelling set %q (%d answers). Another set: auditor label AUDIT --set NAME --n N",
+		return say(fmt.Sprintf("Set %q (%d answers) is open; another: auditor label AUDIT --set NAME",
 			model.Sanitize(v.set.Name), len(v.items)))
 	case key.Matches(km, k.Violation):
 		return v.labelCurrent(true)

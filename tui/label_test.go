@@ -208,7 +208,7 @@ func TestLabel_Keys(t *testing.T) {
 		}},
 		{"d with a set drawn says which, and how to draw another", func(t *testing.T, w *labelWorld) {
 			w.press("d")
-			contains(t, plain(w.a), "Another set: auditor label AUDIT --set NAME")
+			contains(t, plain(w.a), "another: auditor label AUDIT --set NAME")
 			if n, _ := w.src.writes(); n != 0 {
 				t.Fatalf("d wrote %d records", n)
 			}
