@@ -267,8 +267,11 @@ func (r *terminalRun) press(keys ...string) {
 // everything it wrote, escape sequences stripped.
 func (r *terminalRun) wait() (int, string) {
 	<-r.exited
-	r.tty.Close()
+	// Read to the end before closing: the last lines (the resume command)
+	// may still sit in the terminal's buffer when the process is gone, and
+	// the read ends (EIO) only once they are read.
 	<-r.drained
+	r.tty.Close()
 	return r.cmd.ProcessState.ExitCode(), r.screen.plain()
 }
 
