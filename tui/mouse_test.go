@@ -6,9 +6,6 @@ import (
 	"testing"
 
 	tea "charm.land/bubbletea/v2"
-
-	"github.com/auditor-dev/auditor/model"
-	"github.com/auditor-dev/auditor/runner"
 )
 
 func click(a *App, x, y int) tea.Cmd {
@@ -284,20 +281,7 @@ func TestGrid_ErrorsScrollToTheEnd(t *testing.T) {
 // 62-line error ending END-OF-BODY, opened in full over the grid (e).
 func gridErrorsOpen(t *testing.T) *App {
 	t.Helper()
-	f := newFixture(t, 1)
-	a := f.app(t, &clock{t: t0}, noStart)
-	press(a, "y")
-	long := "HTTP 400:" + strings.Repeat("\nthe request body was rejected", 60) + "\nEND-OF-BODY"
-	var evs []Event
-	n := len(f.plan.Calls)
-	for i := range n {
-		r := model.Response{Key: f.plan.Calls[i].Key, Error: long, ErrorKind: model.ErrRequest, Attempts: 1}
-		f.src.put(r, nil)
-		evs = append(evs, Event{Response: r}, Event{Runner: runner.Finished{Index: i, Response: r}})
-	}
-	evs = append(evs, Event{Runner: runner.Stopped{Reason: runner.Completed, Done: n, Failed: n}})
-	a.Update(batchMsg{events: evs, closed: true})
-	a.Update(tea.WindowSizeMsg{Width: 80, Height: 24})
+	a := allFailedWith(t, "HTTP 400:"+strings.Repeat("\nthe request body was rejected", 60)+"\nEND-OF-BODY")
 	press(a, "e")
 	return a
 }

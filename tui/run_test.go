@@ -158,26 +158,32 @@ func TestGolden_Run(t *testing.T) {
 	}
 }
 
-// TestRun_LastErrorOpensInFull: the status line cuts the last error to a
-// line; e on the grid opens it whole (a long server body, wrapped), and
-// esc goes back to the grid.
-func TestRun_LastErrorOpensInFull(t *testing.T) {
-	t.Parallel()
+// allFailedWith is an 80x24 app after a run whose every call failed for
+// good with the error text errText.
+func allFailedWith(t *testing.T, errText string) *App {
+	t.Helper()
 	f := newFixture(t, 1)
-	clk := &clock{t: t0}
-	a := f.app(t, clk, noStart)
+	a := f.app(t, &clock{t: t0}, noStart)
 	press(a, "y")
-	long := "HTTP 400: " + strings.Repeat("the request body was rejected because ", 8) + "END-OF-BODY \x1b[2J"
 	var evs []Event
 	n := len(f.plan.Calls)
 	for i := range n {
-		r := model.Response{Key: f.plan.Calls[i].Key, Error: long, ErrorKind: model.ErrRequest, Attempts: 1}
+		r := model.Response{Key: f.plan.Calls[i].Key, Error: errText, ErrorKind: model.ErrRequest, Attempts: 1}
 		f.src.put(r, nil)
 		evs = append(evs, Event{Response: r}, Event{Runner: runner.Finished{Index: i, Response: r}})
 	}
 	evs = append(evs, Event{Runner: runner.Stopped{Reason: runner.Completed, Done: n, Failed: n}})
 	a.Update(batchMsg{events: evs, closed: true})
 	a.Update(tea.WindowSizeMsg{Width: 80, Height: 24})
+	return a
+}
+
+// TestRun_LastErrorOpensInFull: the status line cuts the last error to a
+// line; e on the grid opens it whole (a long server body, wrapped), and
+// esc goes back to the grid.
+func TestRun_LastErrorOpensInFull(t *testing.T) {
+	t.Parallel()
+	a := allFailedWith(t, "HTTP 400: "+strings.Repeat("the request body was rejected because ", 8)+"END-OF-BODY \x1b[2J")
 	if s := plain(a); strings.Contains(s, "END-OF-BODY") {
 		t.Fatalf("the grid already shows the whole error; the test checks nothing:\n%s", s)
 	}
