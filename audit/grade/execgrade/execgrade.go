@@ -435,6 +435,12 @@ func (p *process) roundTrip(id string, line []byte, timeout time.Duration, expir
 	select {
 	case r, ok := <-p.lines:
 		if !ok {
+			// Its output ended: wait for the exit itself, so the caller
+			// can tell a clean exit (a one-request grader) from a crash.
+			select {
+			case <-p.done:
+			case <-expired:
+			}
 			return answer{}, fmt.Errorf("exited without answering%s", p.exitNote())
 		}
 		res = r
