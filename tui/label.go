@@ -172,7 +172,7 @@ func (v *labelView) moveTo(i int) tea.Cmd {
 // nextUnlabelled returns the next unlabelled position after the current
 // one, wrapping to the start, answers skipped (now or in an earlier
 // session) after the others, or -1.
-func (v *labelView) nextUnlabelled() int { return v.openAfter(v.index, v.mine()) }
+func (v *labelView) nextUnlabelled() int { return v.openAfter(v.index) }
 
 // back closes what is open on the screen; it reports whether it did.
 func (v *labelView) back() bool {

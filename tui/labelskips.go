@@ -95,34 +95,21 @@ func (v *labelView) remember(key string, skip bool) tea.Cmd {
 }
 
 // firstOpen is the first answer neither labelled nor skipped, else the
-// first skipped one still unlabelled, else -1.
-func (v *labelView) firstOpen() int {
-	mine := v.mine()
-	fallback := -1
-	for i, it := range v.items {
-		if _, ok := mine[it.Key]; ok {
-			continue
-		}
-		if !v.skips[it.Key] {
-			return i
-		}
-		if fallback < 0 {
-			fallback = i
-		}
-	}
-	return fallback
-}
+// first skipped one still open, else -1.
+func (v *labelView) firstOpen() int { return v.openAfter(-1) }
 
 // openAfter is the next answer after position from (wrapping) that is
-// neither labelled nor skipped, else the next unlabelled skipped one, or
-// -1.
-func (v *labelView) openAfter(from int, labels map[string]model.Label) int {
+// open to a blind label (never given one by this labeller: an undone
+// label's graders were seen) and not skipped, else the next skipped one
+// still open, or -1.
+func (v *labelView) openAfter(from int) int {
+	book := v.c.tally.LabelBook()
 	n := len(v.items)
 	fallback := -1
 	for d := 1; d <= n; d++ {
 		i := (from + d) % n
 		k := v.items[i].Key
-		if _, ok := labels[k]; ok {
+		if book.Gave(k, v.d.who, model.LabelBlind) {
 			continue
 		}
 		if !v.skips[k] {

@@ -36,6 +36,9 @@ func (s *Session) Estimate(status map[string]bool, concurrency int, simLatency t
 // history summarises stored answers per model, to estimate the rest.
 func (s *Session) history() audit.History {
 	h := audit.History{CompletionTokens: map[string]float64{}, LatencyMS: map[string]float64{}, Answers: map[string]int{}, Pilot: map[string]int{}, JudgeShare: map[string]float64{}}
+	// The pilot fills in the simulated models with nothing stored; it runs
+	// after the stored answers are read (a deferred call writes into h's
+	// maps, which the returned History shares).
 	defer s.simPilot(h)
 	if s.Store == nil {
 		return h
