@@ -40,7 +40,7 @@ import "math"
 // by the recursive numerical integration of Armitage, McPherson and Rowe
 // (1969) in the form of Jennison and Turnbull (2000, ch. 19): the density
 // of Z_k on the continuation region is carried from look to look on a grid
-// of 6r-1 points (r = 32, finer than gsDesign's default r = 18) with
+// of 6r-1 points (r >= 32, finer than gsDesign's default r = 18) with
 // Simpson's rule; gsDesign (gsbound.c) and ldbounds compute the same
 // numbers. Summed over the looks the crossing probability is alpha(1) =
 // alpha: stopping at any look keeps the one-sided error at alpha.
@@ -85,14 +85,16 @@ import "math"
 // Had the line been inert, the chance of a KEEP at any of the five looks
 // is at most 2.5%; with 1.96 at every look it is 7.1% in the normal limit.
 
-// obfRadius is Jennison and Turnbull's r: the integration grid has 6r-1
-// points before Simpson's midpoints. gsDesign defaults to 18; 32 keeps the
-// boundaries within 1e-7 of rpact's at a cost of a few milliseconds.
-const obfRadius = 32
+// minRadius is the smallest Jennison and Turnbull r used: the integration
+// grid has 6r-1 points before Simpson's midpoints. gsDesign defaults to 18;
+// 32 keeps the boundaries within 1e-7 of rpact's at a cost of a few
+// milliseconds. Looks close together need a finer grid (see radius).
+const minRadius = 32
 
 // Limits on a design: more than MaxLooks looks gains nothing over a
-// confidence sequence, and a look before MinLookFraction of the samples
-// could never stop (its boundary is above 22).
+// confidence sequence; a look before MinLookFraction of the samples could
+// never stop (its boundary is above 22), and two looks less than
+// MinLookFraction apart are one look.
 const (
 	MaxLooks        = 20
 	MinLookFraction = 0.01
@@ -196,14 +198,15 @@ func SpendingOBF(t []float64, alpha float64) ([]Boundary, error) {
 		switch {
 		case !(f >= MinLookFraction && f <= 1):
 			return nil, invalid(fn, "look %d at fraction %v, outside [%g, 1]", k+1, f, MinLookFraction)
-		case k > 0 && !(f > t[k-1]):
-			return nil, invalid(fn, "look %d at fraction %v does not come after look %d at %v", k+1, f, k, t[k-1])
+		case k > 0 && !(f-t[k-1] >= MinLookFraction-1e-12):
+			return nil, invalid(fn, "look %d at fraction %v does not come at least %g after look %d at %v", k+1, f, MinLookFraction, k, t[k-1])
 		}
 	}
 	if t[len(t)-1] != 1 {
 		return nil, invalid(fn, "the last look is at fraction %v; it must use all the samples (1)", t[len(t)-1])
 	}
 	b := make([]Boundary, len(t))
+	r := radius(t)
 	var g grid
 	prev := 0.0
 	for k, f := range t {
@@ -215,11 +218,11 @@ func SpendingOBF(t []float64, alpha float64) ([]Boundary, error) {
 		var c float64
 		if k == 0 {
 			c = -NormalQuantile(target)
-			g = startGrid(c)
+			g = startGrid(c, r)
 		} else {
 			c = g.solve(t[k-1], f, target)
 			if k < len(t)-1 {
-				g = g.advance(t[k-1], f, c)
+				g = g.advance(t[k-1], f, c, r)
 			}
 		}
 		b[k] = Boundary{Fraction: f, Spent: spent, Z: c, Tail: upperTail(c)}
@@ -235,12 +238,13 @@ func SpendingOBF(t []float64, alpha float64) ([]Boundary, error) {
 // repeated testing at fixed z costs: 1.96 at five equally spaced looks gives
 // 0.071. t must be valid for SpendingOBF and z as long, each finite.
 func crossingProbability(t, z []float64) float64 {
-	g := startGrid(z[0])
+	r := radius(t)
+	g := startGrid(z[0], r)
 	total := upperTail(z[0])
 	for k := 1; k < len(t); k++ {
 		total += g.exit(t[k-1], t[k], z[k])
 		if k < len(t)-1 {
-			g = g.advance(t[k-1], t[k], z[k])
+			g = g.advance(t[k-1], t[k], z[k], r)
 		}
 	}
 	return total
@@ -254,10 +258,24 @@ type grid struct {
 	z, h []float64
 }
 
+// radius is the grid's r for looks at fractions t: at least minRadius, and
+// fine enough that Simpson's panels (3/(4r) wide in the grid's core) are a
+// tenth of the narrowest step between looks, sqrt((t_k - t_{k-1})/t_k) on
+// the z scale, where the normal kernel of an increment is sharpest. Looks
+// MinLookFraction apart need r = 75.
+func radius(t []float64) int {
+	r := minRadius
+	for k := 1; k < len(t); k++ {
+		sd := math.Sqrt((t[k] - t[k-1]) / t[k])
+		r = max(r, int(math.Ceil(7.5/sd)))
+	}
+	return r
+}
+
 // startGrid is the grid of the first look: the standard normal density on
-// (-inf, c).
-func startGrid(c float64) grid {
-	z, w := gridPoints(c)
+// (-inf, c), on a grid of radius r.
+func startGrid(c float64, r int) grid {
+	z, w := gridPoints(c, r)
 	h := make([]float64, len(z))
 	for i := range z {
 		h[i] = w[i] * normalDensity(z[i])
@@ -279,15 +297,12 @@ func (g grid) exit(s, t, c float64) float64 {
 
 // solve finds the c at which the look at fraction t, after the grid's look
 // at fraction s, spends target: exit is strictly decreasing in c, so
-// bisection converges; 200 halvings of [-40, 40] reach the spacing of
-// float64.
+// bisection of [-40, 40] converges; it stops at a width of 1e-11, far
+// below any digit a verdict reads.
 func (g grid) solve(s, t, target float64) float64 {
 	lo, hi := -40.0, 40.0
-	for range 200 {
+	for hi-lo > 1e-11 {
 		mid := (lo + hi) / 2
-		if mid == lo || mid == hi {
-			break
-		}
 		if g.exit(s, t, mid) > target {
 			lo = mid
 		} else {
@@ -302,14 +317,19 @@ func (g grid) solve(s, t, target float64) float64 {
 // old sub-density convolved with the normal increment,
 // sum_i h[i] * sqrt(t/(t-s)) * phi((z_j sqrt(t) - z_i sqrt(s)) / sqrt(t - s)),
 // times the new point's Simpson weight.
-func (g grid) advance(s, t, c float64) grid {
+func (g grid) advance(s, t, c float64, r int) grid {
 	rs, rt, rd := math.Sqrt(s), math.Sqrt(t), math.Sqrt(t-s)
-	z, w := gridPoints(c)
+	z, w := gridPoints(c, r)
 	h := make([]float64, len(z))
 	for j, zj := range z {
 		var sum float64
 		for i, zi := range g.z {
-			sum += g.h[i] * normalDensity((zj*rt-zi*rs)/rd)
+			// Beyond 12 sd the kernel is below 1e-31 of its peak: skip
+			// the exponential, which is most of the cost when looks are
+			// close and the kernel is narrow.
+			if x := (zj*rt - zi*rs) / rd; x > -12 && x < 12 {
+				sum += g.h[i] * normalDensity(x)
+			}
 		}
 		h[j] = w[j] * sum * rt / rd
 	}
@@ -321,16 +341,16 @@ func (g grid) advance(s, t, c float64) grid {
 // [-3, 3] and spreading logarithmically to about +/-(3 + 4 ln r), cut at b
 // (which becomes the last point), with the midpoint of each pair of
 // neighbours added and Simpson's weights.
-func gridPoints(b float64) (z, w []float64) {
-	r := float64(obfRadius)
+func gridPoints(b float64, radius int) (z, w []float64) {
+	r := float64(radius)
 	var xs []float64
-	for i := 1; i < 6*obfRadius; i++ {
+	for i := 1; i < 6*radius; i++ {
 		fi := float64(i)
 		var x float64
 		switch {
-		case i < obfRadius:
+		case i < radius:
 			x = -3 - 4*math.Log(r/fi)
-		case i <= 5*obfRadius:
+		case i <= 5*radius:
 			x = -3 + 3*(fi-r)/(2*r)
 		default:
 			x = 3 + 4*math.Log(r/(6*r-fi))
