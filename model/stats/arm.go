@@ -126,7 +126,8 @@ func PairedDiff(del, delN, base, baseN []int) (Paired, error) {
 		return Paired{}, invalid("paired", "slice lengths differ (deleted %d/%d, baseline %d/%d)",
 			len(del), len(delN), len(base), len(baseN))
 	}
-	var pd, pb []float64
+	pd := make([]float64, 0, len(del))
+	pb := make([]float64, 0, len(del))
 	var fixed float64
 	for c := range del {
 		for _, v := range [][2]int{{del[c], delN[c]}, {base[c], baseN[c]}} {

@@ -3,14 +3,18 @@
 // case-clustered standard errors, deleted-minus-baseline differences (paired
 // by case and Newcombe's hybrid score interval), grader recall and precision
 // from human labels (including a stratified, inverse-probability-weighted
-// estimator), recall-corrected rates, Cohen's kappa and sample sizes.
+// estimator), recall-corrected rates, Cohen's kappa and sample sizes; and
+// the group-sequential design that keeps verdicts valid when they are read
+// at several declared looks (SpendingOBF, with WilsonZ, NewcombeZ and
+// Paired.IntervalZ at a look's boundary; see sequential.go).
 //
-// All intervals are two-sided 95%. Every function is pure (Student-t
-// quantiles are memoised, which no caller can observe) and safe for
-// concurrent use. Invalid input (a count above its total, a total of zero, a
-// negative count, a probability outside [0,1]) is reported as an error that
-// wraps ErrInvalid; no function returns NaN for input it accepts, and bounds of
-// a proportion never leave [0,1] (bounds of a difference never leave [-1,1]).
+// Intervals are two-sided 95% unless a function takes the multiplier z.
+// Every function is pure (Student-t quantiles are memoised, which no caller
+// can observe) and safe for concurrent use. Invalid input (a count above
+// its total, a total of zero, a negative count, a probability outside
+// [0,1]) is reported as an error that wraps ErrInvalid; no function returns
+// NaN for input it accepts, and bounds of a proportion never leave [0,1]
+// (bounds of a difference never leave [-1,1]).
 package stats
 
 import (

@@ -100,7 +100,7 @@ func TestCrossingProbability_RepeatedTesting(t *testing.T) {
 // TestSpendingOBF_MonteCarlo checks the boundaries with no numerical
 // integration at all: simulated Brownian motion at the looks crosses c_k
 // first at look k about as often as the spending function says, and at
-// some look with probability alpha. 400,000 paths give SE 0.00025 on
+// some look with probability alpha. 200,000 paths give SE 0.00035 on
 // 0.025; the assertion allows 4 SE.
 func TestSpendingOBF_MonteCarlo(t *testing.T) {
 	t.Parallel()
@@ -109,7 +109,7 @@ func TestSpendingOBF_MonteCarlo(t *testing.T) {
 		if err != nil {
 			t.Fatal(err)
 		}
-		const runs = 400_000
+		const runs = 200_000
 		rng := rand.New(rand.NewPCG(7, uint64(len(fr))))
 		first := make([]int, len(b))
 		crossed := 0
@@ -142,7 +142,7 @@ func TestSpendingOBF_MonteCarlo(t *testing.T) {
 func TestSpendingOBF_Property(t *testing.T) {
 	t.Parallel()
 	rng := rand.New(rand.NewPCG(1, 2))
-	for range 30 {
+	for range 20 {
 		k := 1 + rng.IntN(10)
 		fr := make([]float64, k)
 		for i := range k - 1 {
