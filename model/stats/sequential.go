@@ -2,89 +2,6 @@ package stats
 
 import "math"
 
-// Group-sequential boundaries: verdicts that stay valid however often they
-// are looked at.
-//
-// # The problem
-//
-// A KEEP test at one-sided 2.5% is wrong 2.5% of the time when it is
-// applied once, to all the data. Applied after every round of samples, with
-// the user stopping at the first look that says KEEP, it is wrong more
-// often: each look is another chance for noise to cross 1.96. With five
-// equally spaced looks the chance is 7.1% (crossingProbability of 1.96 at
-// each look; the Deming-presentation check in gsDesign's unit tests gives
-// 0.063 for four looks and 0.097 for ten).
-//
-// # The method
-//
-// Declare the looks in advance: information fractions 0 < t_1 < ... < t_K
-// = 1 of each case's planned samples (default five looks, at 20%, 40%, ...,
-// 100%). A look uses exactly the first ceil(t_k n) samples of every case in
-// both variants (SamplesAtLook), so it is a function of the stored data, not
-// of when someone looked. At look k the test compares its statistic with
-// c_k instead of 1.96. The c_k spend the error rate alpha along the looks
-// with the Lan-DeMets O'Brien-Fleming spending function
-//
-//	alpha(t) = 2 - 2 Phi( Phi^-1(1 - alpha/2) / sqrt(t) ),
-//
-// which spends almost nothing early (alpha(0.2) = 0.0000054 for alpha =
-// 0.025) and nearly all of it at the end, so the last look's c_K is close
-// to the fixed design's 1.96 and little power is lost. The c_k are solved
-// one after another so that, under the null hypothesis,
-//
-//	P(Z_1 < c_1, ..., Z_{k-1} < c_{k-1}, Z_k >= c_k) = alpha(t_k) - alpha(t_{k-1}),
-//
-// where (Z_1, ..., Z_K) has the canonical joint distribution of a
-// statistic with independent increments: each Z_k is standard normal and
-// Cov(Z_j, Z_k) = sqrt(t_j/t_k) for j <= k. The probabilities are computed
-// by the recursive numerical integration of Armitage, McPherson and Rowe
-// (1969) in the form of Jennison and Turnbull (2000, ch. 19): the density
-// of Z_k on the continuation region is carried from look to look on a grid
-// of 6r-1 points (r >= 32, finer than gsDesign's default r = 18) with
-// Simpson's rule; gsDesign (gsbound.c) and ldbounds compute the same
-// numbers. Summed over the looks the crossing probability is alpha(1) =
-// alpha: stopping at any look keeps the one-sided error at alpha.
-//
-// Repeated confidence intervals follow: a one-sided bound computed at
-// look k with z = c_k (WilsonZ, NewcombeZ, Paired.IntervalZ) excludes the
-// truth at some look with probability at most alpha, so a verdict read off
-// such bounds at any look, or at every look, is valid. KEEP (lower bound
-// of the rise > 0) and DELETE (upper bound < delta J_L) are two one-sided
-// tests, each at its own 2.5%, each with these boundaries.
-//
-// # Assumptions
-//
-//   - Independent increments and a normal approximation: the pooled rate
-//     difference behaves like a Brownian motion in the information, which
-//     grows in proportion to the samples. Binomial counts satisfy this in
-//     the limit; with few samples the discreteness of the counts makes the
-//     bounds conservative in practice (the simulations in
-//     sequential_sim_test.go measure it: false KEEP and false DELETE stay
-//     below 2.5% on 8 and 18 cases of 30 samples).
-//   - The looks are declared before the data are seen, and a look is taken
-//     at its fraction whatever the data: looking at a fraction chosen
-//     because the numbers looked good breaks the guarantee.
-//   - The paired-by-case t term has no exact canonical distribution (its
-//     degrees of freedom are the cases, not the samples); it is taken at
-//     the same one-sided tail level 1 - Phi(c_k) as the score intervals.
-//   - The grader's Youden index J_L comes from hand labels, which are not
-//     sequential in samples: it is treated as a known constant here.
-//
-// # Worked example
-//
-// Five looks at 20, 40, 60, 80 and 100% of 30 samples per case (6, 12, 18,
-// 24 and 30 samples) with one-sided alpha 0.025 give c = 4.877, 3.357,
-// 2.680, 2.290 and 2.031, nominal one-sided levels 5.4e-7, 0.00039,
-// 0.0037, 0.011 and 0.021 (cumulative error spent 5.4e-7, 0.00039, 0.0038,
-// 0.012 and 0.025). Take a load-bearing line on eight provoking cases. At
-// look 1 (48 answers per variant) the deleted variant has failed 14 times
-// and the baseline twice. With 1.96 Newcombe's lower bound of 14/48 - 2/48
-// would be 0.103, a KEEP; with z = 4.877 it is -0.147: not yet. At look 2
-// (96 answers per variant) the counts are 29 and 4, and with z = 3.357 the
-// lower bound is 0.078 > 0: KEEP at look 2 of 5, after 40% of the calls.
-// Had the line been inert, the chance of a KEEP at any of the five looks
-// is at most 2.5%; with 1.96 at every look it is 7.1% in the normal limit.
-
 // minRadius is the smallest Jennison and Turnbull r used: the integration
 // grid has 6r-1 points before Simpson's midpoints. gsDesign defaults to 18;
 // 32 keeps the boundaries within 1e-7 of rpact's at a cost of a few
@@ -172,18 +89,21 @@ func SamplesAtLook(t float64, n int) int {
 }
 
 // SpendingOBF returns the boundaries of a one-sided group-sequential design
-// with looks at information fractions t (strictly increasing, each at
-// least MinLookFraction, the last exactly 1, at most MaxLooks of them) that
-// spends the one-sided error alpha with the Lan-DeMets O'Brien-Fleming
-// function (OBFSpent). Under the null hypothesis the chance that the
-// statistic crosses c_k at some look k is alpha. See the comment at the top
-// of this file for the method, its assumptions and a worked example. For
-// five equally spaced looks and alpha = 0.025 the boundaries are 4.877,
-// 3.357, 2.680, 2.290 and 2.031.
+// with looks at information fractions t (increasing by at least
+// MinLookFraction, the first at least MinLookFraction, the last exactly 1,
+// at most MaxLooks of them) that spends the one-sided error alpha with the
+// Lan-DeMets O'Brien-Fleming function (OBFSpent). Under the null
+// hypothesis the chance that the statistic crosses c_k at some look k is
+// alpha. The package documentation ("Sequential looks") gives the method,
+// its assumptions and a worked example. For five equally spaced looks and
+// alpha = 0.025 the boundaries are 4.877, 3.357, 2.680, 2.290 and 2.031.
+// It takes a few milliseconds (up to about 100 for twenty close looks):
+// compute a design once per audit, not per verdict.
 //
-// It returns an error when t is empty, too long, not increasing, has a
-// fraction below MinLookFraction or above 1, or does not end at 1, or when
-// alpha is outside (0, 0.5). The result never holds NaN or an infinity.
+// It returns an error when t is empty, too long, not increasing by
+// MinLookFraction, has a fraction below MinLookFraction or above 1, or does
+// not end at 1, or when alpha is outside (0, 0.5). The result never holds
+// NaN or an infinity.
 func SpendingOBF(t []float64, alpha float64) ([]Boundary, error) {
 	const fn = "obf boundaries"
 	switch {

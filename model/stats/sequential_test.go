@@ -299,7 +299,7 @@ func TestZVariants_MatchFixed(t *testing.T) {
 }
 
 // TestZVariants_WorkedExample pins the numbers of the worked example in
-// sequential.go's doc comment.
+// the package documentation.
 func TestZVariants_WorkedExample(t *testing.T) {
 	t.Parallel()
 	b, err := SpendingOBF(EqualFractions(5), 0.025)
