@@ -31,8 +31,8 @@ func Newcombe(x1, n1, x2, n2 int) (est float64, ci Interval, err error) {
 // each bound is one-sided at about 1 - Phi(z). A group-sequential look
 // passes its boundary (Boundary.Z): the lower bound is the KEEP test at
 // that look, the upper bound one term of the DELETE test. With z =
-// 1.959964 it is Newcombe. It returns an error when either count is
-// invalid or z is not in (0, MaxZ].
+// 1.959964 it is Newcombe (to an ulp). It returns an error when either
+// count is invalid or z is not in (0, MaxZ].
 func NewcombeZ(x1, n1, x2, n2 int, z float64) (est float64, ci Interval, err error) {
 	w1, err := WilsonZ(x1, n1, z)
 	if err != nil {
