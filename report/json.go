@@ -359,8 +359,9 @@ type DiffDoc struct {
 }
 
 // GraderDoc is a grader measured against human labels. Estimator is
-// "simple" (labels as a simple random sample, Wilson intervals) or "ipw"
-// (weighted by stratum of the label set named in LabelSet).
+// "simple" (every label as one simple random sample, Wilson intervals) or
+// "ipw" (label sets combined cell by cell, cells weighted by their sizes;
+// LabelSets names the sets whose designs cut the cells).
 type GraderDoc struct {
 	Recall          MeasureDoc              `json:"recall"`
 	RecallKind      map[string]MeasureDoc   `json:"recall_by_kind"`
@@ -370,7 +371,7 @@ type GraderDoc struct {
 	SpecificityKind map[string]MeasureDoc   `json:"specificity_by_kind"`
 	Labels          int                     `json:"labels"`
 	Estimator       string                  `json:"estimator"`
-	LabelSet        string                  `json:"label_set,omitempty"`
+	LabelSets       []string                `json:"label_sets,omitempty"`
 	Confusion       map[string]ConfusionDoc `json:"confusion"`
 	Misses          []string                `json:"misses"`
 	Warnings        []string                `json:"warnings"`
@@ -401,6 +402,23 @@ type MeasureDoc struct {
 	SE        *float64 `json:"se,omitempty"`
 	Method    string   `json:"method,omitempty"`
 	Note      string   `json:"note,omitempty"`
+	// Labels is how many labelled answers the estimate used (those on
+	// either side of the share); Cells, for an estimate combined from
+	// cells, lists each cell's answers and labels, and Unlabelled names the
+	// cells with answers and no label (which leave it unmeasured).
+	Labels     int       `json:"labels"`
+	Cells      []CellDoc `json:"cells,omitempty"`
+	Unlabelled []string  `json:"unlabelled_cells,omitempty"`
+}
+
+// CellDoc is one cell of a combined estimate: answers alike in the
+// stratum every label set drew them from.
+type CellDoc struct {
+	Name     string `json:"name"`
+	Answers  int    `json:"answers"`
+	Labelled int    `json:"labelled"`
+	A        int    `json:"a"` // labelled answers on the share's side (e.g. violations caught)
+	B        int    `json:"b"` // on the other side (e.g. violations missed)
 }
 
 // CorrectedDoc is a rate corrected for the grader's recall and specificity
@@ -541,7 +559,7 @@ func graderDoc(q labels.GraderQuality) GraderDoc {
 	gd := GraderDoc{Recall: measureDoc(q.Recall), Precision: measureDoc(q.Precision),
 		Specificity: measureDoc(q.Specificity), Labels: q.Labels, RecallKind: map[string]MeasureDoc{},
 		PrecisionKind: map[string]MeasureDoc{}, SpecificityKind: map[string]MeasureDoc{},
-		Estimator: string(q.Estimator), LabelSet: q.Set, Confusion: map[string]ConfusionDoc{},
+		Estimator: string(q.Estimator), LabelSets: q.Sets, Confusion: map[string]ConfusionDoc{},
 		Misses: append([]string{}, q.Misses...), Warnings: append([]string{}, q.Warnings...)}
 	for k, m := range q.RecallKind {
 		gd.RecallKind[string(k)] = measureDoc(m)
@@ -625,7 +643,13 @@ func measureDoc(m *labels.Measure) MeasureDoc {
 	if m == nil {
 		return MeasureDoc{}
 	}
-	md := MeasureDoc{Hits: m.Hits, Positives: m.Total, Method: m.Method, Note: m.Unmeasured}
+	md := MeasureDoc{Hits: m.Hits, Positives: m.Total, Method: m.Method, Note: m.Unmeasured, Labels: m.Total}
+	for _, st := range m.Strata {
+		md.Cells = append(md.Cells, CellDoc{Name: model.Sanitize(st.Name), Answers: int(st.N), Labelled: int(st.Labelled), A: int(st.A), B: int(st.B)})
+		if st.N > 0 && st.Labelled == 0 {
+			md.Unlabelled = append(md.Unlabelled, model.Sanitize(st.Name))
+		}
+	}
 	if m.Measured() {
 		est, lo, hi := m.Est, m.CI.Lo, m.CI.Hi
 		md.Est, md.Lo, md.Hi = &est, &lo, &hi

@@ -2,7 +2,6 @@ package tui
 
 import (
 	"fmt"
-	"maps"
 	"strings"
 
 	"charm.land/bubbles/v2/key"
@@ -98,8 +97,7 @@ func (r *labelResults) measure() {
 			}
 			for _, j := range r.c.plan.Audit.Judges {
 				g := labels.Grades{Name: j.Grader, Version: j.Version, ByKey: r.c.tally.GraderGrades(j.Version)}
-				rq.graders = append(rq.graders, labels.MeasureGrader(r.c.plan, g, labelled,
-					labels.QualityScope{Rule: sq.RuleIndex, Model: -1, Set: set}))
+				rq.graders = append(rq.graders, r.c.tally.MeasureGrader(sq.RuleIndex, -1, g, labelled))
 			}
 			r.rules = append(r.rules, rq)
 		}
@@ -117,24 +115,24 @@ func (r *labelResults) loadHistory() tea.Cmd {
 		return nil
 	}
 	r.gen++
-	labelled := maps.Clone(r.c.tally.Labels())
-	set := r.v.set
+	snap := gradedCopy(r.c)
+	sets := r.c.tally.LabelSets()
 	var cmds []tea.Cmd
 	for _, rq := range r.rules {
 		h := r.hist[rq.ri]
 		h.loading = true
 		r.hist[rq.ri] = h
-		cmds = append(cmds, loadHistory(st, r.c.plan, rq.ri, r.c.tally.PredicateVersion(rq.ri), labelled, set, r.gen))
+		cmds = append(cmds, loadHistory(st, r.c.plan, rq.ri, r.c.tally.PredicateVersion(rq.ri), snap, sets, r.gen))
 	}
 	return tea.Batch(cmds...)
 }
 
 // loadHistory measures every recorded version of a rule's predicate
 // against labels; it runs as a command. cur is the rule's current version.
-func loadHistory(st audit.Reader, p *audit.Plan, ri int, cur string, labelled map[string]model.Label, set *labels.LabelSet, gen int) tea.Cmd {
+func loadHistory(st audit.Reader, p *audit.Plan, ri int, cur string, snap gradedSnapshot, sets []labels.LabelSet, gen int) tea.Cmd {
 	line := p.Audit.Rules[ri].Line
 	return func() tea.Msg {
-		vs, err := labels.PredicateHistory(st, p, line, cur, labelled, set)
+		vs, err := labels.PredicateHistory(st, p, line, cur, snap.labels, sets, snap)
 		return historyMsg{gen: gen, rule: ri, versions: vs, err: err}
 	}
 }
