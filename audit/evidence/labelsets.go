@@ -51,7 +51,9 @@ func (t *Tally) qualityScope(ri, mi int) labels.QualityScope {
 // RuleQuality is a rule's predicate quality for one model (-1: every
 // model pooled) exactly as the verdict uses it: every blind label of the
 // rule, label sets combined. Every screen shows this.
-func (t *Tally) RuleQuality(ri, mi int) labels.GraderQuality { return t.ruleQuality(ri, mi, t.Labels()) }
+func (t *Tally) RuleQuality(ri, mi int) labels.GraderQuality {
+	return t.ruleQuality(ri, mi, t.Labels())
+}
 
 // ruleQuality measures a rule's current predicate for one model against
 // labelled.

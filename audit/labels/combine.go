@@ -41,7 +41,7 @@ type Population interface {
 type cells struct {
 	p    *audit.Plan
 	pop  Population
-	sets []*LabelSet // the sets holding a label among the answers, by name
+	sets []*LabelSet     // the sets holding a label among the answers, by name
 	opts []SampleOptions // each set's options, defaults filled in
 	// drawn maps each set's drawn keys to their stratum name, by set.
 	drawn []map[string]string

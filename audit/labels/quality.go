@@ -189,7 +189,7 @@ type GraderQuality struct {
 	// Ungraded and Unparseable count labelled answers left out because the
 	// grader has not graded them or could not.
 	Ungraded, Unparseable int
-	Estimator Estimator
+	Estimator             Estimator
 	// Sets names the label sets whose designs cut the answers into cells
 	// (those holding a label among them), in name order; empty when every
 	// label counts as one simple random sample.
@@ -336,8 +336,8 @@ type measurer struct {
 // cell is one cell of a subdomain: its answers, and how they were graded
 // and labelled.
 type cell struct {
-	name                string
-	answers             []answer
+	name                 string
+	answers              []answer
 	anyFailed, anyPassed bool
 }
 
@@ -379,7 +379,9 @@ type part struct {
 	violation, failed bool
 }
 
-func (p part) has(a answer) bool { return a.labelled && a.violation == p.violation && a.failed == p.failed }
+func (p part) has(a answer) bool {
+	return a.labelled && a.violation == p.violation && a.failed == p.failed
+}
 
 // recall: violations the grader failed (A) against those it passed (B).
 func (sd subdomain) recall() *Measure { return sd.share(part{true, true}, part{true, false}) }
