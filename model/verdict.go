@@ -232,7 +232,12 @@ type Verdict struct {
 // their totals, a lower bound outside [0,1], Delta not in [0,1) or
 // AffectedShare not in [0,1). No provoking case with samples in both
 // variants is not an error: the verdict is INCONCLUSIVE.
-func Decide(in VerdictInput) (Verdict, error) {
+func Decide(in VerdictInput) (Verdict, error) { return decide(in, true) }
+
+// decide is Decide; project says whether an INCONCLUSIVE verdict gets its
+// projections (Needed, LabelsNeeded), which a simulation of many verdicts
+// does without.
+func decide(in VerdictInput, project bool) (Verdict, error) {
 	if err := in.validate(); err != nil {
 		return Verdict{}, err
 	}
@@ -295,8 +300,10 @@ func Decide(in VerdictInput) (Verdict, error) {
 	}
 	v.Bound = strings.Join(failed, "; ")
 	v.Reason = rise + ", but " + strings.Join(said, ", and ")
-	v.LabelsNeeded = projectLabelsRoute(in.Labelled, v.Delta)
-	v.Needed = v.needed(in, g)
+	if project {
+		v.LabelsNeeded = projectLabelsRoute(in.Labelled, v.Delta)
+		v.Needed = v.needed(in, g)
+	}
 	return v, nil
 }
 
