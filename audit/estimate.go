@@ -203,6 +203,7 @@ func (p *Plan) Estimate(done map[string]bool, concurrency int, hist History, sim
 		re.Power, re.Warnings = PlanPower(re.Cases, p.Samples, r.Config.NoInputClass())
 		e.Rules = append(e.Rules, re)
 	}
+	e.SetLabelBudget(p, DefaultLabelBudget)
 	return e
 }
 

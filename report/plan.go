@@ -65,6 +65,9 @@ func WritePlanPower(w io.Writer, e audit.Estimate) error {
 	b.WriteString("power (per model; rises measured from a baseline that never fails):\n")
 	for _, r := range e.Rules {
 		fmt.Fprintf(&b, "  line %d: %s\n", r.Line, r.Power.Summary())
+		if d := r.Power.Delete; d != nil {
+			fmt.Fprintf(&b, "    DELETE: %s\n", d.Summary())
+		}
 		for _, warning := range r.Warnings {
 			fmt.Fprintf(&b, "    warning: %s\n", warning)
 		}

@@ -41,9 +41,6 @@ type ruleQuality struct {
 	ri      int
 	rule    *audit.Rule
 	graders []labels.GraderQuality // the predicate first
-	// verdict is the predicate as the verdict measures it, per model:
-	// every blind label of the rule, label sets combined.
-	verdict []labels.GraderQuality
 }
 
 // history is a rule's predicate versions as last loaded.
@@ -92,9 +89,6 @@ func (r *labelResults) measure() {
 		labelled := r.c.tally.Labels()
 		for _, sq := range r.c.tally.MeasureSet(set, nil) {
 			rq := ruleQuality{ri: sq.RuleIndex, rule: sq.Rule, graders: []labels.GraderQuality{sq.Quality}}
-			for mi := range r.c.plan.Audit.File.Models {
-				rq.verdict = append(rq.verdict, r.c.tally.RuleQuality(sq.RuleIndex, mi))
-			}
 			for _, j := range r.c.plan.Audit.Judges {
 				g := labels.Grades{Name: j.Grader, Version: j.Version, ByKey: r.c.tally.GraderGrades(j.Version)}
 				rq.graders = append(rq.graders, r.c.tally.MeasureGrader(sq.RuleIndex, -1, g, labelled))
@@ -308,15 +302,21 @@ func (r *labelResults) layout() {
 				wrapped("  ", st.Muted, oneLine(q.Grader)+": "+oneLine(m))
 			}
 		}
-		// What the verdict uses: every blind label of the rule, sets
-		// combined; the numbers above are this set's alone.
-		for mi, q := range rq.verdict {
-			m := r.c.plan.Audit.File.Models[mi]
-			who := "in the verdict"
-			if len(r.c.plan.Audit.File.Models) > 1 {
-				who += " for " + oneLine(m.Name)
+		// The numbers above are the verdict's (every blind label of the
+		// rule, label sets combined); per model, where the verdict stands
+		// and which labels would settle it.
+		for _, rr := range r.c.res.Rules {
+			if rr.RuleIndex != rq.ri {
+				continue
 			}
-			wrapped("  ", st.Muted, fmt.Sprintf("%s (all label sets combined): recall %s; specificity %s", who, report.RecallLine(q), measureText(q.Specificity)))
+			next := report.NextLabels(rr.Verdict)
+			if next == "" {
+				continue
+			}
+			if len(r.c.plan.Audit.File.Models) > 1 {
+				next = oneLine(rr.ModelName) + ": " + next
+			}
+			wrapped("  ", st.Muted, next)
 		}
 		r.addHistory(rq, add)
 	}

@@ -63,18 +63,26 @@ result is marked SIMULATED.`,
 
 func newPlanCmd(std Stdio) *cobra.Command {
 	var format string
-	var samples, concurrency int
+	var samples, concurrency, labelBudget int
 	var allowLarge bool
 	c := &cobra.Command{
 		Use:   "plan AUDIT",
 		Short: "Show what a run would call and cost, without making calls",
 		Long: `Show the calls a run would make (answers already stored are free), the input and
 output tokens, the dollars with and without prompt caching, and the minutes at
-the set concurrency. Makes no calls. --format json gives the same as an object.`,
+the set concurrency. Makes no calls. --format json gives the same as an object.
+
+Per line it also says what DELETE will take: how many blind labels of the
+answers without the line a line the model never breaks needs (all clean), and
+the chance that a line that does nothing reaches DELETE with --labels blind
+labels (default 60), simulated through the exact rule with a perfect predicate.`,
 		Args: exactArgs(1),
 		RunE: func(cmd *cobra.Command, args []string) error {
 			if err := checkRunFlags(runFlags{samples: samples, concurrency: concurrency}); err != nil {
 				return err
+			}
+			if labelBudget < 0 || labelBudget > 100_000 {
+				return &usageError{fmt.Errorf("--labels %d: want 0 to 100000", labelBudget)}
 			}
 			s, err := workbench.Open(cmd.Context(), args[0], workbench.Options{Samples: samples, Access: workbench.IfExists, AllowLarge: allowLarge})
 			if errors.Is(err, workbench.ErrTooLarge) {
@@ -101,6 +109,9 @@ the set concurrency. Makes no calls. --format json gives the same as an object.`
 			est, err := s.Estimate(status, conc, 0, true)
 			if err != nil {
 				return err
+			}
+			if labelBudget != audit.DefaultLabelBudget {
+				est.SetLabelBudget(s.Plan, labelBudget)
 			}
 			execs, err := s.ExecCommands()
 			if err != nil {
@@ -129,6 +140,7 @@ the set concurrency. Makes no calls. --format json gives the same as an object.`
 	c.Flags().IntVar(&samples, "samples", 0, "samples per case and variant (default: the audit's samples)")
 	c.Flags().IntVar(&concurrency, "concurrency", 0, "calls in flight at once (default: the audit's concurrency)")
 	c.Flags().BoolVar(&allowLarge, "allow-large", false, fmt.Sprintf("plan above %d cells (refused otherwise)", audit.MaxCells))
+	c.Flags().IntVar(&labelBudget, "labels", audit.DefaultLabelBudget, "blind labels to assume for the chance of DELETE")
 	return c
 }
 
