@@ -113,4 +113,3 @@ func freeName(names []string, base string) string {
 	}
 	return name
 }
-

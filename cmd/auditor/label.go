@@ -18,14 +18,14 @@ import (
 
 // labelFlags are the options of `auditor label`.
 type labelFlags struct {
-	n         int
-	seed      int64
-	rule      int
-	kinds     string
-	stratify  bool
-	failShare float64
-	labeller  string
-	set       string
+	n          int
+	seed       int64
+	rule       int
+	kinds      string
+	stratify   bool
+	failShare  float64
+	labeller   string
+	set        string
 	show       bool
 	width      float64
 	forVerdict bool
