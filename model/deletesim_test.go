@@ -2,6 +2,7 @@ package model
 
 import (
 	"fmt"
+	"math"
 	"strings"
 	"sync"
 	"testing"
@@ -58,6 +59,26 @@ func TestDecide_QuietLineByLabels(t *testing.T) {
 	in.Labelled.Baseline.Strata[0].Labelled = 30
 	if v = mustDecide(t, in); v.LabelsNeeded.More != 90 {
 		t.Errorf("with baseline labels: needed %+v", v.LabelsNeeded)
+	}
+	// The grader fails 3 of the 240 answers without the line and nothing is
+	// labelled: the projection runs at the grader's 1.25%, not at "none".
+	in.Labelled.Baseline.Strata[0].Labelled = 0
+	in.Provoking.Deleted = arm(30, 1, 1, 1, 0, 0, 0, 0, 0)
+	in.Recall, in.Specificity = nil, nil
+	if v = mustDecide(t, in); v.LabelsNeeded.Clean || v.LabelsNeeded.Rate != 0.0125 || v.LabelsNeeded.More <= 86 ||
+		!strings.Contains(v.Needed, "DELETE if no more than about 1.3% of them are violations") {
+		t.Errorf("grader failing 3/240: needed %+v %q", v.LabelsNeeded, v.Needed)
+	} else {
+		// The projection is exact: that many labels at 1.25% clear delta,
+		// one fewer does not.
+		m := v.LabelsNeeded.More
+		at := func(n int) float64 {
+			u, _ := stats.ClopperPearsonUpper(int(math.Ceil(0.0125*float64(n)-1e-9)), n, LabelsRouteAlpha)
+			return u
+		}
+		if !(at(m) < DefaultDelta) || at(m-1) < DefaultDelta {
+			t.Errorf("%d labels at 1.25%%: bound %.4f, one fewer %.4f", m, at(m), at(m-1))
+		}
 	}
 	// More labels than there are answers: say so, suggest more samples.
 	in.Provoking = ArmPair{Baseline: clean(8, 5), Deleted: clean(8, 5)}

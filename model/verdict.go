@@ -301,7 +301,7 @@ func decide(in VerdictInput, project bool) (Verdict, error) {
 	v.Bound = strings.Join(failed, "; ")
 	v.Reason = rise + ", but " + strings.Join(said, ", and ")
 	if project {
-		v.LabelsNeeded = projectLabelsRoute(in.Labelled, v.Delta)
+		v.LabelsNeeded = projectLabelsRoute(in.Labelled, v.Delta, float64(v.DeletedFails)/float64(v.DeletedN))
 		v.Needed = v.needed(in, g)
 	}
 	return v, nil

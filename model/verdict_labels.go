@@ -138,7 +138,7 @@ func (r *LabelsRoute) Sentence() string {
 		r.Violations, count(r.Labelled, "labelled answer", "labelled answers"), pluralWord(r.Violations, "was a violation", "were violations"),
 		upPercent(r.Upper), oneSided(r.AlphaDeleted))
 	if r.AlphaBaseline > 0 {
-		s += fmt.Sprintf("; with the line, %d of %d labelled %s, at least %s (%s)",
+		s += fmt.Sprintf("; with the line, %d of %d labelled answers %s, at least %s (%s)",
 			r.BaselineViolations, r.BaselineLabelled, pluralWord(r.BaselineViolations, "was a violation", "were violations"),
 			percent(math.Floor(r.BaselineLower*1000)/1000), oneSided(r.AlphaBaseline))
 	}
@@ -189,9 +189,12 @@ type LabelsNeeded struct {
 	// Have is how many are labelled already; Room how many of the
 	// variant's provoking answers have no label: More never exceeds it.
 	Have, Room int
-	// Clean is true when no labelled answer without the line is a
-	// violation: then the projection is "if none is a violation".
+	// Clean is true when the projection assumes no violation (none
+	// labelled so far, and the grader fails none of these answers while
+	// labels are few): then it is "if none is a violation". Rate is the
+	// violation rate it assumes otherwise.
 	Clean bool
+	Rate  float64
 	// Hopeless says why no number of labels would do ("" otherwise): the
 	// labelled violation rate is at or above delta, or even every answer
 	// labelled would not clear it.
@@ -200,10 +203,23 @@ type LabelsNeeded struct {
 
 // projectLabelsRoute projects the labels route: the fewest more labels,
 // spread over the strata in proportion to their unlabelled answers, that
-// clear delta with every stratum's observed violation rate unchanged.
-func projectLabelsRoute(in LabelledArms, delta float64) LabelsNeeded {
+// clear delta with every stratum's observed violation rate unchanged. Until
+// projectFromLabels answers are labelled, the rate projected is at least
+// graded, the grader's failure rate on the variant's provoking answers: a
+// handful of clean labels (or none) must not promise DELETE where the
+// grader keeps failing answers.
+func projectLabelsRoute(in LabelledArms, delta, graded float64) LabelsNeeded {
 	answers, labelled, violations := in.Deleted.Totals()
 	out := LabelsNeeded{Have: labelled, Room: answers - labelled, Clean: violations == 0}
+	floor := 0.0
+	if labelled < projectFromLabels {
+		floor = graded
+		out.Clean = out.Clean && graded == 0
+	}
+	if labelled > 0 {
+		out.Rate = float64(violations) / float64(labelled)
+	}
+	out.Rate = math.Max(out.Rate, floor)
 	if answers == 0 {
 		out.Hopeless = "no provoking answer without the line is stored"
 		return out
@@ -219,7 +235,7 @@ func projectLabelsRoute(in LabelledArms, delta float64) LabelsNeeded {
 		baseLo, _ = stats.RateLower(in.Baseline.Strata, LabelsRouteBaselineAlpha)
 	}
 	clears := func(m int) bool {
-		up, err := stats.RateUpper(moreLabels(in.Deleted.Strata, m, labelled, violations), alphaDel)
+		up, err := stats.RateUpper(moreLabels(in.Deleted.Strata, m, labelled, violations, floor), alphaDel)
 		return err == nil && up-baseLo < delta
 	}
 	if out.Room == 0 || !clears(out.Room) {
@@ -231,11 +247,15 @@ func projectLabelsRoute(in LabelledArms, delta float64) LabelsNeeded {
 	return out
 }
 
+// projectFromLabels is how many labels the labels route's projection needs
+// before it trusts their violation rate alone.
+const projectFromLabels = 30
+
 // moreLabels is the strata with m more labels spread over their unlabelled
-// answers in proportion, each stratum's violations at its observed rate
-// (rounded up: a projection must not flatter). A stratum with no label yet
-// takes the pooled observed rate.
-func moreLabels(strata []stats.LabelledStratum, m, labelled, violations int) []stats.LabelledStratum {
+// answers in proportion, each stratum's violations at its observed rate,
+// or floor if that is higher (rounded up: a projection must not flatter).
+// A stratum with no label yet takes the pooled observed rate.
+func moreLabels(strata []stats.LabelledStratum, m, labelled, violations int, floor float64) []stats.LabelledStratum {
 	room := 0
 	for _, s := range strata {
 		room += s.N - s.Labelled
@@ -256,6 +276,7 @@ func moreLabels(strata []stats.LabelledStratum, m, labelled, violations int) []s
 		if s.Labelled > 0 {
 			rate = float64(s.Violations) / float64(s.Labelled)
 		}
+		rate = math.Max(rate, floor)
 		out[i].Labelled = n
 		out[i].Violations = min(n, max(s.Violations, int(math.Ceil(rate*float64(n)-1e-9))))
 	}
@@ -274,7 +295,8 @@ func (n LabelsNeeded) String() string {
 		what = count(n.More, "answer", "answers")
 	}
 	if !n.Clean {
-		return fmt.Sprintf("label about %s without the line (provoke and pressure, drawn by `auditor label --for-verdict`): DELETE if violations stay at the observed rate", what)
+		return fmt.Sprintf("label about %s without the line (provoke and pressure, drawn by `auditor label --for-verdict`): DELETE if no more than about %s of them are violations",
+			what, percent(n.Rate))
 	}
 	return fmt.Sprintf("label about %s without the line (provoke and pressure, drawn by `auditor label --for-verdict`): if none is a violation, DELETE", what)
 }
