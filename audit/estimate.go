@@ -252,7 +252,11 @@ func (h History) outlook(name string, limit int, simulated bool, simLatencyMS fl
 			bases.addTokens(fmt.Sprintf("%s: measured, mean of its stored answers, %.0f tokens", label, mean))
 		}
 	} else {
-		bases.addTokens(fmt.Sprintf("%s: assumed %.0f tokens an answer (250, or half of max_tokens if less; none stored yet: plan --pilot measures it)", label, o.completion))
+		hint := "" // the simulator's pilot is free and made when it can be
+		if !simulated {
+			hint = ": plan --pilot measures it"
+		}
+		bases.addTokens(fmt.Sprintf("%s: assumed %.0f tokens an answer (250, or half of max_tokens if less; none stored yet%s)", label, o.completion, hint))
 	}
 	lat := h.LatencyMS[name]
 	switch {

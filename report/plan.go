@@ -47,15 +47,7 @@ func WritePlan(w io.Writer, a *audit.Audit, e audit.Estimate, budget float64) er
 	}
 	fmt.Fprintf(&b, "tokens: %d input, %d output expected, at most %d (every answer at its max_tokens)\n",
 		e.PromptTokens, e.CompletionTokens, e.CompletionTokensAtMost)
-	b.WriteString("cost: ")
-	switch {
-	case len(e.Unpriced) > 0 && e.USDAtMost == 0:
-		fmt.Fprintf(&b, "price unknown: %s", unpricedText(e.Unpriced))
-	case len(e.Unpriced) > 0:
-		fmt.Fprintf(&b, "price unknown for %s; the priced calls: %s", unpricedText(e.Unpriced), costText(e))
-	default:
-		b.WriteString(costText(e))
-	}
+	b.WriteString("cost: " + PlanCost(e))
 	if budget > 0 {
 		fmt.Fprintf(&b, "; budget $%.2f", budget)
 	}
@@ -70,6 +62,19 @@ func WritePlan(w io.Writer, a *audit.Audit, e audit.Estimate, budget float64) er
 	}
 	_, err := io.WriteString(w, b.String())
 	return err
+}
+
+// PlanCost is an estimate's dollars as a person reads them: expected (with
+// prompt caching where it is priced) and at most, and "price unknown" for
+// the models and judges the audit file gives no prices, never $0.00.
+func PlanCost(e audit.Estimate) string {
+	switch {
+	case len(e.Unpriced) > 0 && e.USDAtMost == 0:
+		return "price unknown: " + unpricedText(e.Unpriced)
+	case len(e.Unpriced) > 0:
+		return fmt.Sprintf("price unknown for %s; the priced calls: %s", unpricedText(e.Unpriced), costText(e))
+	}
+	return costText(e)
 }
 
 // costText is an estimate's dollars: expected (with prompt caching where

@@ -166,6 +166,7 @@ price_output_per_mtok = 2.0
 		t.Helper()
 		bill, _, _ := srv.state()
 		got := spendOf(t, path)
+		t.Logf("%s: stored spend $%.6f, billed $%.6f", step, got.TotalUSD, bill)
 		if math.Abs(got.TotalUSD-bill) > 1e-9 || math.Abs(got.USD+got.JudgeUSD-got.TotalUSD) > 1e-9 {
 			t.Errorf("%s: stored spend $%.6f (answers $%.6f, judges $%.6f), the server billed $%.6f", step, got.TotalUSD, got.USD, got.JudgeUSD, bill)
 		}
