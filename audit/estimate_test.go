@@ -31,6 +31,12 @@ line = 2
 cases = "a.jsonl"
 predicate = "a.toml"
 `
+	return planOf(t, files)
+}
+
+// planOf writes files and lays out the plan of their audit.toml.
+func planOf(t *testing.T, files map[string]string) *audit.Plan {
+	t.Helper()
 	dir := audittest.WriteFiles(t, files)
 	a, err := audit.Load(filepath.Join(dir, "audit.toml"), audittest.Counter(t))
 	if err != nil {
@@ -143,12 +149,7 @@ line = 2
 cases = "a.jsonl"
 predicate = "a.toml"
 `
-	dir := audittest.WriteFiles(t, files)
-	a, err := audit.Load(filepath.Join(dir, "audit.toml"), audittest.Counter(t))
-	if err != nil {
-		t.Fatal(err)
-	}
-	p := audit.NewPlan(a, audit.PlanOptions{})
+	p := planOf(t, files)
 	cached := p.Estimate(nil, 4, audit.History{}, 0, []bool{true, false})
 	if !(cached.USDWithCaching < cached.USD/2) || !strings.Contains(cached.CachingBasis, "priced for m ") ||
 		!strings.Contains(cached.CachingBasis, "no discount for free ") {

@@ -53,15 +53,7 @@ func TestEstimate_SimPilot(t *testing.T) {
 // stored texts, not assumed one an answer (issue 20: 2,160 estimated where
 // 260 were made).
 func TestEstimate_JudgeCallsFromStoredAnswers(t *testing.T) {
-	dir := t.TempDir()
-	if err := examples.Write(dir); err != nil {
-		t.Fatal(err)
-	}
-	s, err := Open(context.Background(), filepath.Join(dir, examples.DemoAudit), Options{Access: Write, Samples: 4})
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer s.Close()
+	s := openDemoSamples(t, 4)
 	phase, _, err := s.runAnswers(context.Background(), RunOptions{Concurrency: 8}, &recorder{}, func(int) bool { return false }, len(s.Plan.Calls))
 	if err != nil || phase.Stopped.Reason != runner.Completed {
 		t.Fatalf("answers: %+v, %v", phase, err)
