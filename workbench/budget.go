@@ -1,7 +1,6 @@
 package workbench
 
 import (
-	"cmp"
 	"fmt"
 	"slices"
 	"strings"
@@ -59,20 +58,24 @@ func (s *Session) RefuseUnpriced(names []string, b Budget) error {
 		return nil
 	}
 	var where []string
-	line := 0
-	for _, m := range s.Audit.File.Models {
+	line, field := 0, ""
+	add := func(what string, at int, f string) {
+		where = appendNew(where, fmt.Sprintf("%s (line %d)", what, at))
+		if line == 0 {
+			line, field = at, f
+		}
+	}
+	for i, m := range s.Audit.File.Models {
 		if !m.Priced && slices.Contains(names, model.Sanitize(m.Name)) {
-			where = appendNew(where, fmt.Sprintf("[model] %s (line %d)", model.Sanitize(m.Name), m.Line))
-			line = cmp.Or(line, m.Line)
+			add("[model] "+model.Sanitize(m.Name), m.Line, fmt.Sprintf("model[%d].price_input_per_mtok", i+1))
 		}
 	}
-	for _, j := range s.Audit.Judges {
+	for i, j := range s.Audit.Judges {
 		if !j.Config.Priced && slices.Contains(names, model.Sanitize(j.Config.Name)) {
-			where = appendNew(where, fmt.Sprintf("[[judge]] %s (line %d)", model.Sanitize(j.Config.Name), j.Config.DefLine))
-			line = cmp.Or(line, j.Config.DefLine)
+			add("[[judge]] "+model.Sanitize(j.Config.Name), j.Config.DefLine, fmt.Sprintf("judge[%d].price_input_per_mtok", i+1))
 		}
 	}
-	return &model.InputError{File: s.Audit.Path, Line: line, Field: "price_input_per_mtok",
+	return &model.InputError{File: s.Audit.Path, Line: line, Field: field,
 		Msg: fmt.Sprintf("%s has no prices, so its calls would count as $0 against the budget ($%.2f, %s): set price_input_per_mtok and price_output_per_mtok there (dollars per million tokens; 0 for a free server), or pass --allow-unpriced to run with its calls uncounted",
 			strings.Join(where, " and "), b.Total, b.Source)}
 }

@@ -250,6 +250,19 @@ api_key_env = %q
 	if rep := mustRun(t, 0, "report", path); !strings.Contains(rep.out, "price unknown for 8 calls to anthropic/claude-3-opus") {
 		t.Errorf("the report does not say the calls' price is unknown:\n%s", rep.out)
 	}
+	// A judge's prices are its own: a judge of another model with none is
+	// refused too, though the model now has prices.
+	data, err := os.ReadFile(path)
+	if err != nil {
+		t.Fatal(err)
+	}
+	priced := strings.Replace(string(data), "api_key_env", "price_input_per_mtok = 15.0\nprice_output_per_mtok = 75.0\napi_key_env", 1) +
+		"\n[[judge]]\nname = \"gpt-4.1\"\nrubric = \"judge.md\"\n"
+	writeFiles(t, filepath.Dir(path), map[string]string{"audit.toml": priced, "judge.md": billRubric})
+	j := mustRun(t, 2, "run", path, "--yes", "--headless", "--budget", "5")
+	if !strings.Contains(j.errOut, "[[judge]] gpt-4.1 (line 18) has no prices") || strings.Contains(j.errOut, "[model]") {
+		t.Errorf("an unpriced judge under a budget:\n%s", j)
+	}
 }
 
 // Prompt caching is priced only for a provider known to cache: with
