@@ -179,32 +179,6 @@ func PairedDiff(del, delN, base, baseN []int) (Paired, error) {
 	return p, nil
 }
 
-// IntervalZ is the paired interval D -/+ t*SEPair with t the quantile of
-// Student's t on Cases-1 degrees of freedom at the one-sided tail level
-// 1 - Phi(z): the paired term of a group-sequential look, whose boundary
-// (Boundary.Z) sets the tail (Boundary.Tail). With z = 1.959964 it is
-// [Lo, Hi]. Bounds are clamped to [-1,1]. It returns an error when z is not
-// in (0, MaxZ] or p has fewer than two cases (the zero Paired).
-func (p Paired) IntervalZ(z float64) (Interval, error) {
-	if err := checkZ("paired interval", z); err != nil {
-		return Interval{}, err
-	}
-	if p.Cases < 2 {
-		return Interval{}, invalid("paired interval", "%d case(s), need at least 2", p.Cases)
-	}
-	// The lower tail keeps its digits where 1 - tail would round.
-	q, err := StudentTQuantile(upperTail(z), float64(p.Cases-1))
-	if err != nil {
-		return Interval{}, err
-	}
-	if p.SEPair == 0 {
-		// Every case moved alike: the interval is the point (never Inf*0).
-		return Interval{Lo: p.D, Hi: p.D}, nil
-	}
-	half := -q * p.SEPair
-	return Interval{Lo: clamp(p.D-half, -1, 1), Hi: clamp(p.D+half, -1, 1)}, nil
-}
-
 func mean(xs []float64) float64 {
 	var s float64
 	for _, x := range xs {

@@ -26,28 +26,6 @@ func Newcombe(x1, n1, x2, n2 int) (est float64, ci Interval, err error) {
 	return est, ci, nil
 }
 
-// NewcombeZ is Newcombe's hybrid score interval of x1/n1 - x2/n2 built
-// from Wilson intervals with the multiplier z (WilsonZ) in place of 1.96:
-// each bound is one-sided at about 1 - Phi(z). A group-sequential look
-// passes its boundary (Boundary.Z): the lower bound is the KEEP test at
-// that look, the upper bound one term of the DELETE test. With z =
-// 1.959964 it is Newcombe (to an ulp). It returns an error when either
-// count is invalid or z is not in (0, MaxZ].
-func NewcombeZ(x1, n1, x2, n2 int, z float64) (est float64, ci Interval, err error) {
-	w1, err := WilsonZ(x1, n1, z)
-	if err != nil {
-		return 0, Interval{}, fmt.Errorf("stats: newcombe: first proportion: %w", err)
-	}
-	w2, err := WilsonZ(x2, n2, z)
-	if err != nil {
-		return 0, Interval{}, fmt.Errorf("stats: newcombe: second proportion: %w", err)
-	}
-	p1 := float64(x1) / float64(n1)
-	p2 := float64(x2) / float64(n2)
-	est, ci = newcombe(p1, w1, p2, w2)
-	return est, ci, nil
-}
-
 // newcombe combines two proportions and their Wilson intervals.
 func newcombe(p1 float64, w1 Interval, p2 float64, w2 Interval) (float64, Interval) {
 	d := p1 - p2

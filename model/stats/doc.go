@@ -5,8 +5,8 @@
 // from human labels (including a stratified, inverse-probability-weighted
 // estimator), recall-corrected rates, Cohen's kappa and sample sizes; and
 // the group-sequential design that keeps verdicts valid when they are read
-// at several declared looks (SpendingOBF, with WilsonZ, NewcombeZ and
-// Paired.IntervalZ at a look's boundary; see "Sequential looks" below).
+// at several declared looks (SpendingOBF; WilsonZ and NewcombeZ at a
+// look's boundary, PairedUpper at its tail; see "Sequential looks" below).
 //
 // Intervals are two-sided 95% unless a function takes the multiplier z.
 // Every function is pure (Student-t quantiles are memoised, which no caller
@@ -57,11 +57,13 @@
 // alpha: stopping at any look keeps the one-sided error at alpha.
 //
 // Repeated confidence intervals follow: a one-sided bound computed at
-// look k with z = c_k (WilsonZ, NewcombeZ, Paired.IntervalZ) excludes the
-// truth at some look with probability at most alpha, so a verdict read off
-// such bounds at any look, or at every look, is valid. KEEP (lower bound
-// of the rise > 0) and DELETE (upper bound < delta J_L) are two one-sided
-// tests, each at its own 2.5%, each with these boundaries.
+// look k with z = c_k (WilsonZ, NewcombeZ; PairedUpper at the look's tail
+// 1 - Phi(c_k)) excludes the truth at some look with probability at most
+// alpha, so a verdict read off such bounds at any look, or at every look,
+// is valid. Each one-sided test spends its own error along the looks: KEEP
+// (lower bound of the rise above 0) at 2.5% with SpendingOBF(t, 0.025),
+// DELETE's grader route (upper bound below delta J_L) at its share of
+// DELETE's error (1.25%) with SpendingOBF(t, 0.0125).
 //
 // # Sequential looks: assumptions
 //

@@ -106,49 +106,14 @@ func Wilson(x, n int) (Interval, error) {
 	return wilsonP(float64(x)/float64(n), float64(n)), nil
 }
 
-// WilsonZ is Wilson's score interval for x successes out of n with the
-// multiplier z in place of 1.96: each bound is one-sided at level
-// 1 - Phi(z). A group-sequential look passes its boundary (Boundary.Z) to
-// get a repeated confidence interval; WilsonZ(x, n, 1.959964) is Wilson
-// (to the last bit or two: Wilson squares its constant exactly).
-// The bounds stay in [0,1], with the same exact ends as Wilson. It returns
-// an error when n <= 0, x < 0, x > n, or z is not in (0, MaxZ].
-func WilsonZ(x, n int, z float64) (Interval, error) {
-	if err := checkCount("wilson", x, n); err != nil {
-		return Interval{}, err
-	}
-	if err := checkZ("wilson", z); err != nil {
-		return Interval{}, err
-	}
-	return wilsonZ(float64(x)/float64(n), float64(n), z, z*z), nil
-}
-
-// MaxZ is the largest multiplier the z-parameterised intervals accept:
-// its tail 1 - Phi(30) is 5e-198, where a t quantile on one degree of
-// freedom is still finite. No design needs more than about 23
-// (SpendingOBF's first look at MinLookFraction).
-const MaxZ = 30
-
-// checkZ validates an interval's multiplier.
-func checkZ(fn string, z float64) error {
-	if !(z > 0 && z <= MaxZ) {
-		return invalid(fn, "z = %v outside (0, %d]", z, MaxZ)
-	}
-	return nil
-}
-
 // wilsonP is the Wilson interval for an observed proportion p on n trials,
 // with n allowed to be fractional (used for projections). p must be in [0,1]
 // and n > 0.
-func wilsonP(p, n float64) Interval {
-	// z975*z975 is squared exactly at compile time and rounded once, as it
-	// always was: squaring the rounded float64 would move some 95% bounds
-	// by an ulp, and the report's golden files would notice.
-	return wilsonZ(p, n, z975, z975*z975)
-}
+func wilsonP(p, n float64) Interval { return wilsonPZ(p, n, z975) }
 
-// wilsonZ is wilsonP with the multiplier z (positive) and its square z2.
-func wilsonZ(p, n, z, z2 float64) Interval {
+// wilsonPZ is wilsonP with multiplier z.
+func wilsonPZ(p, n, z float64) Interval {
+	z2 := z * z
 	den := 1 + z2/n
 	centre := (p + z2/(2*n)) / den
 	half := z * math.Sqrt(p*(1-p)/n+z2/(4*n*n)) / den

@@ -265,39 +265,6 @@ func TestSamplesAtLook(t *testing.T) {
 	}
 }
 
-// TestZVariants_MatchFixed: at z = 1.96 the z-parameterised intervals are
-// the 95% ones on the STATS vectors, and they widen as z grows.
-func TestZVariants_MatchFixed(t *testing.T) {
-	t.Parallel()
-	for _, c := range [][2]int{{0, 30}, {3, 30}, {13, 30}, {24, 31}, {29, 31}, {24, 24}, {7, 20}} {
-		w, _ := Wilson(c[0], c[1])
-		wz, err := WilsonZ(c[0], c[1], z975)
-		if err != nil || math.Abs(wz.Lo-w.Lo) > 1e-15 || math.Abs(wz.Hi-w.Hi) > 1e-15 {
-			t.Errorf("WilsonZ(%v, 1.96) = %+v %v, want %+v", c, wz, err, w)
-		}
-		wide, _ := WilsonZ(c[0], c[1], 3.357)
-		if !(wide.Lo <= w.Lo && wide.Hi >= w.Hi && wide.Width() > w.Width()) {
-			t.Errorf("WilsonZ(%v, 3.357) = %+v is not wider than %+v", c, wide, w)
-		}
-	}
-	for _, c := range [][4]int{{34, 150, 17, 150}, {56, 70, 48, 80}, {0, 150, 0, 150}, {6, 300, 0, 300}, {5, 150, 0, 150}} {
-		d, iv, _ := Newcombe(c[0], c[1], c[2], c[3])
-		dz, ivz, err := NewcombeZ(c[0], c[1], c[2], c[3], z975)
-		if err != nil || dz != d || math.Abs(ivz.Lo-iv.Lo) > 1e-15 || math.Abs(ivz.Hi-iv.Hi) > 1e-15 {
-			t.Errorf("NewcombeZ(%v, 1.96) = %v %+v %v, want %v %+v", c, dz, ivz, err, d, iv)
-		}
-	}
-	n := fill(30, 5)
-	p, _ := PairedDiff([]int{0, 2, 9, 20, 3}, n, []int{0, 1, 3, 12, 1}, n)
-	iv, err := p.IntervalZ(z975)
-	if err != nil {
-		t.Fatal(err)
-	}
-	nearIv(t, "paired at 1.96", iv, -0.0288, 0.2555)
-	near(t, "paired lo", iv.Lo, p.Lo, 1e-12)
-	near(t, "paired hi", iv.Hi, p.Hi, 1e-12)
-}
-
 // TestZVariants_WorkedExample pins the numbers of the worked example in
 // the package documentation.
 func TestZVariants_WorkedExample(t *testing.T) {
@@ -314,45 +281,38 @@ func TestZVariants_WorkedExample(t *testing.T) {
 	near(t, "look 2 at c_2", l2.Lo, 0.0777, tol)
 }
 
-func TestZVariants_Invalid(t *testing.T) {
+// TestLookBounds_Extremes: the intervals at a look's boundary stay in
+// range however large the boundary (SpendingOBF's first look at
+// MinLookFraction is above 22), and the paired bound at a look's tail
+// stays finite where 1 - tail rounds to 1, equal to the lower-tail
+// quantile.
+func TestLookBounds_Extremes(t *testing.T) {
 	t.Parallel()
-	for _, z := range []float64{0, -1, MaxZ + 1, math.NaN(), math.Inf(1)} {
-		_, err := WilsonZ(3, 30, z)
-		wantInvalid(t, "WilsonZ", err)
-		_, _, err = NewcombeZ(3, 30, 0, 30, z)
-		wantInvalid(t, "NewcombeZ", err)
-		p := Paired{D: 0.1, SEPair: 0.05, Cases: 8}
-		_, err = p.IntervalZ(z)
-		wantInvalid(t, "IntervalZ", err)
+	b, err := SpendingOBF([]float64{MinLookFraction, 0.5, 1}, 0.025)
+	if err != nil {
+		t.Fatal(err)
 	}
-	_, err := WilsonZ(31, 30, 2)
-	wantInvalid(t, "WilsonZ count", err)
-	_, _, err = NewcombeZ(3, 30, 0, 0, 2)
-	wantInvalid(t, "NewcombeZ count", err)
-	_, err = Paired{}.IntervalZ(2)
-	wantInvalid(t, "IntervalZ without cases", err)
-}
-
-// TestZVariants_Extremes: the largest z stays finite, even for the paired
-// term on two cases (one degree of freedom), and a zero SE stays a point.
-func TestZVariants_Extremes(t *testing.T) {
-	t.Parallel()
-	for _, z := range []float64{1e-6, 4.877, 23, MaxZ} {
+	if b[0].Tail > 1e-100 {
+		t.Fatalf("first look's tail %v, want below 1e-100 for this test", b[0].Tail)
+	}
+	for _, x := range b {
 		for _, c := range [][2]int{{0, 1}, {1, 1}, {0, 48}, {48, 48}, {5, 48}} {
-			w, err := WilsonZ(c[0], c[1], z)
+			w, err := WilsonZ(c[0], c[1], x.Z)
 			p := float64(c[0]) / float64(c[1])
 			if err != nil || !(w.Lo >= 0 && w.Hi <= 1 && w.Contains(p)) {
-				t.Errorf("WilsonZ(%v, %v) = %+v %v", c, z, w, err)
+				t.Errorf("WilsonZ(%v, %v) = %+v %v", c, x.Z, w, err)
 			}
-			d, iv, err := NewcombeZ(c[0], c[1], 0, c[1], z)
+			d, iv, err := NewcombeZ(c[0], c[1], 0, c[1], x.Z)
 			if err != nil || !(iv.Lo >= -1 && iv.Hi <= 1 && iv.Contains(d)) {
-				t.Errorf("NewcombeZ(%v, %v) = %v %+v %v", c, z, d, iv, err)
+				t.Errorf("NewcombeZ(%v, %v) = %v %+v %v", c, x.Z, d, iv, err)
 			}
 		}
-		for _, p := range []Paired{{D: 0.1, SEPair: 0.05, Cases: 2}, {D: 0.1, Cases: 2}, {D: -0.2, SEPair: 1e-9, Cases: 18}} {
-			iv, err := p.IntervalZ(z)
-			if err != nil || math.IsNaN(iv.Lo) || math.IsNaN(iv.Hi) || !(iv.Lo >= -1 && iv.Hi <= 1 && iv.Contains(p.D)) {
-				t.Errorf("%+v.IntervalZ(%v) = %+v %v", p, z, iv, err)
+		for _, p := range []Paired{{D: 0.01, SEPair: 1e-4, Cases: 2}, {D: 0.1, Cases: 2}, {D: -0.2, SEPair: 1e-9, Cases: 18}} {
+			hi, err := PairedUpper(p, x.Tail)
+			q, _ := StudentTQuantile(x.Tail, float64(p.Cases-1))
+			want := clamp(p.D-q*p.SEPair, -1, 1)
+			if err != nil || math.IsNaN(hi) || hi < p.D || math.Abs(hi-want) > 1e-12*math.Max(1, math.Abs(want)) {
+				t.Errorf("PairedUpper(%+v, %v) = %v %v, want %v", p, x.Tail, hi, err, want)
 			}
 		}
 	}
