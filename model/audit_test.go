@@ -37,7 +37,7 @@ func TestParseAudit_DesignExample(t *testing.T) {
 		t.Fatal(err)
 	}
 	want := &AuditFile{
-		Name: "support prompt sweep", Prompt: "../prompts/support.md", Samples: 30, Concurrency: 8, Delta: 0.05, AffectedShare: DefaultAffectedShare,
+		Name: "support prompt sweep", Prompt: "../prompts/support.md", Samples: 30, Concurrency: 8, Delta: 0.05, AffectedShare: DefaultAffectedShare, Looks: 1,
 		Models: []ModelConfig{{
 			Name: "claude-opus-4-8", Provider: "openai", BaseURL: "https://api.example.com/v1/",
 			APIKeyEnv: "ANTHROPIC_API_KEY", Temperature: 1, MaxTokens: 400,
@@ -91,7 +91,7 @@ func TestParseAudit_DefaultsAndForms(t *testing.T) {
 		t.Fatal(err)
 	}
 	want := &AuditFile{
-		Name: "sweep", Prompt: "p.md", Samples: 30, Concurrency: 8, Delta: 0.1, AffectedShare: DefaultAffectedShare,
+		Name: "sweep", Prompt: "p.md", Samples: 30, Concurrency: 8, Delta: 0.1, AffectedShare: DefaultAffectedShare, Looks: 1,
 		Models: []ModelConfig{
 			{Name: "a", Provider: "openai", APIKeyEnv: "OPENAI_API_KEY", Temperature: 1, MaxTokens: 400, TimeoutSeconds: 120, Line: 4},
 			{Name: "b", Provider: "sim", APIKeyEnv: "OPENAI_API_KEY", Temperature: 0, MaxTokens: 400, Priced: true, TimeoutSeconds: 2.5, Line: 6},

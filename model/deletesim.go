@@ -45,6 +45,16 @@ func (o DeleteOdds) Rate() float64 {
 	return float64(o.Delete) / float64(o.Runs)
 }
 
+func (sc DeleteScenario) withDefaults() DeleteScenario {
+	if sc.ControlCases == 0 {
+		sc.ControlCases = 6
+	}
+	if sc.RecallDeleted == 0 {
+		sc.RecallDeleted = sc.Recall
+	}
+	return sc
+}
+
 func (sc DeleteScenario) validate() error {
 	switch {
 	case sc.Cases < 1 || sc.Samples < 1 || sc.ControlCases < 0 || sc.Labels < 0:
@@ -66,69 +76,104 @@ func SimulateDelete(sc DeleteScenario, runs int, seed uint64) (DeleteOdds, error
 	if err := sc.validate(); err != nil {
 		return DeleteOdds{}, err
 	}
-	if sc.ControlCases == 0 {
-		sc.ControlCases = 6
-	}
-	if sc.RecallDeleted == 0 {
-		sc.RecallDeleted = sc.Recall
-	}
+	sc = sc.withDefaults()
 	rng := rand.New(rand.NewPCG(seed, 0x64656c657465)) // "delete"
-	n := sc.Cases * sc.Samples
-	// answers[v][i]: variant v (0 baseline, 1 deleted), answer i in case
-	// order; bit 0 the truth (violation), bit 1 the grader's failure.
-	answers := [2][]uint8{make([]uint8, n), make([]uint8, n)}
-	pool := make([]int, 2*n)
+	r := newSimRun(sc)
 	odds := DeleteOdds{Runs: runs}
 	for range runs {
-		in := VerdictInput{Delta: sc.Delta}
-		for v := range 2 {
-			rate, recall := sc.Baseline, sc.Recall
-			if v == 1 {
-				rate, recall = sc.Baseline+sc.Rise, sc.RecallDeleted
-			}
-			counts := ArmCounts{Fails: make([]int, sc.Cases), N: make([]int, sc.Cases)}
-			for i := range n {
-				var a uint8
-				if rng.Float64() < rate {
-					a = 1
-					if rng.Float64() < recall {
-						a |= 2
-					}
-				} else if rng.Float64() < sc.FalseAlarm {
-					a |= 2
-				}
-				answers[v][i] = a
-				c := i / sc.Samples
-				counts.N[c]++
-				if a&2 != 0 {
-					counts.Fails[c]++
-				}
-			}
-			if v == 0 {
-				in.Provoking.Baseline = counts
-			} else {
-				in.Provoking.Deleted = counts
-			}
-		}
-		in.Control = simControls(rng, sc.ControlCases, sc.Samples)
-		sc.label(rng, &in, answers, pool)
+		in := sc.drawRun(rng, r)
 		vd, err := decide(in, false)
 		if err != nil {
 			return DeleteOdds{}, err
 		}
-		switch {
-		case vd.Decision == DecisionKeep:
-			odds.Keep++
-		case vd.Decision == DecisionDelete:
-			odds.Delete++
-			if vd.Route == "labels" {
-				odds.ByLabels++
-			} else {
-				odds.ByGrader++
-			}
-		}
+		odds.count(vd)
 	}
 	return odds, nil
+}
+
+// count adds a verdict to the odds.
+func (o *DeleteOdds) count(vd Verdict) {
+	switch {
+	case vd.Decision == DecisionKeep:
+		o.Keep++
+	case vd.Decision == DecisionDelete:
+		o.Delete++
+		if vd.Route == "labels" {
+			o.ByLabels++
+		} else {
+			o.ByGrader++
+		}
+	}
+}
+
+// simRun is one simulated audit's answers: answers[v][i] for variant v (0
+// baseline, 1 deleted) and answer i in case order (case i/Samples, sample
+// i%Samples), bit 0 the truth (a violation), bit 1 the grader's failure;
+// controls[v][i] whether control answer i was a refusal.
+type simRun struct {
+	answers  [2][]uint8
+	controls [2][]bool
+	pool     []int
+}
+
+func newSimRun(sc DeleteScenario) *simRun {
+	n, nc := sc.Cases*sc.Samples, sc.ControlCases*sc.Samples
+	return &simRun{answers: [2][]uint8{make([]uint8, n), make([]uint8, n)},
+		controls: [2][]bool{make([]bool, nc), make([]bool, nc)}, pool: make([]int, 2*n)}
+}
+
+// drawRun draws a whole audit into r, labels included, and returns the
+// verdict input on all of it.
+func (sc DeleteScenario) drawRun(rng *rand.Rand, r *simRun) VerdictInput {
+	for v := range 2 {
+		rate, recall := sc.Baseline, sc.Recall
+		if v == 1 {
+			rate, recall = sc.Baseline+sc.Rise, sc.RecallDeleted
+		}
+		for i := range r.answers[v] {
+			var a uint8
+			if rng.Float64() < rate {
+				a = 1
+				if rng.Float64() < recall {
+					a |= 2
+				}
+			} else if rng.Float64() < sc.FalseAlarm {
+				a |= 2
+			}
+			r.answers[v][i] = a
+		}
+	}
+	for v := range 2 {
+		for i := range r.controls[v] {
+			r.controls[v][i] = rng.Float64() < 0.02
+		}
+	}
+	in := sc.input(r, sc.Samples)
+	sc.label(rng, &in, r.answers, r.pool)
+	return in
+}
+
+// input is the verdict input on the first m samples of every case.
+func (sc DeleteScenario) input(r *simRun, m int) VerdictInput {
+	in := VerdictInput{Delta: sc.Delta}
+	counts := func(cases int, failed func(v, i int) bool) ArmPair {
+		var p ArmPair
+		for v, side := range []*ArmCounts{&p.Baseline, &p.Deleted} {
+			side.Fails, side.N = make([]int, cases), make([]int, cases)
+			for c := range cases {
+				side.N[c] = m
+				for s := range m {
+					if failed(v, c*sc.Samples+s) {
+						side.Fails[c]++
+					}
+				}
+			}
+		}
+		return p
+	}
+	in.Provoking = counts(sc.Cases, func(v, i int) bool { return r.answers[v][i]&2 != 0 })
+	in.Control = counts(sc.ControlCases, func(v, i int) bool { return r.controls[v][i] })
+	return in
 }
 
 // label draws the scenario's blind labels and sets the grader's recall and
@@ -175,20 +220,65 @@ func (sc DeleteScenario) label(rng *rand.Rand, in *VerdictInput, answers [2][]ui
 	}
 }
 
-// simControls draws control counts refusing 2% of the time in both
-// variants.
-func simControls(rng *rand.Rand, cases, samples int) ArmPair {
-	var p ArmPair
-	for _, side := range []*ArmCounts{&p.Baseline, &p.Deleted} {
-		side.Fails, side.N = make([]int, cases), make([]int, cases)
-		for c := range cases {
-			side.N[c] = samples
-			for range samples {
-				if rng.Float64() < 0.02 {
-					side.Fails[c]++
+
+// SequentialOdds counts the verdicts of simulated audits with a
+// sequential design, each stopped at the first look whose verdict is KEEP
+// or DELETE, as an adaptive run stops a line (or as a person watching the
+// grid would act on it).
+type SequentialOdds struct {
+	Runs, Keep, Delete int
+	// Settled counts the runs settled at each look (index k-1).
+	Settled []int
+	// MeanSamples is the mean samples per case a run made: a settled run's
+	// look's, the planned samples for the rest.
+	MeanSamples float64
+}
+
+// SimulateSequential runs the scenario through the exact rule at every
+// look of the design, stopping each audit at its first KEEP or DELETE. The
+// labels are drawn once on the whole grid (labels are given after
+// answers, not look by look; the labels route is no sequential test).
+func SimulateSequential(sc DeleteScenario, d Design, runs int, seed uint64) (SequentialOdds, error) {
+	if err := sc.validate(); err != nil {
+		return SequentialOdds{}, err
+	}
+	if d.Samples != sc.Samples {
+		return SequentialOdds{}, fmt.Errorf("model: simulate sequential: design for %d samples, scenario %d", d.Samples, sc.Samples)
+	}
+	sc = sc.withDefaults()
+	rng := rand.New(rand.NewPCG(seed, 0x6c6f6f6b73)) // "looks"
+	r := newSimRun(sc)
+	odds := SequentialOdds{Runs: runs, Settled: make([]int, d.Looks)}
+	var samples int
+	for range runs {
+		full := sc.drawRun(rng, r)
+		used := d.Samples
+		for k := 1; k <= d.Looks; k++ {
+			in := full
+			if k < d.Looks {
+				in = sc.input(r, d.SamplesAt(k))
+				in.Recall, in.Specificity, in.Labelled = full.Recall, full.Specificity, full.Labelled
+			}
+			in.Look = d.Look(k)
+			vd, err := decide(in, false)
+			if err != nil {
+				return SequentialOdds{}, err
+			}
+			if vd.Decision == DecisionKeep || vd.Decision == DecisionDelete {
+				if vd.Decision == DecisionKeep {
+					odds.Keep++
+				} else {
+					odds.Delete++
 				}
+				odds.Settled[k-1]++
+				used = d.SamplesAt(k)
+				break
 			}
 		}
+		samples += used
 	}
-	return p
+	if runs > 0 {
+		odds.MeanSamples = float64(samples) / float64(runs)
+	}
+	return odds, nil
 }

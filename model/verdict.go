@@ -94,6 +94,10 @@ type VerdictInput struct {
 	// Labelled holds the blind labels of the provoking answers of each
 	// variant, for DELETE's labels route; zero when there are none.
 	Labelled LabelledArms
+	// Look is the look of a sequential design the counts stop at (the
+	// first Look.Samples samples of every case); nil for the fixed design,
+	// whose rule is STATS section 3's.
+	Look *Look
 }
 
 // Verdict is the decision on one rule line and the numbers behind it
@@ -150,6 +154,11 @@ type Verdict struct {
 	// Labels is the labels route's arithmetic; nil when no provoking
 	// answer without the line has a blind label.
 	Labels *LabelsRoute
+	// Look is the look of a sequential design the verdict rests on; nil for
+	// the fixed design. NotYet, when set, says why the verdict is
+	// provisional: the grid has reached no look of its design.
+	Look   *Look
+	NotYet string
 	// LabelsNeeded projects the labels route for an INCONCLUSIVE verdict:
 	// how many more blind labels of the provoking answers without the
 	// line would settle it (zero value otherwise).
@@ -241,7 +250,7 @@ func decide(in VerdictInput, project bool) (Verdict, error) {
 	if err := in.validate(); err != nil {
 		return Verdict{}, err
 	}
-	v := Verdict{Decision: DecisionInconclusive, Delta: in.Delta, AffectedShare: in.AffectedShare, MissedTypeChance: 1}
+	v := Verdict{Decision: DecisionInconclusive, Delta: in.Delta, AffectedShare: in.AffectedShare, MissedTypeChance: 1, Look: in.Look}
 	if v.Delta == 0 {
 		v.Delta = DefaultDelta
 	}
@@ -273,11 +282,11 @@ func decide(in VerdictInput, project bool) (Verdict, error) {
 
 	// 3. KEEP when the rise is certain; else DELETE only when nothing
 	// blocks it; else INCONCLUSIVE with what would settle it.
-	rise := riseSentence("provoking failures", v.BaselineFails, v.BaselineN, v.DeletedFails, v.DeletedN, v.Diff, v.Newcombe)
+	rise := riseSentence("provoking failures", v.BaselineFails, v.BaselineN, v.DeletedFails, v.DeletedN, v.Diff, v.Newcombe, v.intervalName())
 	if v.Newcombe.Lo > 0 {
 		v.Decision = DecisionKeep
 		v.Reason = rise
-		v.Bound = fmt.Sprintf("Newcombe lower bound of deleted - baseline %.3f > 0", v.Newcombe.Lo)
+		v.Bound = v.atLook() + fmt.Sprintf("Newcombe lower bound of deleted - baseline %.3f > 0", v.Newcombe.Lo)
 		return v, nil
 	}
 	ratio := fmt.Sprintf("upper bound (%s) %.4f/%.4f = %.4f", bound, v.Upper, v.YoudenLo, v.Scaled)
@@ -322,12 +331,22 @@ func (v *Verdict) noProvokingEvidence(noCases bool) {
 // provokingDifference sets the Newcombe and (with two or more cases) the
 // paired difference, and takes the larger upper bound as the one DELETE
 // must clear; it returns that bound's name for the verdict's arithmetic.
+// At a look of a sequential design the intervals use the look's
+// boundaries: Newcombe (shown, and KEEP's test) at KeepZ, the grader
+// route's bounds at DeleteZ.
 func (v *Verdict) provokingDifference(p ArmPair) (string, error) {
+	zKeep, zDelete, tailDelete := 0.0, graderRouteZ, GraderRouteAlpha
+	if l := v.Look; l != nil {
+		zKeep, zDelete, tailDelete = l.KeepZ, l.DeleteZ, l.DeleteTail
+	}
 	diff, nc, err := stats.Newcombe(v.DeletedFails, v.DeletedN, v.BaselineFails, v.BaselineN)
+	if zKeep > 0 {
+		diff, nc, err = stats.NewcombeZ(v.DeletedFails, v.DeletedN, v.BaselineFails, v.BaselineN, zKeep)
+	}
 	if err != nil {
 		return "", fmt.Errorf("model: decide: provoking difference: %w", err)
 	}
-	_, ncRoute, err := stats.NewcombeZ(v.DeletedFails, v.DeletedN, v.BaselineFails, v.BaselineN, graderRouteZ)
+	_, ncRoute, err := stats.NewcombeZ(v.DeletedFails, v.DeletedN, v.BaselineFails, v.BaselineN, zDelete)
 	if err != nil {
 		return "", fmt.Errorf("model: decide: provoking difference: %w", err)
 	}
@@ -335,7 +354,7 @@ func (v *Verdict) provokingDifference(p ArmPair) (string, error) {
 	bound := "Newcombe"
 	if pd, err := stats.PairedDiff(p.Deleted.Fails, p.Deleted.N, p.Baseline.Fails, p.Baseline.N); err == nil {
 		v.Paired = &pd
-		hi, err := stats.PairedUpper(pd, GraderRouteAlpha)
+		hi, err := stats.PairedUpper(pd, tailDelete)
 		if err != nil {
 			return "", fmt.Errorf("model: decide: paired difference: %w", err)
 		}
@@ -359,7 +378,7 @@ func (v *Verdict) deleteBlockers(g graderBound, bound, ratio string, cases int, 
 		if g.known && g.j > 0 && !(v.Scaled < v.Delta) {
 			failed = append(failed, fmt.Sprintf("%s >= delta %g; %s", ratio, v.Delta, youdenArithmetic(g)))
 			said = append(said, fmt.Sprintf("a rise of up to %s points (%s; %s once the predicate's misses and false alarms are counted) is not ruled out, above the tolerated %s points",
-				points(v.Upper), boundWords(bound), pointsVs(v.Scaled, v.Delta), points(v.Delta)))
+				points(v.Upper), v.boundWords(bound), pointsVs(v.Scaled, v.Delta), points(v.Delta)))
 		}
 		if v.Labels != nil {
 			failed = append(failed, v.Labels.Arithmetic(v.Delta, false))
@@ -391,10 +410,10 @@ func (v *Verdict) delete(g graderBound, rise, bound, ratio string) {
 		floorPercent(v.RecallLo), floorPercent(v.SpecificityLo), v.YoudenFrom)
 	if v.Upper <= 0 {
 		v.Reason = fmt.Sprintf("%s; the data allow no rise at all (upper bound %s points, %s), and the predicate is measured (%s)",
-			rise, points(v.Upper), boundWords(bound), labels)
+			rise, points(v.Upper), v.boundWords(bound), labels)
 	} else {
 		v.Reason = fmt.Sprintf("%s; the largest rise the data allow is %s points (%s), %s once the predicate's misses and false alarms are counted (%s), under the tolerated %s points",
-			rise, points(v.Upper), boundWords(bound), pointsVs(v.Scaled, v.Delta), labels, points(v.Delta))
+			rise, points(v.Upper), v.boundWords(bound), pointsVs(v.Scaled, v.Delta), labels, points(v.Delta))
 	}
 	v.Notes = append([]string{v.missedTypeNote()}, v.Notes...)
 }

@@ -48,9 +48,9 @@ func chanceText(p float64) string {
 // riseSentence says in percentages how a failure rate moved when the line
 // was deleted, e.g. "provoking failures rose from 0.4% to 27.0% without the
 // line (+26.6 points, 95% [19.0, 34.1])".
-func riseSentence(what string, xb, nb, xd, nd int, diff float64, ci stats.Interval) string {
+func riseSentence(what string, xb, nb, xd, nd int, diff float64, ci stats.Interval, level string) string {
 	base, del := float64(xb)/float64(nb), float64(xd)/float64(nd)
-	ival := fmt.Sprintf("(%+.1f points, 95%% [%s, %s])", 100*diff, points(ci.Lo), points(ci.Hi))
+	ival := fmt.Sprintf("(%+.1f points, %s [%s, %s])", 100*diff, level, points(ci.Lo), points(ci.Hi))
 	switch {
 	case xd*nb > xb*nd:
 		return fmt.Sprintf("%s rose from %s to %s without the line %s", what, percent(base), percent(del), ival)
@@ -93,10 +93,30 @@ func asPrinted(x float64) float64 {
 func floorPercent(x float64) int { return int(math.Floor(100*x + 1e-9)) }
 
 // boundWords names the bound an upper limit came from, for the sentence.
+// intervalName names the interval a verdict's sentence shows: "95%", or
+// at a look of a sequential design "look 2 of 5 (95% over the design)".
+func (v *Verdict) intervalName() string {
+	if v.Look == nil {
+		return "95%"
+	}
+	return fmt.Sprintf("look %d of %d, 95%% over all looks", v.Look.Index, v.Look.Of)
+}
+
+// atLook prefixes a bound line with its look: "look 2 of 5 (z 3.357): ".
+func (v *Verdict) atLook() string {
+	if v.Look == nil {
+		return ""
+	}
+	return fmt.Sprintf("%s, KEEP at z %.3f, DELETE at z %.3f: ", v.Look, v.Look.KeepZ, v.Look.DeleteZ)
+}
+
 // The grader route's bounds are one-sided 98.75% (its share of DELETE's
 // error), so the sentence says so beside the 95% interval it follows.
-func boundWords(bound string) string {
+func (v *Verdict) boundWords(bound string) string {
 	level := oneSided(GraderRouteAlpha)
+	if l := v.Look; l != nil {
+		level = fmt.Sprintf("look %d of %d", l.Index, l.Of)
+	}
 	switch bound {
 	case "Newcombe":
 		return "Newcombe, pooled counts, " + level
