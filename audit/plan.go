@@ -50,7 +50,16 @@ type Plan struct {
 	// suiteCalls counts, per suite, the calls it adds: keys no rule cell
 	// and no earlier suite uses.
 	suiteCalls []int
+	// design is the audit's looks over the plan's samples (designErr when
+	// the two do not fit: fewer samples than looks).
+	design    model.Design
+	designErr error
 }
+
+// Design returns the audit's design over the plan's samples: its looks
+// and their boundaries. The error says why the looks do not fit the
+// samples (workbench.Load refuses such a plan).
+func (p *Plan) Design() (model.Design, error) { return p.design, p.designErr }
 
 // RegressionCell is one planned sample of a regression suite: a case of
 // the suite under baseline or one rule's variant, for one model. The
@@ -108,6 +117,8 @@ func NewPlan(a *Audit, opts PlanOptions) *Plan {
 	if opts.Samples > 0 {
 		p.Samples = opts.Samples
 	}
+	looks := max(a.File.Looks, 1) // an AuditFile built by hand has 0
+	p.design, p.designErr = model.NewDesign(looks, p.Samples)
 	full := a.Prompt.Text()
 	deleted := make([]string, len(a.Rules))
 	for i, r := range a.Rules {

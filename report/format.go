@@ -90,3 +90,20 @@ func AgreementLine(pa evidence.PairAgreement) string {
 	return fmt.Sprintf("%s vs %s: agree on %.0f%% of %d, %s, %d disagreements", model.Sanitize(pa.A.Name), model.Sanitize(pa.B.Name),
 		100*pa.Agreement, pa.N, k, pa.Disagreements())
 }
+
+// LookTag says which look of the audit's design a verdict rests on, for a
+// verdict's heading: "settled at look 2 of 6" (KEEP or DELETE at a look:
+// valid, and final), "look 2 of 6" (undecided so far; the next look may
+// settle it), "provisional" (no look reached: nothing may be decided on
+// it yet), or "" for a fixed design's verdict on the whole grid.
+func LookTag(v model.Verdict) string {
+	switch {
+	case v.NotYet != "":
+		return "provisional"
+	case v.Look == nil:
+		return ""
+	case v.Decision != model.DecisionInconclusive:
+		return fmt.Sprintf("settled at look %d of %d", v.Look.Index, v.Look.Of)
+	}
+	return fmt.Sprintf("look %d of %d", v.Look.Index, v.Look.Of)
+}

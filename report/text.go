@@ -96,7 +96,11 @@ func ruleText(rr *evidence.RuleResult, multiModel bool) string {
 	if line := FlipsLine(rr); line != "" {
 		fmt.Fprintf(&b, "  %s\n", model.Sanitize(line))
 	}
-	fmt.Fprintf(&b, "  verdict: %s: %s\n", rr.Verdict.Decision, rr.Verdict.Reason)
+	tag := ""
+	if t := LookTag(rr.Verdict); t != "" {
+		tag = " (" + t + ")"
+	}
+	fmt.Fprintf(&b, "  verdict%s: %s: %s\n", tag, rr.Verdict.Decision, rr.Verdict.Reason)
 	if rr.Verdict.Bound != "" {
 		fmt.Fprintf(&b, "  bound: %s\n", rr.Verdict.Bound)
 	}

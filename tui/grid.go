@@ -7,7 +7,9 @@ import (
 	"charm.land/bubbles/v2/key"
 	tea "charm.land/bubbletea/v2"
 
+	"github.com/auditor-dev/auditor/audit/evidence"
 	"github.com/auditor-dev/auditor/model"
+	"github.com/auditor-dev/auditor/report"
 )
 
 // gridView is the live grid of one rule: its cases grouped by kind, down;
@@ -397,8 +399,8 @@ func (g *gridView) verdictText() []gline {
 		if c.models() > 1 {
 			head += " for " + oneLine(rr.ModelName)
 		}
-		if g.provisional(rr.Pending) {
-			head += " (provisional)"
+		if tag := g.lookTag(rr); tag != "" {
+			head += " (" + tag + ")"
 		}
 		out = append(out, gline{kind: lineText, style: 1, text: head + ": " + string(rr.Verdict.Decision)})
 		add := func(prefix, s string) {
@@ -433,10 +435,15 @@ func (g *gridView) verdictText() []gline {
 	return out
 }
 
-// provisional reports whether a verdict may still change: answers are
-// pending, or the run is going.
-func (g *gridView) provisional(pending int) bool {
-	return pending > 0 || g.c.live.running()
+// lookTag says which look of the design a verdict rests on
+// (report.LookTag); while a run goes, an undecided verdict on the whole
+// grid of a fixed design is still "provisional".
+func (g *gridView) lookTag(rr *evidence.RuleResult) string {
+	tag := report.LookTag(rr.Verdict)
+	if tag == "" && g.c.live.running() && rr.Pending > 0 {
+		return "provisional"
+	}
+	return tag
 }
 
 func (g *gridView) helpKeys() helpKeys {

@@ -139,13 +139,15 @@ func (g *gridView) verdictLines() []string {
 	w := max(c.width, minWidth)
 	var parts []string
 	reason := ""
-	prov := false
+	tag := ""
 	for m := 0; m < c.models(); m++ {
 		rr := c.result(g.rule, m)
 		if rr == nil {
 			continue
 		}
-		prov = prov || g.provisional(rr.Pending)
+		if t := g.lookTag(rr); t != "" {
+			tag = t
+		}
 		d := rr.Verdict.Decision
 		v := g.decisionStyle(d).Render(decisionSymbol(d) + " " + string(d))
 		if c.models() > 1 {
@@ -156,8 +158,8 @@ func (g *gridView) verdictLines() []string {
 		parts = append(parts, v)
 	}
 	head := "verdict: "
-	if prov {
-		head = "verdict (provisional): "
+	if tag != "" {
+		head = "verdict (" + tag + "): "
 	}
 	// Parts (one per model) fill lines; the reason's words follow.
 	const indent = "  "

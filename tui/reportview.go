@@ -283,7 +283,10 @@ func (v *reportView) rule(r *reportWriter, rr *evidence.RuleResult) {
 	if f := report.RegressionFlag(rr); f != "" {
 		verdict = append(verdict, st.Err.Render(f))
 	}
-	if rr.Pending > 0 {
+	switch tag := report.LookTag(vd); {
+	case tag != "":
+		verdict = append(verdict, st.InFlight.Render(tag))
+	case rr.Pending > 0:
 		verdict = append(verdict, st.InFlight.Render(fmt.Sprintf("provisional: %d answers pending", rr.Pending)))
 	}
 	r.parts("verdict", verdict)

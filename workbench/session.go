@@ -123,6 +123,10 @@ func load(path string, samples int, allowLarge bool) (*Session, error) {
 		return nil, fmt.Errorf("%w: %d cells (samples x models x cases x variants, regression suites included), over the %d auditor lays out unless asked: lower --samples, or pass --allow-large if you mean it", ErrTooLarge, n, audit.MaxCells)
 	}
 	p := audit.NewPlan(a, audit.PlanOptions{Samples: samples})
+	if _, err := p.Design(); err != nil {
+		return nil, &model.InputError{File: a.Path, Field: "looks",
+			Msg: fmt.Sprintf("%d looks need at least %d samples a case; the plan has %d (lower looks, or raise samples)", a.File.Looks, a.File.Looks, p.Samples)}
+	}
 	if err := p.CheckSharedGrades(); err != nil {
 		return nil, err
 	}

@@ -350,21 +350,8 @@ func aggregateRule(p *audit.Plan, ri, mi int, status map[string]bool, settled ma
 	rule := p.Audit.Rules[ri]
 	rr := &RuleResult{Rule: rule, RuleIndex: ri, Model: mi, ModelName: p.Audit.File.Models[mi].Name,
 		Arms: map[model.Kind]*Arm{}}
-	rr.Cases = make([]CaseResult, len(rule.Cases))
-	for i := range rule.Cases {
-		rr.Cases[i] = CaseResult{Case: &rule.Cases[i], Index: i}
-	}
-	for _, cell := range p.Cells {
-		if cell.Rule != ri || cell.Model != mi {
-			continue
-		}
-		cr := &rr.Cases[cell.Case]
-		cnt := &cr.Baseline
-		if cell.Deleted {
-			cnt = &cr.Deleted
-		}
-		countAnswer(cnt, cell.Key, status, settled, grades, rule.HasPredicate())
-	}
+	a := answers{p: p, ri: ri, mi: mi, status: status, settled: settled, grades: grades}
+	rr.Cases = a.cases(p.Samples)
 	for _, cr := range rr.Cases {
 		for _, c := range []Count{cr.Baseline, cr.Deleted} {
 			rr.Done += c.N
@@ -380,13 +367,54 @@ func aggregateRule(p *audit.Plan, ri, mi int, status map[string]bool, settled ma
 	rr.Quality = quality
 	CorrectArms(rr)
 
+	// The verdict rests on the last look of the design every case has
+	// reached, and on that look's samples only (the tables above show all
+	// that is stored); short of the first look it is provisional.
+	d := a.design()
+	look, have := a.lookReached(d)
+	counted := rr.Cases
+	if look > 0 && look < d.Looks {
+		counted = a.cases(d.SamplesAt(look))
+	}
+	in := verdictInput(p, rr, counted, labelled)
+	in.Look = d.Look(max(look, 1))
+	if look == 0 {
+		in.Look = d.Look(d.Looks)
+	}
+	var v model.Verdict
+	var err error
+	if lengths != nil {
+		rr.Lengths = lengths
+		v, err = model.DecideNoClass(in, lengths.LengthEvidence)
+	} else {
+		v, err = model.DecideChange(in, rule.VariantKind())
+	}
+	if err != nil {
+		return nil, fmt.Errorf("audit: verdict for line %d: %w", rule.Line, err)
+	}
+	if look == 0 {
+		v.Provisional(d, fmt.Sprintf("every case has its first %d of %d samples settled", have, p.Samples))
+	}
+	if !rule.HasPredicate() {
+		// No predicate graded anything: control notes would describe checks
+		// that were never made.
+		v.Notes = nil
+	}
+	rr.Verdict = v
+	rr.Flips = caseFlips(rr.Cases)
+	return rr, nil
+}
+
+// verdictInput is what Decide needs from a rule's case counts (counted:
+// all of them, or a look's) and its grader's quality.
+func verdictInput(p *audit.Plan, rr *RuleResult, counted []CaseResult, labelled model.LabelledArms) model.VerdictInput {
 	in := model.VerdictInput{Delta: p.Audit.File.Delta, AffectedShare: p.Audit.File.AffectedShare, Labelled: labelled}
 	// Every case of the file goes in, graded or not: Decide compares only
 	// the cases graded in both variants, and tells "no such case yet" from
 	// "no such case in the file".
-	in.Provoking.Baseline, in.Provoking.Deleted = allArmCounts(rr.Cases, model.Kind.Provoking)
-	in.Control.Baseline, in.Control.Deleted = allArmCounts(rr.Cases, func(k model.Kind) bool { return k == model.Control })
-	for _, cr := range rr.Cases {
+	in.Provoking.Baseline, in.Provoking.Deleted = allArmCounts(counted, model.Kind.Provoking)
+	in.Control.Baseline, in.Control.Deleted = allArmCounts(counted, func(k model.Kind) bool { return k == model.Control })
+	for _, cr := range counted {
 		if cr.Case.Kind.Provoking() {
 			in.ProvokingKinds = append(in.ProvokingKinds, cr.Case.Kind) // in allArmCounts' order
 		}
@@ -404,25 +432,75 @@ func aggregateRule(p *audit.Plan, ri, mi int, status map[string]bool, settled ma
 			in.KindAccuracy[k] = model.Accuracy{Recall: r, Specificity: s}
 		}
 	}
-	var v model.Verdict
-	var err error
-	if lengths != nil {
-		rr.Lengths = lengths
-		v, err = model.DecideNoClass(in, lengths.LengthEvidence)
-	} else {
-		v, err = model.DecideChange(in, rule.VariantKind())
+	return in
+}
+
+// answers counts the cells of one rule and model.
+type answers struct {
+	p       *audit.Plan
+	ri, mi  int
+	status  map[string]bool
+	settled map[string]model.ErrorKind
+	grades  map[string]model.Grade
+}
+
+// cases counts each case under both variants over the samples below
+// maxSample.
+func (a answers) cases(maxSample int) []CaseResult {
+	rule := a.p.Audit.Rules[a.ri]
+	out := make([]CaseResult, len(rule.Cases))
+	for i := range rule.Cases {
+		out[i] = CaseResult{Case: &rule.Cases[i], Index: i}
 	}
+	for _, ci := range a.p.CellsOfRule(a.ri) {
+		cell := a.p.Cells[ci]
+		if cell.Model != a.mi || cell.Sample >= maxSample {
+			continue
+		}
+		cr := &out[cell.Case]
+		cnt := &cr.Baseline
+		if cell.Deleted {
+			cnt = &cr.Deleted
+		}
+		countAnswer(cnt, cell.Key, a.status, a.settled, a.grades, rule.HasPredicate())
+	}
+	return out
+}
+
+// design is the plan's design; a plan whose looks do not fit its samples
+// (workbench refuses those) counts as the fixed design.
+func (a answers) design() model.Design {
+	d, err := a.p.Design()
 	if err != nil {
-		return nil, fmt.Errorf("audit: verdict for line %d: %w", rule.Line, err)
+		d, _ = model.NewDesign(1, a.p.Samples)
 	}
-	if !rule.HasPredicate() {
-		// No predicate graded anything: control notes would describe checks
-		// that were never made.
-		v.Notes = nil
+	return d
+}
+
+// lookReached returns the last look of d whose samples every cell of the
+// rule and model has settled (answered and graded, or failed for good, or
+// cut off), 0 when not even the first; and how many samples every case has
+// settled.
+func (a answers) lookReached(d model.Design) (look, have int) {
+	graded := a.p.Audit.Rules[a.ri].HasPredicate()
+	have = a.p.Samples
+	for _, ci := range a.p.CellsOfRule(a.ri) {
+		cell := a.p.Cells[ci]
+		if cell.Model != a.mi || cell.Sample >= have {
+			continue
+		}
+		var c Count
+		countAnswer(&c, cell.Key, a.status, a.settled, a.grades, graded)
+		if c.Pending > 0 {
+			have = cell.Sample
+		}
 	}
-	rr.Verdict = v
-	rr.Flips = caseFlips(rr.Cases)
-	return rr, nil
+	for k := d.Looks; k >= 1; k-- {
+		if d.SamplesAt(k) <= have {
+			return k, have
+		}
+	}
+	return 0, have
 }
 
 // countAnswer counts one cell's answer: pending, truncated, an error,
