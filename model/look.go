@@ -107,9 +107,9 @@ func (v *Verdict) Provisional(d Design, what string) {
 		v.NotYet = fmt.Sprintf("the run is not complete (%s): a fixed design's verdict is valid on the whole grid only (set looks in audit.toml to decide at declared looks)", what)
 	}
 	if v.Decision != DecisionInconclusive {
-		v.Reason = fmt.Sprintf("provisional: on the answers so far it would be %s (%s), but %s", would, v.Reason, v.NotYet)
+		v.Reason = fmt.Sprintf("on the answers so far it would be %s (%s), but %s", would, v.Reason, v.NotYet)
 	} else {
-		v.Reason = "provisional: " + v.Reason + "; " + v.NotYet
+		v.Reason += "; " + v.NotYet
 	}
 	v.Decision = DecisionInconclusive
 	v.Route = ""

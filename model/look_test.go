@@ -84,7 +84,7 @@ func TestVerdict_Provisional(t *testing.T) {
 	v := mustDecide(t, VerdictInput{Provoking: ArmPair{Baseline: clean(5, 30), Deleted: arm(30, 9, 9, 9, 9, 9)}, Control: controls(0, 0)})
 	fixed, _ := NewDesign(1, 30)
 	v.Provisional(fixed, "17 of 30 samples a case answered")
-	if v.Decision != DecisionInconclusive || !strings.HasPrefix(v.Reason, "provisional: on the answers so far it would be KEEP (") ||
+	if v.Decision != DecisionInconclusive || !strings.HasPrefix(v.Reason, "on the answers so far it would be KEEP (") ||
 		!strings.Contains(v.Reason, "a fixed design's verdict is valid on the whole grid only") || v.NotYet == "" {
 		t.Errorf("%s: %q", v.Decision, v.Reason)
 	}

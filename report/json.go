@@ -65,6 +65,11 @@ type RuleDoc struct {
 	Verdict       string `json:"verdict"`
 	Reason        string `json:"reason"`
 	Bound         string `json:"bound"`
+	// Look is the look of the audit's sequential design the verdict rests
+	// on (null for a fixed design); Provisional says why no verdict may be
+	// acted on yet (the grid has reached no look), empty otherwise.
+	Look        *LookDoc `json:"look"`
+	Provisional string   `json:"provisional,omitempty"`
 	// Numbers are the figures the verdict rests on (STATS section 3); null
 	// until some provoking case is graded in both variants (and always for
 	// a rule with no input class, whose verdict rests on Lengths).
@@ -180,6 +185,29 @@ type LabelsNeededDoc struct {
 	Room     int    `json:"room"`
 	Clean    bool   `json:"clean"`
 	Hopeless string `json:"hopeless,omitempty"`
+}
+
+// LookDoc is a look of a group-sequential design: look Index of Of, on
+// the first Samples of Planned samples of every case, with the KEEP test's
+// and the grader route's boundaries (z); Settled is true when the verdict
+// is KEEP or DELETE there (it stands; an adaptive run stops the line).
+type LookDoc struct {
+	Index   int     `json:"index"`
+	Of      int     `json:"of"`
+	Samples int     `json:"samples"`
+	Planned int     `json:"planned"`
+	KeepZ   float64 `json:"keep_z"`
+	DeleteZ float64 `json:"delete_z"`
+	Settled bool    `json:"settled"`
+}
+
+func lookDoc(v model.Verdict) *LookDoc {
+	l := v.Look
+	if l == nil || v.NotYet != "" {
+		return nil
+	}
+	return &LookDoc{Index: l.Index, Of: l.Of, Samples: l.Samples, Planned: l.Planned, KeepZ: l.KeepZ, DeleteZ: l.DeleteZ,
+		Settled: v.Decision != model.DecisionInconclusive}
 }
 
 // CountDoc is failures out of graded answers.
@@ -563,6 +591,7 @@ func Build(res *evidence.Results, spend audit.Spend, simulated bool) Doc {
 			Arms: map[string]ArmDoc{}, Graders: map[string]GraderDoc{}, Kappa: map[string]float64{},
 			Errors: rr.Errors, Pending: rr.Pending, Truncated: rr.Truncated, Change: variantDoc(rr),
 			Regression: regressionDocs(rr), RegressionBroken: rr.RegressionBroken(),
+			Look: lookDoc(rr.Verdict), Provisional: rr.Verdict.NotYet,
 		}
 		// An arm appears when it has cases the predicate grades: an arm of
 		// no case, or of a rule with no predicate, has no rate to report

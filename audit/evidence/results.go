@@ -393,7 +393,7 @@ func aggregateRule(p *audit.Plan, ri, mi int, status map[string]bool, settled ma
 		return nil, fmt.Errorf("audit: verdict for line %d: %w", rule.Line, err)
 	}
 	if look == 0 {
-		v.Provisional(d, fmt.Sprintf("every case has its first %d of %d samples settled", have, p.Samples))
+		v.Provisional(d, fmt.Sprintf("%d of %d samples a case are in for every case", have, p.Samples))
 	}
 	if !rule.HasPredicate() {
 		// No predicate graded anything: control notes would describe checks
