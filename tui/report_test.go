@@ -308,7 +308,7 @@ func TestReport_FollowsResults(t *testing.T) {
 	s := plain(a)
 	contains(t, s, "run in progress")
 	contains(t, s, "as stored when this screen opened")
-	contains(t, s, "provisional: ")
+	contains(t, s, "provisional")
 	line23 := func(s string) string {
 		i := strings.Index(s, "── Line 23")
 		j := strings.Index(s[i+1:], "── Line")
