@@ -98,6 +98,9 @@ type RuleDoc struct {
 	Lengths *LengthsDoc `json:"lengths"`
 	Errors  int         `json:"errors"`
 	Pending int         `json:"pending"`
+	// Unneeded counts the answers beyond the look a verdict settled at: not
+	// pending, as the verdict does not wait for them.
+	Unneeded int `json:"unneeded"`
 	// Truncated counts answers cut off by the token limit or empty:
 	// neither passes nor failures, not asked again.
 	Truncated int `json:"truncated"`
@@ -589,7 +592,7 @@ func Build(res *evidence.Results, spend audit.Spend, simulated bool) Doc {
 			Numbers: verdictNumbers(rr.Verdict), Control: controlNumbers(rr.Verdict),
 			Notes: append([]string{}, rr.Verdict.Notes...), Needed: rr.Verdict.Needed,
 			Arms: map[string]ArmDoc{}, Graders: map[string]GraderDoc{}, Kappa: map[string]float64{},
-			Errors: rr.Errors, Pending: rr.Pending, Truncated: rr.Truncated, Change: variantDoc(rr),
+			Errors: rr.Errors, Pending: rr.Pending, Unneeded: rr.Unneeded, Truncated: rr.Truncated, Change: variantDoc(rr),
 			Regression: regressionDocs(rr), RegressionBroken: rr.RegressionBroken(),
 			Look: lookDoc(rr.Verdict), Provisional: rr.Verdict.NotYet,
 		}

@@ -103,3 +103,27 @@ func (p *Progress) print() {
 	fmt.Fprintf(p.w, "[%*d/%d] %3.0f%%  %6.1f calls/s  eta %-6s $%.2f%s  concurrency %d  retries %d  errors %d%s\n",
 		len(fmt.Sprint(p.total)), p.done, p.total, 100*float64(p.done)/float64(max(p.total, 1)), rate, eta, p.spent, b, p.limit, p.retries, p.failed, settled)
 }
+
+// Looked says how a look of an adaptive run went: the lines it settled and
+// the calls the next round makes (workbench.LookObserver).
+func (p *Progress) Looked(look model.Look, settled []string, next int) {
+	s := fmt.Sprintf("%s: ", look.String())
+	if len(settled) == 0 {
+		s += "no line settled"
+	} else {
+		for i, n := range settled {
+			if i > 0 {
+				s += "; "
+			}
+			s += model.Sanitize(n)
+		}
+	}
+	switch {
+	case look.Final():
+	case next == 0:
+		s += "; every line is settled: no more calls"
+	default:
+		s += fmt.Sprintf("; the next round makes %s calls", Thousands(int64(next)))
+	}
+	fmt.Fprintln(p.w, s)
+}

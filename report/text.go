@@ -98,6 +98,10 @@ func ruleText(rr *evidence.RuleResult, multiModel bool) string {
 	}
 	tag := ""
 	if t := LookTag(rr.Verdict); t != "" {
+		if rr.Unneeded > 0 {
+			all := rr.Done + rr.Errors + rr.Truncated + rr.Pending + rr.Unneeded
+			t += fmt.Sprintf(" after %s of %s answers", Thousands(int64(all-rr.Unneeded-rr.Pending)), Thousands(int64(all)))
+		}
 		tag = " (" + t + ")"
 	}
 	fmt.Fprintf(&b, "  verdict%s: %s: %s\n", tag, rr.Verdict.Decision, rr.Verdict.Reason)

@@ -41,7 +41,11 @@ func (s *Session) Notices() ([]string, error) {
 			out = append(out, r.Notice)
 		}
 	}
-	return out, nil
+	n, err := s.designNotice()
+	if n != "" {
+		out = append(out, n)
+	}
+	return out, err
 }
 
 // endpoints builds the runner's endpoints from configs, in their order.

@@ -57,6 +57,10 @@ type RunOptions struct {
 	// the token limit or came back empty; by default they are settled
 	// (model.ErrorKind.Settled) and not asked again.
 	RetryTruncated bool
+	// Adaptive makes the answers in rounds by look and stops each line at
+	// the look that settles it (see runAdaptive); the audit's adaptive =
+	// true does too. It needs a design with more than one look.
+	Adaptive bool
 }
 
 // Outcome is how a run went, phase by phase. A phase that did not run has
@@ -69,6 +73,9 @@ type Outcome struct {
 	// GradeErrors are answers the predicates could not grade as they
 	// arrived (an exec predicate that failed); they were stored ungraded.
 	GradeErrors []error
+	// Adaptive says how an adaptive run's looks went; nil for a run that
+	// made its calls in one go.
+	Adaptive *Adaptive
 }
 
 // Phase is how one phase of a run ended.
@@ -162,12 +169,23 @@ func (s *Session) Run(ctx context.Context, o RunOptions, obs Observer) (Outcome,
 	}
 	pending := s.Pending(done)
 	if len(pending) > 0 {
+		if err := s.recordDesign(); err != nil {
+			return out, err
+		}
 		// Until the run ends: judging after the answers is bounded too.
 		// The limit is process-wide; a process runs one audit at a time.
 		defer limitRunMemory()()
 		skip := func(i int) bool { return done[s.Plan.Calls[i].Key] }
-		if out.Answers, out.GradeErrors, err = s.runAnswers(ctx, o, obs, skip, len(pending)); err != nil {
-			return out, err
+		d, _ := s.Plan.Design() // Load refused a design that does not fit
+		switch {
+		case (o.Adaptive || s.Audit.File.Adaptive) && d.Sequential():
+			if out.Answers, out.GradeErrors, out.Adaptive, err = s.runAdaptive(ctx, o, obs, done, d, len(pending)); err != nil {
+				return out, err
+			}
+		default:
+			if out.Answers, out.GradeErrors, err = s.runAnswers(ctx, o, obs, skip, len(pending)); err != nil {
+				return out, err
+			}
 		}
 		if out.Answers.Stopped.Reason != runner.Completed {
 			return out, nil

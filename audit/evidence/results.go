@@ -120,6 +120,10 @@ type RuleResult struct {
 	Errors     int
 	Truncated  int // see Count.Truncated
 	Pending    int
+	// Unneeded counts the answers not made (or not yet) beyond the look a
+	// verdict settled at (see model.Look): not pending, since the verdict
+	// does not wait for them. An adaptive run never makes them.
+	Unneeded int
 }
 
 // Results is the state of a whole audit.
@@ -402,7 +406,29 @@ func aggregateRule(p *audit.Plan, ri, mi int, status map[string]bool, settled ma
 	}
 	rr.Verdict = v
 	rr.Flips = caseFlips(rr.Cases)
+	if l := v.Look; l != nil && !l.Final() && v.NotYet == "" && v.Decision != model.DecisionInconclusive {
+		// Settled at an interim look: the samples beyond it are not
+		// needed (an adaptive run never makes them).
+		rr.Unneeded = a.pendingFrom(l.Samples)
+		rr.Pending -= rr.Unneeded
+	}
 	return rr, nil
+}
+
+// pendingFrom counts the rule's cells at or beyond sample m not settled.
+func (a answers) pendingFrom(m int) int {
+	graded := a.p.Audit.Rules[a.ri].HasPredicate()
+	n := 0
+	for _, ci := range a.p.CellsOfRule(a.ri) {
+		cell := a.p.Cells[ci]
+		if cell.Model != a.mi || cell.Sample < m {
+			continue
+		}
+		var c Count
+		countAnswer(&c, cell.Key, a.status, a.settled, a.grades, graded)
+		n += c.Pending
+	}
+	return n
 }
 
 // verdictInput is what Decide needs from a rule's case counts (counted:

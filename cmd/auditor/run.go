@@ -47,6 +47,9 @@ type runFlags struct {
 	allowExec bool
 	// allowUnpriced runs calls to endpoints without prices under a budget.
 	allowUnpriced bool
+	// adaptive makes the answers in rounds by look and stops each line at
+	// the look that settles it.
+	adaptive bool
 }
 
 func newRunCmd(std Stdio) *cobra.Command {
@@ -88,6 +91,7 @@ func addRunFlags(c *cobra.Command, f *runFlags) {
 	c.Flags().BoolVar(&f.allowLarge, "allow-large", false, fmt.Sprintf("lay out and run a plan above %d cells (refused otherwise, even with --yes)", audit.MaxCells))
 	c.Flags().BoolVar(&f.allowExec, "allow-exec", false, "approve the [exec] predicate commands this audit runs (recorded in ~/.config/auditor/exec-approvals; without it they are refused, or asked about on a terminal)")
 	c.Flags().BoolVar(&f.batch, "batch", false, "send the answer calls through the provider's batch API (half price, answered within 24 hours); a later run collects them")
+	c.Flags().BoolVar(&f.adaptive, "adaptive", false, "make the answers in rounds, one per look of the audit's design (looks or adaptive in audit.toml), and stop each line at the look that settles it")
 	addAllowUnpricedFlag(c, &f.allowUnpriced)
 	addRequestLogFlags(c, f)
 }
@@ -168,8 +172,11 @@ func runAudit(ctx context.Context, std Stdio, path string, f runFlags, resumeCmd
 	if f.concurrency > 0 {
 		concurrency = f.concurrency
 	}
+	if d, _ := s.Plan.Design(); f.adaptive && !d.Sequential() {
+		return &usageError{fmt.Errorf("--adaptive needs looks declared in %s before any answer is seen: add adaptive = true (%d looks) or looks = N; every report and screen reads the design from the file", path, model.DefaultAdaptiveLooks)}
+	}
 	ro := workbench.RunOptions{Concurrency: concurrency, Budget: f.budget, MaxWait: f.maxWait,
-		SimLatency: f.simLatency, Rejudge: f.rejudge, RetryTruncated: f.retryTruncated}
+		SimLatency: f.simLatency, Rejudge: f.rejudge, RetryTruncated: f.retryTruncated, Adaptive: f.adaptive}
 	if f.requestLog != "" {
 		rl, err := runner.OpenRequestLog(f.requestLog)
 		if err != nil {
