@@ -125,6 +125,25 @@ func (e *Estimate) SetLabelBudget(p *Plan, budget int) {
 	}
 }
 
+// setAdaptive adds every rule's AdaptiveOutlook when the audit runs
+// adaptively.
+func (e *Estimate) setAdaptive(p *Plan) {
+	d, err := p.Design()
+	if err != nil || !d.Sequential() || !p.Audit.File.Adaptive {
+		return
+	}
+	for i := range e.Rules {
+		r := p.Audit.Rules[p.RuleIndex(e.Rules[i].Line)]
+		if r.Config.NoInputClass() || !r.HasPredicate() {
+			continue
+		}
+		c := e.Rules[i].Cases
+		if o, err := PlanAdaptive(c[model.Provoke]+c[model.Pressure], c[model.Control], d); err == nil {
+			e.Rules[i].Power.Adaptive = &o
+		}
+	}
+}
+
 // Summary says the outlook in a sentence or two.
 func (o DeleteOutlook) Summary() string {
 	if o.Blocked != "" {
@@ -153,3 +172,39 @@ func (o DeleteOutlook) Summary() string {
 }
 
 func pct(x float64) string { return fmt.Sprintf("%.0f%%", 100*x) }
+
+// loadBearingRise is the load-bearing line a plan's adaptive outlook
+// simulates: failures from 4% with the line to 30% without it.
+const loadBearingBase, loadBearingRise = 0.04, 0.26
+
+// AdaptiveOutlook is what an adaptive run of a rule is expected to make,
+// said before any call: a line that does nothing makes every sample (only
+// labels can settle it), a load-bearing one stops at the look that shows
+// it, on ShareLoadBearing of its samples on average (simulated through the
+// exact rule, Runs audits).
+type AdaptiveOutlook struct {
+	Looks            int     `json:"looks"`
+	ShareLoadBearing float64 `json:"share_load_bearing"`
+	Runs             int     `json:"runs"`
+}
+
+// PlanAdaptive computes a rule's AdaptiveOutlook for a sequential design.
+func PlanAdaptive(provoking, controls int, d model.Design) (AdaptiveOutlook, error) {
+	o := AdaptiveOutlook{Looks: d.Looks, Runs: inertRuns}
+	if provoking == 0 {
+		return o, fmt.Errorf("no provoking case")
+	}
+	r, err := model.SimulateSequential(model.DeleteScenario{Cases: provoking, Samples: d.Samples, ControlCases: controls,
+		Baseline: loadBearingBase, Rise: loadBearingRise, Recall: 1}, d, inertRuns, 11)
+	if err != nil {
+		return o, err
+	}
+	o.ShareLoadBearing = r.MeanSamples / float64(d.Samples)
+	return o, nil
+}
+
+// Summary says the outlook in a sentence.
+func (o AdaptiveOutlook) Summary() string {
+	return fmt.Sprintf("adaptive, %d looks: a line whose failures rise from 4%% to 30%% without it stops after about %s of its samples (simulated, %d audits); a line that does nothing makes them all (labels settle it)",
+		o.Looks, pct(o.ShareLoadBearing), o.Runs)
+}

@@ -224,6 +224,7 @@ func (p *Plan) Estimate(done map[string]bool, concurrency int, hist History, sim
 		e.Rules = append(e.Rules, re)
 	}
 	e.SetLabelBudget(p, DefaultLabelBudget)
+	e.setAdaptive(p)
 	return e
 }
 

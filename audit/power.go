@@ -67,6 +67,9 @@ type RulePower struct {
 	// Delete is what DELETE will take (labels for a quiet line, the chance
 	// for a line that does nothing); nil for a rule with no predicate.
 	Delete *DeleteOutlook `json:"delete,omitempty"`
+	// Adaptive is what an adaptive run is expected to make of the rule's
+	// samples; nil unless the audit runs adaptively.
+	Adaptive *AdaptiveOutlook `json:"adaptive,omitempty"`
 }
 
 // ArmPower is the power of the Newcombe test on one arm: N responses per

@@ -92,17 +92,18 @@ func AgreementLine(pa evidence.PairAgreement) string {
 }
 
 // LookTag says which look of the audit's design a verdict rests on, for a
-// verdict's heading: "settled at look 2 of 6" (KEEP or DELETE at a look:
-// valid, and final), "look 2 of 6" (undecided so far; the next look may
-// settle it), "provisional" (no look reached: nothing may be decided on
-// it yet), or "" for a fixed design's verdict on the whole grid.
+// verdict's heading: "settled at look 2 of 6" (KEEP or DELETE at an
+// interim look: valid, and final), "look 2 of 6" (undecided so far, the
+// next look may settle it; or the last look), "provisional" (no look
+// reached: nothing may be decided on it yet), or "" for a fixed design's
+// verdict on the whole grid and for a CANARY.
 func LookTag(v model.Verdict) string {
 	switch {
 	case v.NotYet != "":
 		return "provisional"
-	case v.Look == nil:
+	case v.Look == nil || v.Decision == model.DecisionCanary:
 		return ""
-	case v.Decision != model.DecisionInconclusive:
+	case v.Decision != model.DecisionInconclusive && !v.Look.Final():
 		return fmt.Sprintf("settled at look %d of %d", v.Look.Index, v.Look.Of)
 	}
 	return fmt.Sprintf("look %d of %d", v.Look.Index, v.Look.Of)

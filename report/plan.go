@@ -101,6 +101,9 @@ func WritePlanPower(w io.Writer, e audit.Estimate) error {
 		if d := r.Power.Delete; d != nil {
 			fmt.Fprintf(&b, "    DELETE: %s\n", d.Summary())
 		}
+		if a := r.Power.Adaptive; a != nil {
+			fmt.Fprintf(&b, "    calls: %s\n", a.Summary())
+		}
 		for _, warning := range r.Warnings {
 			fmt.Fprintf(&b, "    warning: %s\n", warning)
 		}
