@@ -220,7 +220,6 @@ func (sc DeleteScenario) label(rng *rand.Rand, in *VerdictInput, answers [2][]ui
 	}
 }
 
-
 // SequentialOdds counts the verdicts of simulated audits with a
 // sequential design, each stopped at the first look whose verdict is KEEP
 // or DELETE, as an adaptive run stops a line (or as a person watching the
