@@ -13,8 +13,28 @@ import (
 const DefaultLabelBudget = 60
 
 // inertRuns is how many audits the plan simulates per scenario: enough to
-// tell 5% from 10% (SE at most 2.5 points), fast enough for every plan.
-const inertRuns = 400
+// tell 5% from 10% (SE at most 2.5 points). simAnswerBudget caps the
+// answers a scenario draws in all (runs x answers of both variants), so
+// that a plan stays fast at any size: a large design gets fewer runs, and
+// below minSimRuns none (the plan says it was not simulated).
+const (
+	inertRuns       = 400
+	simAnswerBudget = 2_000_000
+	minSimRuns      = 50
+)
+
+// simRuns is how many audits of a design with this many provoking answers
+// per variant a plan simulates; 0 when too large to simulate.
+func simRuns(answers int) int {
+	if answers <= 0 {
+		return 0
+	}
+	n := min(inertRuns, simAnswerBudget/(2*answers))
+	if n < minSimRuns {
+		return 0
+	}
+	return n
+}
 
 // inertBaselines are the true failure rates with the line at which the plan
 // states the chance of DELETE for a line that does nothing.
@@ -74,7 +94,7 @@ func PlanDelete(provoking, controls, samples int, delta float64, budget int, cac
 	if o, ok := cache[key]; ok {
 		return o
 	}
-	o := DeleteOutlook{Answers: provoking * samples, LabelBudget: budget, Runs: inertRuns, Delta: delta}
+	o := DeleteOutlook{Answers: provoking * samples, LabelBudget: budget, Runs: simRuns(provoking * samples), Delta: delta}
 	switch {
 	case provoking < model.MinDeleteProvokingCases:
 		o.Blocked = fmt.Sprintf("DELETE needs at least %d provoking cases", model.MinDeleteProvokingCases)
@@ -85,12 +105,14 @@ func PlanDelete(provoking, controls, samples int, delta float64, budget int, cac
 		if n, err := stats.ZeroOfNBelow(delta, model.LabelsRouteAlpha); err == nil && n <= o.Answers {
 			o.QuietLabels = n
 		}
+	}
+	if o.Blocked == "" && o.Runs > 0 {
 		for i, base := range inertBaselines {
 			odds := InertOdds{Baseline: base}
 			for _, without := range []bool{false, true} {
 				sc := model.DeleteScenario{Cases: provoking, Samples: samples, ControlCases: controls, Baseline: base,
 					Recall: 1, Labels: budget, LabelDeleted: without, Delta: delta}
-				r, err := model.SimulateDelete(sc, inertRuns, uint64(7+i))
+				r, err := model.SimulateDelete(sc, o.Runs, uint64(7+i))
 				if err != nil {
 					o.Blocked = err.Error()
 					break
@@ -157,6 +179,10 @@ func (o DeleteOutlook) Summary() string {
 		fmt.Fprintf(&b, "a line the model never breaks cannot be deleted by its labels alone: its %d provoking answers without the line are too few to bound the rate under %s (more samples or cases)",
 			o.Answers, pct(o.Delta))
 	}
+	if len(o.Inert) == 0 {
+		b.WriteString("; the chance of DELETE is not simulated for a design this large")
+		return b.String()
+	}
 	var parts []string
 	for _, in := range o.Inert {
 		parts = append(parts, fmt.Sprintf("%s at a %s baseline", pct(in.Both), pct(in.Baseline)))
@@ -190,12 +216,12 @@ type AdaptiveOutlook struct {
 
 // PlanAdaptive computes a rule's AdaptiveOutlook for a sequential design.
 func PlanAdaptive(provoking, controls int, d model.Design) (AdaptiveOutlook, error) {
-	o := AdaptiveOutlook{Looks: d.Looks, Runs: inertRuns}
-	if provoking == 0 {
-		return o, fmt.Errorf("no provoking case")
+	o := AdaptiveOutlook{Looks: d.Looks, Runs: simRuns(provoking * d.Samples)}
+	if provoking == 0 || o.Runs == 0 {
+		return o, fmt.Errorf("no provoking case, or too large to simulate")
 	}
 	r, err := model.SimulateSequential(model.DeleteScenario{Cases: provoking, Samples: d.Samples, ControlCases: controls,
-		Baseline: loadBearingBase, Rise: loadBearingRise, Recall: 1}, d, inertRuns, 11)
+		Baseline: loadBearingBase, Rise: loadBearingRise, Recall: 1}, d, o.Runs, 11)
 	if err != nil {
 		return o, err
 	}

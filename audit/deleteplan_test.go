@@ -45,6 +45,13 @@ func TestPlanDelete(t *testing.T) {
 	if few := PlanDelete(8, 6, 5, 0, 60, nil); few.QuietLabels != 0 || !strings.Contains(few.Summary(), "too few") {
 		t.Errorf("40 answers: %+v %q", few, few.Summary())
 	}
+	// A design too large to simulate in a plan's time says so.
+	if big := PlanDelete(8, 6, 100_000, 0, 60, nil); big.Inert != nil || big.QuietLabels != 86 || !strings.Contains(big.Summary(), "not simulated") {
+		t.Errorf("8 x 100000: %+v %q", big, big.Summary())
+	}
+	if mid := PlanDelete(8, 6, 1000, 0, 60, nil); mid.Runs != 125 || len(mid.Inert) != 3 {
+		t.Errorf("8 x 1000: %d runs, %d baselines; want 125 (2M answers / 16,000)", mid.Runs, len(mid.Inert))
+	}
 	if b := PlanDelete(1, 6, 30, 0, 60, nil); !strings.Contains(b.Blocked, "at least 2 provoking cases") || b.Inert != nil {
 		t.Errorf("one case: %+v", b)
 	}
