@@ -54,14 +54,9 @@ func TestRun_SharedLimitOnCappedServer(t *testing.T) {
 	if strings.Contains(r.errOut, "failed for good") {
 		t.Errorf("calls failed for good on a capped server:\n%s", r)
 	}
+	judged := srv.judgeRequests()
 	srv.mu.Lock()
 	defer srv.mu.Unlock()
-	judged := 0
-	for _, a := range srv.log {
-		if isJudgeCall(a) {
-			judged++
-		}
-	}
 	if srv.faults[fault429] == 0 || judged == 0 {
 		t.Fatalf("%d 429s, %d judge requests: the cap never bit, or no judge was asked; the test proves nothing", srv.faults[fault429], judged)
 	}
