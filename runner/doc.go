@@ -1,5 +1,5 @@
-// Package runner executes calls against models: a worker pool per endpoint
-// bounded by an adaptive concurrency limit, retries with back-off that honour
+// Package runner executes calls against models: a worker pool per server
+// and key bounded by an adaptive concurrency limit, retries with back-off that honour
 // the server's Retry-After, a dollar budget, and progress reported as
 // events. It also holds the OpenAI-compatible provider (openai-go v3), the
 // native Anthropic provider (anthropic-sdk-go) and the request log; the

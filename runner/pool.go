@@ -26,6 +26,9 @@ type Endpoint struct {
 	// means a pool of its own. It must hold no credentials
 	// (runner/provider puts a hash of the key in it).
 	Pool string
+	// Timeout bounds each attempt of this endpoint's calls; 0 means
+	// Options.Timeout. A stalled call holds its slot this long.
+	Timeout time.Duration
 }
 
 // pool is the run's state of one server and key: its calls in flight, its

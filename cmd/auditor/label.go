@@ -18,16 +18,17 @@ import (
 
 // labelFlags are the options of `auditor label`.
 type labelFlags struct {
-	n         int
-	seed      int64
-	rule      int
-	kinds     string
-	stratify  bool
-	failShare float64
-	labeller  string
-	set       string
-	show      bool
-	width     float64
+	n          int
+	seed       int64
+	rule       int
+	kinds      string
+	stratify   bool
+	failShare  float64
+	labeller   string
+	set        string
+	show       bool
+	width      float64
+	forVerdict bool
 }
 
 func newLabelCmd(std Stdio) *cobra.Command {
@@ -50,6 +51,13 @@ one answer at a time, blind (v violation, o ok, s skip, u undo, n note); each
 label is committed before the next answer shows, and the predicate's verdict is
 revealed once an answer is labelled. Labels can also come from import-labels.
 
+--for-verdict draws, for each INCONCLUSIVE line (or --rule), the labels that
+would settle it: when a bound on the answers without the line can (DELETE's
+labels route: a line the model never breaks needs about 90 of them labelled
+clean), that many of those answers, drawn from the ones no one has labelled;
+otherwise a stratified set of --n to measure the predicate. Each set is new
+(verdict-L<line>, verdict-L<line>-2, ...); every label counts with the rest.
+
 --show prints progress and the predicate's recall, precision and specificity per
 kind with 95% intervals, the confusion matrix, the misses, how many more labelled
 violations would narrow recall's interval to --width, the recall of every
@@ -71,6 +79,7 @@ labeller's labels instead of the current ones.`,
 	fl.StringVar(&f.labeller, "labeller", "", "on a terminal, your name on the labels you give (default: $AUDITOR_LABELLER, else your user name); with --show, measure against this labeller's blind labels (default: every first labeller's)")
 	fl.StringVar(&f.set, "set", "", "name of the label set (default: derived from --rule and --stratify)")
 	fl.BoolVar(&f.show, "show", false, "print progress and results")
+	fl.BoolVar(&f.forVerdict, "for-verdict", false, "draw, for each INCONCLUSIVE line, the answers whose labels would settle it")
 	fl.Float64Var(&f.width, "width", 0.1, "target full width of recall's 95% interval (0.1 is ±0.05, as the label screen uses), for the labels-needed estimate")
 	return c
 }
@@ -106,12 +115,22 @@ func runLabel(cmd *cobra.Command, std Stdio, path string, f labelFlags) error {
 		opts.Kinds = append(opts.Kinds, kind)
 	}
 
+	if f.forVerdict {
+		for _, name := range []string{"set", "stratify", "fail-share", "kinds", "seed"} {
+			if cmd.Flags().Changed(name) {
+				return &usageError{fmt.Errorf("--for-verdict draws what each verdict needs: it takes --rule and --n, not --%s", name)}
+			}
+		}
+	}
 	s, err := workbench.Open(cmd.Context(), path, workbench.Options{Access: workbench.Write})
 	if err != nil {
 		return err
 	}
 	defer s.Close()
 	sayOpened(std, s, path)
+	if f.forVerdict {
+		return labelForVerdict(cmd, std, s, f)
+	}
 
 	old, exists, err := labels.LoadLabelSet(s.Store, opts.Name)
 	if err != nil {
@@ -195,4 +214,42 @@ func inheritOptions(cmd *cobra.Command, opts, old labels.SampleOptions) labels.S
 		opts.FailShare = old.FailShare
 	}
 	return opts
+}
+
+// labelForVerdict draws what each INCONCLUSIVE verdict needs, says what
+// each set can settle, and opens the label screen on the first (on a
+// terminal, without --show) or shows them.
+func labelForVerdict(cmd *cobra.Command, std Stdio, s *workbench.Session, f labelFlags) error {
+	draws, err := s.DrawForVerdict(f.rule, f.n)
+	if err != nil {
+		return err
+	}
+	var drawn []labels.LabelSet
+	for _, d := range draws {
+		fmt.Fprintf(std.Err, "line %d (%s): %s\n", d.Rule.Line, d.Rule.Variant(), model.Sanitize(d.Why))
+		if d.Set != nil {
+			fmt.Fprintf(std.Err, "  drew label set %s: %d answers\n", d.Set.Name, len(d.Set.Keys))
+			drawn = append(drawn, *d.Set)
+		}
+	}
+	if len(drawn) == 0 {
+		fmt.Fprintln(std.Out, "nothing to draw: no INCONCLUSIVE verdict that labels can settle")
+		return nil
+	}
+	if !f.show && interactive(std, false) {
+		for _, set := range drawn[1:] {
+			fmt.Fprintf(std.Err, "then: auditor label %s --set %s\n", shellQuote(s.Audit.Path), shellQuote(set.Name))
+		}
+		return labelInteractive(cmd.Context(), std, s, drawn[0], f.labeller)
+	}
+	if s.Simulated() {
+		fmt.Fprintln(std.Out, report.SimulatedBanner)
+	}
+	for _, set := range drawn {
+		if err := report.WriteLabelSetHeader(std.Out, set, s.Tally.Labels(), "current labels"); err != nil {
+			return err
+		}
+		fmt.Fprintf(std.Out, "label: auditor label %s --set %s\n", shellQuote(s.Audit.Path), shellQuote(set.Name))
+	}
+	return nil
 }
