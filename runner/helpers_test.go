@@ -317,6 +317,15 @@ func scriptCalls(scripts ...string) []Call {
 	return calls
 }
 
+// headerOf returns the headers kv names.
+func headerOf(kv map[string]string) http.Header {
+	h := http.Header{}
+	for k, v := range kv {
+		h.Set(k, v)
+	}
+	return h
+}
+
 // funcProvider adapts a function to Provider.
 type funcProvider func(ctx context.Context, c Call) (Completion, error)
 

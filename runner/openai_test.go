@@ -251,11 +251,7 @@ func TestRetryAfter(t *testing.T) {
 		{"huge", map[string]string{"Retry-After": "1e300"}, 24 * time.Hour},
 	}
 	for _, tt := range tests {
-		h := http.Header{}
-		for k, v := range tt.hdr {
-			h.Set(k, v)
-		}
-		if got := retryAfter(h, now); got != tt.want {
+		if got := retryAfter(headerOf(tt.hdr), now); got != tt.want {
 			t.Errorf("%s: got %v, want %v", tt.name, got, tt.want)
 		}
 	}

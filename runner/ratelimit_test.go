@@ -1,7 +1,6 @@
 package runner
 
 import (
-	"net/http"
 	"testing"
 	"time"
 )
@@ -43,11 +42,7 @@ func TestRateWindow(t *testing.T) {
 			"x-ratelimit-limit-requests": "0", "x-ratelimit-reset-requests": "1s"}, Window{}},
 	}
 	for _, tt := range tests {
-		h := http.Header{}
-		for k, v := range tt.headers {
-			h.Set(k, v)
-		}
-		if got := rateWindow(h, now); got != tt.want {
+		if got := rateWindow(headerOf(tt.headers), now); got != tt.want {
 			t.Errorf("%s: got %+v, want %+v", tt.name, got, tt.want)
 		}
 	}
