@@ -4,18 +4,24 @@
 # /usr/bin/time -v. Prints a table of wall times, peak RSS and retry gaps
 # against their targets. Nothing is asserted: machines are noisy.
 #
-#   bench/run.sh            # all scenarios
-#   bench/run.sh a c        # some of them: a b c c2 d
+#   bench/run.sh                        # all scenarios
+#   bench/run.sh a c e                  # some of them: a b c c2 d e
+#   AUDITOR=/tmp/old/auditor bench/run.sh c e   # another build of auditor
 #
-# Scenarios (1,080 calls = 18 cases x 30 samples x 2 variants, concurrency 8):
-#   a   200 ms latency: wall time against the ideal 1080/8 x 0.2 s = 27 s
-#   b   no latency: wall time and peak RSS with persistence on
-#   c   10% of requests answered 429 with Retry-After: 1: wall time, and the
+# Scenarios (concurrency 8):
+#   a   1,080 calls (18 cases x 30 samples x 2 variants), 200 ms latency:
+#       wall time against the ideal 1080/8 x 0.2 s = 27 s
+#   b   1,080 calls, no latency: wall time and peak RSS with persistence on
+#   c   720 calls (18 cases x 20 samples x 2 variants), no latency, 10% of
+#       requests answered 429 with Retry-After: 1: wall time, and the
 #       shortest gap between a 429 and the retry of the same call
-#   c2  as c, but 540 cases x 1 sample, so every call has its own request
+#   c2  as c, but 360 cases x 1 sample, so every call has its own request
 #       body and the server knows each retry exactly
 #   d   100,000 calls against the simulated model: peak RSS, then the time
 #       of `auditor report` on that database
+#   e   720 calls against a server that serves 4 at once and answers 429
+#       with Retry-After: 1 beyond that, 100 ms latency: wall time against
+#       the ideal 720/4 x 0.1 s = 18 s, and no call failed for good
 set -euo pipefail
 
 root=$(cd "$(dirname "$0")/.." && pwd)
@@ -34,6 +40,8 @@ trap cleanup EXIT INT TERM
 
 echo "building into $bin" >&2
 (cd "$root" && go build -o "$bin/auditor" ./cmd/auditor && go build -o "$bin/fakeserver" ./bench/fakeserver)
+auditor=${AUDITOR:-$bin/auditor}
+[[ $auditor == "$bin/auditor" ]] || echo "running $auditor" >&2
 
 export BENCH_API_KEY=bench-not-a-real-key
 rule="Do not speculate about unreleased products, features, or roadmap timelines."
@@ -106,11 +114,11 @@ predicate = "predicate.toml"
 EOF
 }
 
-# start_server DIR LATENCY RATE429: starts the fake server, sets base_url.
+# start_server DIR LATENCY RATE429 CAP: starts the fake server, sets base_url.
 start_server() {
-	local dir=$1 latency=$2 rate=$3 i
+	local dir=$1 latency=$2 rate=$3 cap=$4 i
 	rm -f "$dir/addr"
-	"$bin/fakeserver" -latency "$latency" -rate429 "$rate" -rule "$rule" \
+	"$bin/fakeserver" -latency "$latency" -rate429 "$rate" -cap "$cap" -rule "$rule" \
 		-addr-file "$dir/addr" -summary "$dir/server.json" -log "$dir/server.log" &
 	server_pid=$!
 	for ((i = 0; i < 500; i++)); do
@@ -152,45 +160,53 @@ verdict() { awk -v v="$1" -v t="$2" -v op="$3" 'BEGIN {
 	ok = (op == "<=") ? (v <= t) : (op == "<") ? (v < t) : (v >= t)
 	print ok ? "ok" : "MISSED" }'; }
 
-scenario_openai() { # NAME LATENCY RATE429 SAMPLES PROVOKE PRESSURE CONTROL
-	local name=$1 latency=$2 rate=$3 samples=$4 dir=$out/$1
+scenario_openai() { # NAME LATENCY RATE429 CAP SAMPLES PROVOKE PRESSURE CONTROL
+	local name=$1 latency=$2 rate=$3 cap=$4 samples=$5 dir=$out/$1
 	mkdir -p "$dir"
-	start_server "$dir" "$latency" "$rate"
-	write_audit "$dir/audit" openai "$base_url" "$samples" "$5" "$6" "$7"
-	echo "scenario $name: $(($4 * ($5 + $6 + $7) * 2)) calls, latency $latency, 429 rate $rate" >&2
-	timed "$dir" run "$bin/auditor" run "$dir/audit/audit.toml" --yes --headless
+	start_server "$dir" "$latency" "$rate" "$cap"
+	write_audit "$dir/audit" openai "$base_url" "$samples" "$6" "$7" "$8"
+	echo "scenario $name: $(($5 * ($6 + $7 + $8) * 2)) calls, latency $latency, 429 rate $rate, cap $cap" >&2
+	timed "$dir" run "$auditor" run "$dir/audit/audit.toml" --yes --headless
 	stop_server
 	requests=$(jq .requests "$dir/server.json")
 	answers=$(jq .answers "$dir/server.json")
 	limited=$(jq .rate_limited "$dir/server.json")
+	peak=$(jq .peak_in_flight "$dir/server.json")
+	failed=$(failed_for_good "$dir/run.err")
 	gap_min=$(jq -r '.retry_gap.min_ms / 1000 * 1000 | floor / 1000' "$dir/server.json")
 	gap_exact=$(jq .retry_gap.exact "$dir/server.json")
 	unmatched=$(jq .retry_gap.unmatched "$dir/server.json")
-	echo "  exit $rc, wall ${wall}s, peak RSS ${rss} MB; server: $requests requests, $answers answers, $limited 429s" >&2
+	echo "  exit $rc, wall ${wall}s, peak RSS ${rss} MB; server: $requests requests, $answers answers, $limited 429s, peak $peak in flight; $failed failed for good" >&2
+}
+
+# failed_for_good ERR: the calls the headless run reported failed for good
+# (one line each on its standard error).
+failed_for_good() {
+	grep -c '^call failed for good' "$1" || true
 }
 
 run_a() {
-	scenario_openai a 200ms 0 30 5 3 10
+	scenario_openai a 200ms 0 0 30 5 3 10
 	local ratio
 	ratio=$(awk -v w="$wall" 'BEGIN { printf "%.3f", w / 27 }')
 	row a "200 ms latency: wall / 27 s" "$ratio" "<= 1.02" "$(verdict "$ratio" 1.02 "<=") (wall ${wall}s, exit $rc)"
 }
 
 run_b() {
-	scenario_openai b 0s 0 30 5 3 10
+	scenario_openai b 0s 0 0 30 5 3 10
 	row b "no latency: wall (s)" "$wall" "< 0.8" "$(verdict "$wall" 0.8 "<") (exit $rc)"
 	row b "no latency: peak RSS (MB)" "$rss" "< 60" "$(verdict "$rss" 60 "<")"
 }
 
 run_c() {
-	scenario_openai c 0s 0.10 30 5 3 10
-	row c "10% 429: wall (s)" "$wall" "< 9" "$(verdict "$wall" 9 "<") ($limited 429s, exit $rc)"
+	scenario_openai c 0s 0.10 0 20 5 3 10
+	row c "10% 429: wall (s)" "$wall" "<= 6" "$(verdict "$wall" 6 "<=") ($limited 429s, $failed failed, exit $rc)"
 	row c "10% 429: min 429->retry gap (s)" "$gap_min" ">= 1" "$(verdict "$gap_min" 1 ">=") (exact=$gap_exact, unmatched $unmatched)"
 }
 
 run_c2() {
-	scenario_openai c2 0s 0.10 1 150 90 300
-	row c2 "10% 429, 1 call per body: wall (s)" "$wall" "< 9" "$(verdict "$wall" 9 "<") ($limited 429s, exit $rc)"
+	scenario_openai c2 0s 0.10 0 1 100 60 200
+	row c2 "10% 429, 1 call per body: wall (s)" "$wall" "<= 6" "$(verdict "$wall" 6 "<=") ($limited 429s, $failed failed, exit $rc)"
 	row c2 "10% 429, 1 call per body: min gap (s)" "$gap_min" ">= 1" "$(verdict "$gap_min" 1 ">=") (exact=$gap_exact, unmatched $unmatched)"
 }
 
@@ -200,20 +216,29 @@ run_d() {
 	# 50 cases x 1000 samples x 2 variants = 100,000 calls.
 	write_audit "$dir/audit" sim "" 1000 14 8 28
 	echo "scenario d: 100000 calls against the simulated model" >&2
-	timed "$dir" run "$bin/auditor" run "$dir/audit/audit.toml" --yes --headless
+	timed "$dir" run "$auditor" run "$dir/audit/audit.toml" --yes --headless
 	echo "  exit $rc, wall ${wall}s, peak RSS ${rss} MB" >&2
 	row d "100k sim calls: peak RSS (MB)" "$rss" "<= 150" "$(verdict "$rss" 150 "<=") (wall ${wall}s, exit $rc)"
-	timed "$dir" report "$bin/auditor" report "$dir/audit/audit.toml"
+	timed "$dir" report "$auditor" report "$dir/audit/audit.toml"
 	echo "  report: exit $rc, wall ${wall}s, peak RSS ${rss} MB" >&2
 	row d "report on 100k answers: wall (s)" "$wall" "< 1" "$(verdict "$wall" 1 "<") (RSS ${rss} MB, exit $rc)"
 }
 
+run_e() {
+	scenario_openai e 100ms 0 4 20 5 3 10
+	local ratio
+	ratio=$(awk -v w="$wall" 'BEGIN { printf "%.3f", w / 18 }')
+	row e "cap 4 in flight: wall / 18 s" "$ratio" "<= 1.5" "$(verdict "$ratio" 1.5 "<=") (wall ${wall}s, $limited 429s, exit $rc)"
+	row e "cap 4 in flight: failed for good" "$failed" "0" "$(verdict "$failed" 0 "<=") (server peak $peak in flight)"
+	row e "cap 4 in flight: min 429->retry gap (s)" "$gap_min" ">= 1" "$(verdict "$gap_min" 1 ">=") (exact=$gap_exact, unmatched $unmatched)"
+}
+
 scenarios=("$@")
-[[ ${#scenarios[@]} -gt 0 ]] || scenarios=(a b c c2 d)
+[[ ${#scenarios[@]} -gt 0 ]] || scenarios=(a b c c2 d e)
 for s in "${scenarios[@]}"; do
 	case $s in
-	a | b | c | c2 | d) "run_$s" ;;
-	*) echo "unknown scenario $s (want a b c c2 d)" >&2; exit 2 ;;
+	a | b | c | c2 | d | e) "run_$s" ;;
+	*) echo "unknown scenario $s (want a b c c2 d e)" >&2; exit 2 ;;
 	esac
 done
 

@@ -104,17 +104,25 @@ func (a *Anthropic) Complete(ctx context.Context, call Call) (Completion, error)
 	opts = append(opts, option.WithResponseInto(&res))
 	msg, err := a.msgs.New(ctx, params, opts...)
 	if err != nil {
-		return Completion{}, a.classify(ctx, res, err)
+		var apiErr *anthropic.Error
+		if errors.As(err, &apiErr) && apiErr.Response != nil {
+			res = apiErr.Response
+		}
+		return Completion{}, withWindow(a.classify(ctx, res, err), res)
 	}
 	status := 0
 	if res != nil {
 		status = res.StatusCode
 	}
 	if msg == nil || msg.Type != "message" {
-		return Completion{}, &CallError{Kind: model.ErrBadResponse, Status: status, Retryable: true,
-			Msg: "the response is not a message"}
+		return Completion{}, withWindow(&CallError{Kind: model.ErrBadResponse, Status: status, Retryable: true,
+			Msg: "the response is not a message"}, res)
 	}
-	return anthropicCompletion(msg), nil
+	comp := anthropicCompletion(msg)
+	if res != nil {
+		comp.Window = rateWindow(res.Header, time.Now())
+	}
+	return comp, nil
 }
 
 // anthropicCompletion reads a message: its text blocks (thinking blocks are

@@ -60,9 +60,8 @@ func benchRun(b *testing.B, latency time.Duration, every429 int) {
 		n := requests.Add(1)
 		w.Header().Set("Content-Type", "application/json")
 		if every429 > 0 && n%int64(every429) == 0 {
-			// No Retry-After: one would pause the whole pool (as a real
-			// endpoint-wide limit must), and the benchmark measures the
-			// runner's retries, not a server's wait.
+			// No Retry-After: the benchmark measures the runner's
+			// retries, not a server's wait (bench/run.sh measures that).
 			rateLimited.Add(1)
 			w.WriteHeader(http.StatusTooManyRequests)
 			_, _ = w.Write(limited)

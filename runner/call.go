@@ -110,6 +110,9 @@ type Completion struct {
 	// PromptTokens counts every prompt token; CachedTokens those read from
 	// the provider's cache and CacheWriteTokens those written to it.
 	PromptTokens, CachedTokens, CacheWriteTokens, CompletionTokens int
+	// Window is what the response's rate-limit headers said: a spent
+	// window pauses the endpoint's pool until it resets.
+	Window Window
 }
 
 // usage returns the completion's token counts.
@@ -154,7 +157,11 @@ type CallError struct {
 	// Timeout marks an attempt that ran out of time: the call's timeout,
 	// or a network timeout.
 	Timeout bool
-	Msg     string // what went wrong, for people
+	// Window is what the response's rate-limit headers said, when there was
+	// a response: a spent window pauses the endpoint's pool until it
+	// resets, and its reset is a 429's wait when it has no Retry-After.
+	Window Window
+	Msg    string // what went wrong, for people
 }
 
 // RetryCause names why a call is tried again, in the words the screens

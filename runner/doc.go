@@ -1,5 +1,5 @@
-// Package runner executes calls against models: a worker pool per endpoint
-// bounded by an adaptive concurrency limit, retries with back-off that honour
+// Package runner executes calls against models: a worker pool per server
+// and key bounded by an adaptive concurrency limit, retries with back-off that honour
 // the server's Retry-After, a dollar budget, and progress reported as
 // events. It also holds the OpenAI-compatible provider (openai-go v3), the
 // native Anthropic provider (anthropic-sdk-go) and the request log; the
@@ -9,23 +9,34 @@
 // # Scheduling
 //
 // Each call names its endpoint by index into [Options.Providers], and each
-// endpoint has its own pool: a concurrency limit, its calls waiting to
-// retry, and a pause. [Run] keeps at most the current limit of an endpoint's
-// attempts in flight, the pools taking turns. A call waiting to retry holds
-// no slot: it is parked on a timer until its wait is over, and other calls
-// proceed meanwhile. Calls whose wait is over go before calls not yet
-// started. Failed attempts are retried on 429, 5xx, timeouts, broken
-// connections and malformed bodies ([CallError.Retryable]), never sooner
-// than the server's Retry-After and otherwise after an exponential back-off
-// with full jitter.
+// endpoint belongs to a pool: endpoints with the same [Endpoint.Pool] (one
+// server and key) share one, any other has its own. A pool has a
+// concurrency limit, its calls waiting to retry, and a pause. [Run] keeps
+// at most the current limit of a pool's attempts in flight, the pools
+// taking turns. A call waiting to retry holds no slot: it is parked on a
+// timer until its wait is over, and other calls proceed meanwhile. Calls
+// whose wait is over go before calls not yet started. Failed attempts are
+// retried on 429, 5xx, timeouts, broken connections and malformed bodies
+// ([CallError.Retryable]), never sooner than the server's Retry-After and
+// otherwise after an exponential back-off with full jitter, for as long as
+// [Options.MaxWait] allows from the call's first attempt
+// ([Options.MaxAttempts] is only a safety net). A call whose budget runs
+// out fails for good, unless its endpoint answered nothing in all that
+// time: then the run stops ([WaitTooLong]) and leaves it for the next run.
 //
-// A 429 speaks for the endpoint, not the call: its Retry-After pauses the
-// whole pool (no attempt of that endpoint starts before it has passed), the
-// limit is halved (at most once a second, never below 1) and grows by one
-// after as many consecutive successes as the limit (AIMD), up to the
-// endpoint's Concurrency again. Rate-limited attempts count towards
-// [Options.MaxRateLimited], not [Options.MaxAttempts], so a busy endpoint
-// does not fail calls for good. One endpoint's 429s never slow another.
+// A 429 is answered by the pool's adaptive limit and the call's own wait:
+// the call waits out its Retry-After while the others go on. The limit
+// comes down when 429s repeat (a quarter off; the 429s of attempts sent
+// before a cut do not cut again), goes back by one when a raise is refused,
+// and climbs by one after a round of answers, waiting longer each time a
+// raise fails: it settles at a server's concurrency cap instead of
+// oscillating below it, and a lone 429 at random costs its call alone.
+// The whole pool pauses only when the 429s come together (most recent
+// outcomes, the attempts in flight counted, were 429s) or when a provider's
+// rate-limit headers say a window is spent (x-ratelimit-remaining-requests
+// or -tokens, anthropic-ratelimit-*-remaining at 0): then nothing of that
+// server starts before the wait or the reset they give. One server's 429s
+// never slow another.
 //
 // A completion is classified before it is saved ([Classify]): a content
 // filter stop, an answer cut off by its token limit and an empty answer are

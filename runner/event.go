@@ -39,10 +39,12 @@ type Finished struct {
 	Cost     float64 // dollars this call's attempts cost, by their reported usage
 }
 
-// ConcurrencyChanged reports a new limit on one endpoint's calls in flight:
-// cut after a rate limit, raised after a run of successes.
+// ConcurrencyChanged reports a new limit on one pool's calls in flight:
+// cut after rate limits, raised after a run of answers.
 type ConcurrencyChanged struct {
-	Provider int // the endpoint's index in Options.Providers
+	// Provider is the index in Options.Providers of the pool's first
+	// endpoint: endpoints with the same Endpoint.Pool share the limit.
+	Provider int
 	Limit    int
 }
 

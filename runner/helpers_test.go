@@ -30,6 +30,10 @@ import (
 //	429raN      429 with "Retry-After: N" (seconds)
 //	429msN      429 with "retry-after-ms: N"
 //	429dateN    429 with Retry-After as an HTTP date N seconds ahead
+//	429spentN   429 without Retry-After whose headers say no requests are
+//	            left in a window that resets in N seconds
+//	okspentN    as ok, with headers saying no tokens are left in a window
+//	            that resets in N seconds
 //	quota       429 with code insufficient_quota
 //	500         500 with a JSON error
 //	500noretry  500 with "x-should-retry: false"
@@ -198,6 +202,16 @@ func (f *fakeAPI) act(w http.ResponseWriter, r *http.Request, msg, step string, 
 		f.mu.Unlock()
 		w.Header().Set("Retry-After", at.UTC().Format(http.TimeFormat))
 		jsonErr(429, "rate_limit_exceeded", "requests", "Rate limit reached for requests")
+	case strings.HasPrefix(step, "429spent"):
+		w.Header().Set("x-ratelimit-remaining-requests", "0")
+		w.Header().Set("x-ratelimit-reset-requests", strings.TrimPrefix(step, "429spent")+"s")
+		w.Header().Set("x-ratelimit-remaining-tokens", "90000")
+		w.Header().Set("x-ratelimit-reset-tokens", "6ms")
+		jsonErr(429, "rate_limit_exceeded", "requests", "Rate limit reached for requests")
+	case strings.HasPrefix(step, "okspent"):
+		w.Header().Set("x-ratelimit-remaining-tokens", "0")
+		w.Header().Set("x-ratelimit-reset-tokens", strings.TrimPrefix(step, "okspent")+"s")
+		f.answer(w, msg, "stop", fmt.Sprintf("answer to %s #%d", msg, n), true)
 	case step == "quota":
 		jsonErr(429, "insufficient_quota", "insufficient_quota", "You exceeded your current quota, please check your plan and billing details.")
 	case step == "500":
@@ -301,6 +315,15 @@ func scriptCalls(scripts ...string) []Call {
 		calls[i] = Call{Key: req.Key(), Request: req, Meta: Meta{CaseID: strconv.Itoa(i)}}
 	}
 	return calls
+}
+
+// headerOf returns the headers kv names.
+func headerOf(kv map[string]string) http.Header {
+	h := http.Header{}
+	for k, v := range kv {
+		h.Set(k, v)
+	}
+	return h
 }
 
 // funcProvider adapts a function to Provider.

@@ -116,13 +116,26 @@ func (o *OpenAI) Complete(ctx context.Context, call Call) (Completion, error) {
 	}
 	cc, err := o.chat.New(ctx, params, opts...)
 	if err != nil {
-		return Completion{}, o.classify(ctx, res, err)
+		return Completion{}, withWindow(o.classify(ctx, res, err), res)
 	}
 	status := 0
 	if res != nil {
 		status = res.StatusCode
 	}
-	return o.completion(cc, status)
+	comp, err := o.completion(cc, status)
+	if res != nil {
+		comp.Window = rateWindow(res.Header, time.Now())
+	}
+	return comp, withWindow(err, res)
+}
+
+// withWindow adds what res's rate-limit headers say to a CallError.
+func withWindow(err error, res *http.Response) error {
+	var ce *CallError
+	if res != nil && errors.As(err, &ce) {
+		ce.Window = rateWindow(res.Header, time.Now())
+	}
+	return err
 }
 
 // completion reads a chat completion that came with status.

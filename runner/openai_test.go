@@ -57,6 +57,9 @@ func TestOpenAI_Complete_Success(t *testing.T) {
 		if comp.PromptTokens != 10 || comp.CachedTokens != 3 || comp.CompletionTokens != 5 {
 			t.Errorf("%s: usage %+v", tt.name, comp)
 		}
+		if comp.Window != (Window{}) {
+			t.Errorf("%s: rate-limit window %+v from no headers", tt.name, comp.Window)
+		}
 		f.mu.Lock()
 		body := f.bodies[len(f.bodies)-1]
 		auth := f.auth[len(f.auth)-1]
@@ -86,6 +89,21 @@ func TestOpenAI_Complete_Success(t *testing.T) {
 	}
 }
 
+// An answer whose headers say a window is spent carries it up, so the
+// runner can pause the endpoint before the next call is refused.
+func TestOpenAI_Complete_SpentWindow(t *testing.T) {
+	t.Parallel()
+	f := newFakeAPI(t)
+	o := newTestOpenAI(t, f)
+	comp, err := o.Complete(context.Background(), Call{Request: request("okspent3|w", 0)})
+	if err != nil || !strings.HasPrefix(comp.Text, "answer to") {
+		t.Fatalf("%+v, %v", comp, err)
+	}
+	if want := (Window{Spent: true, Reset: 3 * time.Second}); comp.Window != want {
+		t.Errorf("window %+v, want %+v", comp.Window, want)
+	}
+}
+
 func TestOpenAI_Complete_Errors(t *testing.T) {
 	t.Parallel()
 	f := newFakeAPI(t)
@@ -98,11 +116,13 @@ func TestOpenAI_Complete_Errors(t *testing.T) {
 		retryAfter time.Duration // exact, or a lower bound when minOnly
 		minOnly    bool
 		msg        string // substring of the message
+		window     Window
 	}{
 		{step: "429", kind: model.ErrRateLimited, status: 429, retryable: true, msg: "Rate limit reached"},
 		{step: "429ra2", kind: model.ErrRateLimited, status: 429, retryable: true, retryAfter: 2 * time.Second},
 		{step: "429ms1500", kind: model.ErrRateLimited, status: 429, retryable: true, retryAfter: 1500 * time.Millisecond},
 		{step: "429date3", kind: model.ErrRateLimited, status: 429, retryable: true, retryAfter: 2 * time.Second, minOnly: true},
+		{step: "429spent20", kind: model.ErrRateLimited, status: 429, retryable: true, window: Window{Spent: true, Reset: 20 * time.Second}},
 		{step: "quota", kind: model.ErrQuota, status: 429, msg: "insufficient_quota"},
 		{step: "402", kind: model.ErrQuota, status: 402, msg: "Insufficient credits"},
 		{step: "500", kind: model.ErrTransport, status: 500, retryable: true, msg: "server had an error"},
@@ -128,6 +148,9 @@ func TestOpenAI_Complete_Errors(t *testing.T) {
 		}
 		if tt.minOnly && ce.RetryAfter < tt.retryAfter || !tt.minOnly && ce.RetryAfter != tt.retryAfter {
 			t.Errorf("%s: RetryAfter %v, want %v", tt.step, ce.RetryAfter, tt.retryAfter)
+		}
+		if ce.Window != tt.window {
+			t.Errorf("%s: rate-limit window %+v, want %+v", tt.step, ce.Window, tt.window)
 		}
 		if !strings.Contains(ce.Error(), tt.msg) {
 			t.Errorf("%s: message %q lacks %q", tt.step, ce.Error(), tt.msg)
@@ -228,11 +251,7 @@ func TestRetryAfter(t *testing.T) {
 		{"huge", map[string]string{"Retry-After": "1e300"}, 24 * time.Hour},
 	}
 	for _, tt := range tests {
-		h := http.Header{}
-		for k, v := range tt.hdr {
-			h.Set(k, v)
-		}
-		if got := retryAfter(h, now); got != tt.want {
+		if got := retryAfter(headerOf(tt.hdr), now); got != tt.want {
 			t.Errorf("%s: got %v, want %v", tt.name, got, tt.want)
 		}
 	}

@@ -8,46 +8,65 @@ import (
 	"github.com/auditor-dev/auditor/model"
 )
 
-// Endpoint is one provider a run's calls go to, with its own limit on calls
-// in flight.
+// Endpoint is one provider a run's calls go to.
 type Endpoint struct {
 	// Name names the endpoint in messages, e.g. "gpt-5 at
 	// https://api.openai.com/v1/". It must hold no credentials.
 	Name     string
 	Provider Provider
-	// Concurrency is the starting and maximum number of this endpoint's
-	// calls in flight; 0 means Options.Concurrency.
+	// Concurrency is the starting and maximum number of calls in flight
+	// in the endpoint's pool; 0 means Options.Concurrency. A pool shared by
+	// several endpoints takes the smallest of theirs.
 	Concurrency int
+	// Pool names what the endpoint's calls are counted against by the
+	// server: its base URL and API key. Endpoints with the same non-empty
+	// Pool share one pool (one limit on calls in flight, one adaptive
+	// limit, one pause), because a server limits a key, not a model: two
+	// judges on one server get the concurrency once between them. Empty
+	// means a pool of its own. It must hold no credentials
+	// (runner/provider puts a hash of the key in it).
+	Pool string
 	// Timeout bounds each attempt of this endpoint's calls; 0 means
 	// Options.Timeout. A stalled call holds its slot this long.
 	Timeout time.Duration
 }
 
-// pool is the run's state of one endpoint: its calls in flight, its
-// adaptive limit, the pause a Retry-After imposes, its calls waiting to
-// retry and its cursor over the calls not yet started.
+// pool is the run's state of one server and key: its calls in flight, its
+// limiter (the adaptive limit and the pause), its calls waiting to retry
+// and its cursor over the calls not yet started. Several endpoints may
+// share it (Endpoint.Pool).
 type pool struct {
-	index    int
-	ep       Endpoint
-	aimd     aimd
+	index    int // the index of its first endpoint, for ConcurrencyChanged
+	lim      *limiter
 	inFlight int
 	// saving counts this pool's answers received and not yet saved: they
 	// hold their slot until Sink.Save returns (see pool.busy).
-	saving      int
-	pausedUntil time.Time // no attempt starts before; zero when not paused
-	waiting     retryHeap // calls waiting to retry, earliest first
-	next        int       // index of the next call that may be this pool's and never started
-	total       int       // calls of this pool to make
-	probe       probe
+	saving  int
+	waiting retryHeap // calls waiting to retry, earliest first
+	next    int       // index of the next call that may be this pool's and never started
+	total   int       // calls of this pool to make
+}
+
+// endpoint is the run's state of one endpoint: what is about it rather
+// than its server, the watch for a systematic failure.
+type endpoint struct {
+	index int
+	ep    Endpoint
+	pool  *pool
+	total int // calls of this endpoint to make
+	probe probe
 	// held are calls that failed for good the way the probe is counting,
 	// before any call of the endpoint succeeded: they are saved once a
 	// call succeeds or the failures turn out to differ, and dropped (left
 	// for the next run) when the run stops on a systematic failure, so
 	// that a wrong setting stores and prints nothing per call.
 	held []heldFailure
+	// lastAnswer is when an attempt last got an answer; zero before the
+	// first.
+	lastAnswer time.Time
 }
 
-// heldFailure is a final response not saved yet (see pool.held).
+// heldFailure is a final response not saved yet (see endpoint.held).
 type heldFailure struct {
 	st   *callState
 	resp model.Response
@@ -58,42 +77,7 @@ type heldFailure struct {
 // plus the answers not yet saved, so bounding their sum by the limit
 // bounds what a crash makes the user pay for twice; and a slow sink slows
 // dispatch instead of piling up answers in memory.
-func (p *pool) busy() bool { return p.inFlight+p.saving >= p.aimd.limit }
-
-// aimd is the adaptive concurrency limit: additive increase, multiplicative
-// decrease.
-type aimd struct {
-	limit, max int
-	streak     int // consecutive successes since the last change or 429
-	lastCut    time.Time
-}
-
-// onSuccess counts a success and raises the limit by one after limit-many in
-// a row. It reports whether the limit changed.
-func (a *aimd) onSuccess() bool {
-	if a.limit >= a.max {
-		return false
-	}
-	a.streak++
-	if a.streak < a.limit {
-		return false
-	}
-	a.limit++
-	a.streak = 0
-	return true
-}
-
-// onRateLimited halves the limit (never below 1), at most once per
-// cutInterval. It reports whether the limit changed.
-func (a *aimd) onRateLimited(now time.Time) bool {
-	a.streak = 0
-	if a.limit <= 1 || (!a.lastCut.IsZero() && now.Sub(a.lastCut) < cutInterval) {
-		return false
-	}
-	a.limit = max(1, a.limit/2)
-	a.lastCut = now
-	return true
-}
+func (p *pool) busy() bool { return p.inFlight+p.saving >= p.lim.limit }
 
 // probe watches an endpoint's failures until its first success, to tell an
 // endpoint that fails every call the same way (a wrong port, an unknown

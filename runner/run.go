@@ -16,49 +16,46 @@ import (
 const (
 	DefaultConcurrency = 8
 	DefaultTimeout     = 120 * time.Second
-	DefaultMaxAttempts = 6
-	// DefaultMaxRateLimited is generous: with the pool paused for each
-	// Retry-After and its limit cut, a call is rarely rate-limited more than
-	// a few times, and a call that is thirty times is facing a limit that
-	// will not lift during the run.
-	DefaultMaxRateLimited  = 30
+	// DefaultMaxAttempts is a safety net, not the retry budget (that is
+	// MaxWait): with back-off growing to 30 s a call makes about 40
+	// attempts in 10 minutes of server errors, and a call refused 50 times
+	// while others are answered is facing a limit that will not lift.
+	DefaultMaxAttempts     = 50
 	DefaultSystematicAfter = 20
 	DefaultBaseBackoff     = 500 * time.Millisecond
 	DefaultMaxBackoff      = 30 * time.Second
 	DefaultMaxWait         = 10 * time.Minute
 )
 
-// cutInterval is the least time between two cuts of the concurrency limit:
-// the 429s of one burst report one overload, and halving once per 429 would
-// collapse the limit to 1.
-const cutInterval = time.Second
-
 // Options tunes a run. The zero value of each field selects its default.
 type Options struct {
-	// Providers are the endpoints that answer the run's calls, each with its
-	// own pool: a concurrency limit, a pause after a Retry-After and an
-	// adaptive limit, so one endpoint's 429s never slow another. Each call
-	// names its endpoint by index (Call.Provider).
+	// Providers are the endpoints that answer the run's calls. Each call
+	// names its endpoint by index (Call.Provider). Endpoints with the same
+	// Pool share one pool (a concurrency limit, an adaptive limit and a
+	// pause); others have their own, so one server's 429s never slow
+	// another.
 	Providers []Endpoint
 	// Concurrency is the starting and maximum number of calls in flight per
-	// endpoint whose own Concurrency is 0; default 8.
+	// pool whose endpoints set no Concurrency of their own; default 8.
 	Concurrency int
 	// Timeout bounds each attempt of a call whose endpoint sets none
 	// (Endpoint.Timeout); default 120 s.
 	Timeout time.Duration
-	// MaxAttempts bounds the attempts per call, the first included, that
-	// failed for any reason but a rate limit; default 6.
+	// MaxAttempts bounds the attempts per call, the first included, as a
+	// safety net: the budget of a call failing transiently is MaxWait.
+	// Default 50.
 	MaxAttempts int
-	// MaxRateLimited bounds the attempts per call that were rate-limited
-	// (429): they say the endpoint is overloaded, not that the call is bad,
-	// so they do not count towards MaxAttempts. Default 30.
-	MaxRateLimited int
 	// BaseBackoff and MaxBackoff shape the wait before retry n when the server
 	// gives no Retry-After: uniform in [0, min(MaxBackoff, BaseBackoff*2^(n-1)))
 	// ("full jitter"). Defaults 500 ms and 30 s.
 	BaseBackoff, MaxBackoff time.Duration
-	// MaxWait is the longest Retry-After the run waits out; a longer one stops
-	// the run with WaitTooLong. Default 10 min.
+	// MaxWait is the retry budget: a call that keeps failing transiently
+	// (429, 5xx, a dropped connection, a malformed body) is retried until
+	// MaxWait has passed since its first attempt, then fails for good, or,
+	// when its endpoint answered nothing in all that time, stops the run
+	// with WaitTooLong (the call is left for the next run). A Retry-After
+	// (or a spent rate-limit window) longer than MaxWait stops the run with
+	// WaitTooLong too. Default 10 min.
 	MaxWait time.Duration
 	Budget  float64 // dollars; 0 means no budget
 	// SystematicAfter is how many distinct calls of one endpoint must fail
@@ -89,9 +86,6 @@ func (o Options) withDefaults() Options {
 	}
 	if o.MaxAttempts <= 0 {
 		o.MaxAttempts = DefaultMaxAttempts
-	}
-	if o.MaxRateLimited <= 0 {
-		o.MaxRateLimited = DefaultMaxRateLimited
 	}
 	if o.SystematicAfter <= 0 {
 		o.SystematicAfter = DefaultSystematicAfter
@@ -130,9 +124,9 @@ func Run(ctx context.Context, calls []Call, sink Sink, opts Options) <-chan Even
 		results: make(chan attemptResult, opts.Concurrency),
 		saved:   make(chan saveResult, opts.Concurrency),
 	}
-	r.pools = make([]*pool, len(opts.Providers)+1)
-	slots := 0
-	for i := range r.pools {
+	r.eps = make([]*endpoint, len(opts.Providers)+1)
+	shared := map[string]*pool{}
+	for i := range r.eps {
 		var ep Endpoint
 		if i < len(opts.Providers) {
 			ep = opts.Providers[i]
@@ -140,11 +134,25 @@ func Run(ctx context.Context, calls []Call, sink Sink, opts Options) <-chan Even
 			// Calls naming no endpoint land here and fail for good.
 			ep = Endpoint{Name: "no endpoint", Provider: missingProvider{n: len(opts.Providers)}}
 		}
-		if ep.Concurrency <= 0 {
-			ep.Concurrency = opts.Concurrency
+		limit := ep.Concurrency
+		if limit <= 0 {
+			limit = opts.Concurrency
 		}
-		r.pools[i] = &pool{index: i, ep: ep, aimd: aimd{limit: ep.Concurrency, max: ep.Concurrency}}
-		slots += ep.Concurrency
+		p := shared[ep.Pool]
+		if p == nil || ep.Pool == "" {
+			p = &pool{index: i, lim: newLimiter(limit)}
+			r.pools = append(r.pools, p)
+			if ep.Pool != "" {
+				shared[ep.Pool] = p
+			}
+		} else if limit < p.lim.max {
+			p.lim = newLimiter(limit)
+		}
+		r.eps[i] = &endpoint{index: i, ep: ep, pool: p}
+	}
+	slots := 0
+	for _, p := range r.pools {
+		slots += p.lim.max
 	}
 	r.events = make(chan Event, 64+4*min(slots, 1024))
 	go r.loop()
@@ -163,8 +171,9 @@ type run struct {
 	results chan attemptResult
 	saved   chan saveResult
 
-	pools []*pool // one per endpoint, and last the pool of calls naming none
-	turn  int     // the pool dispatch looks at first, so pools take turns
+	eps   []*endpoint // one per endpoint, and last the one of calls naming none
+	pools []*pool     // one per distinct Endpoint.Pool (or endpoint without one)
+	turn  int         // the pool dispatch looks at first, so pools take turns
 
 	saving int // saves running, in all pools
 
@@ -184,10 +193,12 @@ type callState struct {
 	index       int
 	call        *Call
 	key         string
-	pool        *pool
+	ep          *endpoint
 	attempts    int // all attempts made
 	rateLimited int // of attempts, those that were rate-limited
 	cost        float64
+	first       time.Time // when the first attempt started: the retry budget runs from it
+	ticket      uint64    // the pool limiter's ticket of the attempt in flight
 	readyAt     time.Time // when waiting: the earliest time of the next attempt
 }
 
@@ -256,16 +267,18 @@ func (r *run) count() {
 			continue
 		}
 		r.total++
-		r.poolOf(&r.calls[i]).total++
+		ep := r.endpointOf(&r.calls[i])
+		ep.total++
+		ep.pool.total++
 	}
 }
 
-// poolOf returns the pool of the endpoint c names.
-func (r *run) poolOf(c *Call) *pool {
-	if c.Provider < 0 || c.Provider >= len(r.pools)-1 {
-		return r.pools[len(r.pools)-1]
+// endpointOf returns the endpoint c names.
+func (r *run) endpointOf(c *Call) *endpoint {
+	if c.Provider < 0 || c.Provider >= len(r.eps)-1 {
+		return r.eps[len(r.eps)-1]
 	}
-	return r.pools[c.Provider]
+	return r.eps[c.Provider]
 }
 
 func (r *run) inFlight() int {
@@ -302,11 +315,11 @@ func (r *run) nextWake(now time.Time) (time.Time, bool) {
 		switch {
 		case p.waiting.Len() > 0:
 			at = p.waiting[0].readyAt
-			if p.pausedUntil.After(at) {
-				at = p.pausedUntil
+			if p.lim.pausedUntil.After(at) {
+				at = p.lim.pausedUntil
 			}
-		case p.pausedUntil.After(now) && r.nextNew(p) < len(r.calls):
-			at = p.pausedUntil
+		case p.lim.paused(now) && r.nextNew(p) < len(r.calls):
+			at = p.lim.pausedUntil
 		default:
 			continue
 		}
@@ -332,7 +345,7 @@ func (r *run) dispatch(now time.Time) {
 			if st == nil {
 				continue
 			}
-			r.turn = (p.index + 1) % len(r.pools)
+			r.turn = (r.turn + k + 1) % len(r.pools)
 			if !r.start(st) {
 				return
 			}
@@ -344,7 +357,7 @@ func (r *run) dispatch(now time.Time) {
 
 // take returns the call p should start now, or nil.
 func (r *run) take(p *pool, now time.Time) *callState {
-	if p.busy() || now.Before(p.pausedUntil) {
+	if p.busy() || p.lim.paused(now) {
 		return nil
 	}
 	if p.waiting.Len() > 0 && !p.waiting[0].readyAt.After(now) {
@@ -360,7 +373,7 @@ func (r *run) take(p *pool, now time.Time) *callState {
 	if key == "" {
 		key = c.Request.Key()
 	}
-	return &callState{index: i, call: c, key: key, pool: p}
+	return &callState{index: i, call: c, key: key, ep: r.endpointOf(c)}
 }
 
 // nextNew moves p's cursor past calls that are skipped or belong to other
@@ -368,7 +381,7 @@ func (r *run) take(p *pool, now time.Time) *callState {
 func (r *run) nextNew(p *pool) int {
 	for p.next < len(r.calls) {
 		c := &r.calls[p.next]
-		if r.poolOf(c) == p && (r.opts.Skip == nil || !r.opts.Skip(p.next)) {
+		if r.endpointOf(c).pool == p && (r.opts.Skip == nil || !r.opts.Skip(p.next)) {
 			break
 		}
 		p.next++
@@ -387,7 +400,12 @@ func (r *run) start(st *callState) bool {
 		return false
 	}
 	r.reserved += est
-	st.pool.inFlight++
+	p := st.ep.pool
+	p.inFlight++
+	st.ticket = p.lim.start()
+	if st.attempts == 0 {
+		st.first = time.Now()
+	}
 	st.attempts++
 	r.emit(Started{Index: st.index, Key: st.key, Attempt: st.attempts})
 	go r.attempt(st, est)
@@ -399,7 +417,7 @@ func (r *run) start(st *callState) bool {
 func (r *run) attempt(st *callState, est float64) {
 	actx, cancel := context.WithTimeout(r.ctx, r.timeout(st.call))
 	start := time.Now()
-	comp, err := complete(actx, st.pool.ep.Provider, st.call)
+	comp, err := complete(actx, st.ep.ep.Provider, st.call)
 	latency := time.Since(start)
 	timedOut := err != nil && errors.Is(actx.Err(), context.DeadlineExceeded) && r.ctx.Err() == nil
 	cancel()
@@ -440,7 +458,8 @@ func (m missingProvider) Complete(_ context.Context, c Call) (Completion, error)
 func (r *run) handleResult(res attemptResult) {
 	now := time.Now()
 	st := res.st
-	p := st.pool
+	ep := st.ep
+	p := ep.pool
 	p.inFlight--
 	r.reserved -= res.estimated
 	if r.inFlight() == 0 {
@@ -453,9 +472,11 @@ func (r *run) handleResult(res attemptResult) {
 	if res.err == nil {
 		// An answer that arrived is kept even if the run is cancelled: it
 		// finished, and it was paid for.
-		p.probe.succeeded = true
-		r.saveHeld(p)
-		r.aimdEvent(p, p.aimd.onSuccess())
+		ep.probe.succeeded = true
+		ep.lastAnswer = now
+		r.saveHeld(ep)
+		r.limitChanged(p, p.lim.answered(st.ticket))
+		r.windowSpent(p, res.comp.Window, now)
 		resp := r.response(st, res, now)
 		resp.Text = res.comp.Text
 		resp.FinishReason = res.comp.FinishReason
@@ -474,55 +495,59 @@ func (r *run) handleResult(res attemptResult) {
 		return // cancelled: not finished, not saved
 	}
 	ce := callError(res, r.timeout(st.call))
+	r.windowSpent(p, ce.Window, now)
 	rateLimited := ce.Kind == model.ErrRateLimited
+	retryAfter := ce.RetryAfter
+	burst := false
 	if rateLimited {
 		st.rateLimited++
-		r.aimdEvent(p, p.aimd.onRateLimited(now))
-		if ce.RetryAfter > 0 && ce.RetryAfter <= r.opts.MaxWait {
-			// No call of this endpoint starts before the server's wait is
-			// over: the 429 speaks for the endpoint, not for this call.
-			if until := now.Add(ce.RetryAfter); until.After(p.pausedUntil) {
-				p.pausedUntil = until
-			}
+		if retryAfter == 0 && ce.Window.Spent {
+			retryAfter = ce.Window.Reset // the window's reset is the server's wait
 		}
+		var changed bool
+		changed, burst = p.lim.refused(st.ticket, p.inFlight)
+		r.limitChanged(p, changed)
 	}
-	exhausted := st.attempts-st.rateLimited >= r.opts.MaxAttempts
+	n := st.attempts - st.rateLimited
 	if rateLimited {
-		exhausted = st.rateLimited >= r.opts.MaxRateLimited
+		n = st.rateLimited
 	}
+	wait := r.backoff(n, retryAfter)
 	switch {
 	case ce.Kind == model.ErrQuota:
 		r.halt(QuotaExhausted, "quota exhausted: "+ce.Error())
 	case ce.Kind == model.ErrAuth:
 		// Not the call's fault: store nothing, stop, and let the user fix the key.
 		r.halt(AuthFailed, "the API rejected the key: "+ce.Error())
-	case r.systematic(p, st, ce):
+	case r.systematic(ep, st, ce):
 		// The endpoint fails every call the same way: stop before buying
 		// or storing more of the same. The call is left for the next run.
-	case !ce.Retryable || exhausted:
-		resp := r.response(st, res, now)
-		resp.Error = ce.Error()
-		resp.ErrorKind = ce.Kind
-		if !p.probe.succeeded && p.probe.sig != "" && systematicSignature(ce) == p.probe.sig {
-			// Maybe the first of a systematic failure: not saved until
-			// the endpoint shows it can answer (see pool.held).
-			p.held = append(p.held, heldFailure{st: st, resp: resp})
-			return
-		}
-		r.finish(st, resp)
+	case !ce.Retryable:
+		r.failForGood(st, ce, res, now)
 	case r.stopped:
 		// Dispatch has stopped: the call is left for the next run.
-	case ce.RetryAfter > r.opts.MaxWait:
+	case retryAfter > r.opts.MaxWait:
 		r.halt(WaitTooLong, fmt.Sprintf("server asked to wait %s before retrying, longer than the maximum wait %s: %s",
-			ce.RetryAfter.Round(time.Second), r.opts.MaxWait, ce.Error()))
-	default:
-		n := st.attempts - st.rateLimited
-		if rateLimited {
-			n = st.rateLimited
+			retryAfter.Round(time.Second), r.opts.MaxWait, ce.Error()))
+	case st.attempts >= r.opts.MaxAttempts:
+		r.failForGood(st, ce, res, now)
+	case now.Add(wait).Sub(st.first) > r.opts.MaxWait:
+		// The call's retry budget is spent. If its endpoint answered
+		// nothing in all that time, the endpoint is down, not the call:
+		// stop, and leave the call for the next run.
+		if ep.lastAnswer.Before(st.first) {
+			r.halt(WaitTooLong, fmt.Sprintf("%s answered no call for %s, the maximum wait: %s",
+				ep.ep.Name, now.Sub(st.first).Round(time.Second), ce.Error()))
+			return
 		}
-		wait := r.backoff(n, ce.RetryAfter)
+		r.failForGood(st, ce, res, now)
+	default:
 		st.readyAt = now.Add(wait)
 		heap.Push(&p.waiting, st)
+		if burst {
+			// The 429s come together: the server's wait is the endpoint's.
+			p.lim.pause(st.readyAt)
+		}
 		r.emit(Retrying{
 			Index: st.index, Key: st.key, Attempt: st.attempts, Kind: ce.Kind, Cause: ce.Cause(),
 			Wait: wait, Until: st.readyAt, Reason: ce.Error(),
@@ -530,28 +555,52 @@ func (r *run) handleResult(res attemptResult) {
 	}
 }
 
-// systematic records a failed attempt on p's probe and, when it shows that
+// failForGood ends a call that failed for good.
+func (r *run) failForGood(st *callState, ce *CallError, res attemptResult, now time.Time) {
+	resp := r.response(st, res, now)
+	resp.Error = ce.Error()
+	resp.ErrorKind = ce.Kind
+	ep := st.ep
+	if !ep.probe.succeeded && ep.probe.sig != "" && systematicSignature(ce) == ep.probe.sig {
+		// Maybe the first of a systematic failure: not saved until
+		// the endpoint shows it can answer (see endpoint.held).
+		ep.held = append(ep.held, heldFailure{st: st, resp: resp})
+		return
+	}
+	r.finish(st, resp)
+}
+
+// windowSpent pauses p until a rate-limit window the headers say is spent
+// resets: every call sent before then would be refused. A reset beyond
+// MaxWait is not waited for here; a 429 that follows stops the run.
+func (r *run) windowSpent(p *pool, w Window, now time.Time) {
+	if w.Spent && w.Reset > 0 && w.Reset <= r.opts.MaxWait {
+		p.lim.pause(now.Add(w.Reset))
+	}
+}
+
+// systematic records a failed attempt on ep's probe and, when it shows that
 // the endpoint fails every call the same way, stops the run and reports
 // true.
-func (r *run) systematic(p *pool, st *callState, ce *CallError) bool {
-	need := min(r.opts.SystematicAfter, p.total)
-	was := p.probe.sig
-	counted := p.probe.record(st.index, ce)
-	if p.probe.sig != was {
-		r.saveHeld(p) // the failures held differ from this one: not systematic
+func (r *run) systematic(ep *endpoint, st *callState, ce *CallError) bool {
+	need := min(r.opts.SystematicAfter, ep.total)
+	was := ep.probe.sig
+	counted := ep.probe.record(st.index, ce)
+	if ep.probe.sig != was {
+		r.saveHeld(ep) // the failures held differ from this one: not systematic
 	}
-	if !counted || need < 2 || len(p.probe.calls) < need {
+	if !counted || need < 2 || len(ep.probe.calls) < need {
 		return false
 	}
 	r.halt(SystematicFailure, fmt.Sprintf("%s: the first %d calls all failed the same way, and none succeeded: %s%s",
-		p.ep.Name, len(p.probe.calls), p.probe.first, systematicAdvice(ce)))
+		ep.ep.Name, len(ep.probe.calls), ep.probe.first, systematicAdvice(ce)))
 	return true
 }
 
-// saveHeld saves p's held failures: they were calls' own failures.
-func (r *run) saveHeld(p *pool) {
-	held := p.held
-	p.held = nil
+// saveHeld saves ep's held failures: they were calls' own failures.
+func (r *run) saveHeld(ep *endpoint) {
+	held := ep.held
+	ep.held = nil
 	for _, h := range held {
 		r.finish(h.st, h.resp)
 	}
@@ -562,15 +611,15 @@ func (r *run) saveHeld(p *pool) {
 // run like the calls not made. It reports whether it saved any.
 func (r *run) releaseHeld() bool {
 	saved := false
-	for _, p := range r.pools {
-		if len(p.held) == 0 {
+	for _, ep := range r.eps {
+		if len(ep.held) == 0 {
 			continue
 		}
 		if r.stopped && r.reason == SystematicFailure {
-			p.held = nil
+			ep.held = nil
 			continue
 		}
-		r.saveHeld(p)
+		r.saveHeld(ep)
 		saved = true
 	}
 	return saved
@@ -646,7 +695,7 @@ func (r *run) finish(st *callState, resp model.Response) {
 		return
 	}
 	r.saving++
-	st.pool.saving++
+	st.ep.pool.saving++
 	go func() {
 		err := r.sink.Save(resp)
 		r.saved <- saveResult{st: st, resp: resp, err: err}
@@ -656,7 +705,7 @@ func (r *run) finish(st *callState, resp model.Response) {
 func (r *run) handleSaved(s saveResult) {
 	if r.sink != nil {
 		r.saving--
-		s.st.pool.saving--
+		s.st.ep.pool.saving--
 	}
 	if s.err != nil {
 		r.halt(SaveFailed, fmt.Sprintf("save response %s: %v", s.st.key, s.err))
@@ -680,9 +729,9 @@ func (r *run) halt(reason StopReason, detail string) {
 	r.stopped, r.reason, r.detail = true, reason, detail
 }
 
-func (r *run) aimdEvent(p *pool, changed bool) {
+func (r *run) limitChanged(p *pool, changed bool) {
 	if changed {
-		r.emit(ConcurrencyChanged{Provider: p.index, Limit: p.aimd.limit})
+		r.emit(ConcurrencyChanged{Provider: p.index, Limit: p.lim.limit})
 	}
 }
 

@@ -178,6 +178,17 @@ func anthropicServer(rec *recorder) http.HandlerFunc {
 			w.Header().Set("retry-after", "7")
 			writeJSON(w, 429, `{"type":"error","error":{"type":"rate_limit_error","message":"Number of request tokens has exceeded your per-minute rate limit"}}`)
 			return
+		case "429spent":
+			// The documented headers of a spent window, and no retry-after.
+			w.Header().Set("anthropic-ratelimit-requests-remaining", "0")
+			w.Header().Set("anthropic-ratelimit-requests-reset", time.Now().Add(40*time.Second).UTC().Format(time.RFC3339))
+			w.Header().Set("anthropic-ratelimit-tokens-remaining", "90000")
+			w.Header().Set("anthropic-ratelimit-tokens-reset", time.Now().Add(time.Second).UTC().Format(time.RFC3339))
+			writeJSON(w, 429, `{"type":"error","error":{"type":"rate_limit_error","message":"Number of requests has exceeded your per-minute rate limit"}}`)
+			return
+		case "spent":
+			w.Header().Set("anthropic-ratelimit-output-tokens-remaining", "0")
+			w.Header().Set("anthropic-ratelimit-output-tokens-reset", time.Now().Add(20*time.Second).UTC().Format(time.RFC3339))
 		case "529":
 			writeJSON(w, 529, `{"type":"error","error":{"type":"overloaded_error","message":"Overloaded"}}`)
 			return
@@ -262,8 +273,11 @@ func TestAnthropic_NativeShape(t *testing.T) {
 		retryable  bool
 		retryAfter time.Duration
 		finish     string
+		spent      time.Duration // the window's reset when spent (RFC 3339 has whole seconds)
 	}{
 		{user: "429", kind: model.ErrRateLimited, retryable: true, retryAfter: 7 * time.Second},
+		{user: "429spent", kind: model.ErrRateLimited, retryable: true, spent: 40 * time.Second},
+		{user: "spent", finish: "stop", spent: 20 * time.Second},
 		{user: "529", kind: model.ErrRateLimited, retryable: true},
 		{user: "401", kind: model.ErrAuth},
 		{user: "credit", kind: model.ErrQuota},
@@ -273,14 +287,19 @@ func TestAnthropic_NativeShape(t *testing.T) {
 	}
 	for _, tt := range tests {
 		comp, err := a.Complete(context.Background(), Call{Request: m.NewRequest(messages(tt.user))})
+		// The reset is a time in whole seconds: up to a second short of
+		// what the server meant, and the answer's trip on top.
+		spent := func(w Window) bool {
+			return w.Spent == (tt.spent > 0) && w.Reset > tt.spent-2*time.Second && w.Reset <= tt.spent || w == Window{} && tt.spent == 0
+		}
 		if tt.finish != "" {
-			if err != nil || comp.FinishReason != tt.finish {
+			if err != nil || comp.FinishReason != tt.finish || !spent(comp.Window) {
 				t.Errorf("%s: %+v, %v; want finish %s", tt.user, comp, err, tt.finish)
 			}
 			continue
 		}
 		ce, ok := err.(*CallError)
-		if !ok || ce.Kind != tt.kind || ce.Retryable != tt.retryable || ce.RetryAfter != tt.retryAfter || strings.Contains(ce.Msg, fakeKey) {
+		if !ok || ce.Kind != tt.kind || ce.Retryable != tt.retryable || ce.RetryAfter != tt.retryAfter || strings.Contains(ce.Msg, fakeKey) || !spent(ce.Window) {
 			t.Errorf("%s: %#v", tt.user, err)
 		}
 	}

@@ -45,7 +45,7 @@ const (
 type RunOptions struct {
 	Concurrency int           // calls in flight at once; 0: the audit's
 	Budget      float64       // dollars for the whole run, judges included; 0: none
-	MaxWait     time.Duration // longest rate-limit wait to sit out; 0: the runner's default
+	MaxWait     time.Duration // a call's retry budget and the longest rate-limit wait to sit out; 0: the runner's default
 	SimLatency  time.Duration // the simulated model's mean latency
 	// Rejudge, when > 0, re-asks each judge about this many answers it
 	// graded once the judging completed, to measure how often it flips.

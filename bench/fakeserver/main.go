@@ -1,7 +1,10 @@
 // Command fakeserver is a small OpenAI-compatible chat-completions server for
 // auditor's whole-process benchmarks. It answers POST .../chat/completions
 // after a fixed latency, rate-limits a deterministic fraction of requests
-// with 429 and Retry-After: 1, keeps every request's arrival time in memory,
+// with 429 and Retry-After: 1, can cap the requests it serves at once (a
+// request beyond the cap is answered 429 with Retry-After: 1 at once, as a
+// server with a concurrency limit does), keeps every request's arrival time
+// in memory,
 // and on SIGTERM or SIGINT writes a summary (and optionally the per-request
 // log) as JSON, so a benchmark can check that no call was retried before
 // the server's Retry-After.
@@ -40,13 +43,14 @@ func main() {
 		addrFile = flag.String("addr-file", "", "write the address listened on to this file once ready")
 		latency  = flag.Duration("latency", 0, "time before each answer")
 		rate429  = flag.Float64("rate429", 0, "fraction of requests answered 429 with Retry-After: 1")
+		capN     = flag.Int("cap", 0, "requests served at once; one beyond is answered 429 with Retry-After: 1 at once (0: no cap)")
 		rule     = flag.String("rule", "", "rule text: without it in the system prompt, some answers violate it")
 		summary  = flag.String("summary", "", "write the summary JSON here on exit (default: standard output)")
 		logFile  = flag.String("log", "", "write one JSON line per request (arrival, body hash, status) here on exit")
 	)
 	flag.Parse()
 
-	s := &server{latency: *latency, rate429: *rate429, rule: *rule, start: time.Now(), arrivals: map[string]int{}}
+	s := &server{latency: *latency, rate429: *rate429, cap: *capN, rule: *rule, start: time.Now(), arrivals: map[string]int{}}
 	ln, err := net.Listen("tcp", *addr)
 	if err != nil {
 		log.Fatal(err)
@@ -87,18 +91,22 @@ type request struct {
 	Body   string  `json:"body"`  // hash of model, system prompt and user message
 	N      int     `json:"n"`     // requests with the same body before this one
 	Status int     `json:"status"`
+	Capped bool    `json:"capped,omitempty"` // a 429 for the concurrency cap
 	at     time.Time
 }
 
 type server struct {
 	latency time.Duration
 	rate429 float64
+	cap     int
 	rule    string
 	start   time.Time
 
 	mu       sync.Mutex
 	arrivals map[string]int
 	log      []request
+	inFlight int // requests admitted and not yet answered
+	peak     int // the most inFlight ever was
 }
 
 type chatRequest struct {
@@ -141,14 +149,27 @@ func (s *server) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 	s.mu.Lock()
 	n := s.arrivals[id]
 	s.arrivals[id]++
-	limited := s.rate429 > 0 && draw(sum[:], n) < s.rate429
+	capped := s.cap > 0 && s.inFlight >= s.cap
+	limited := capped || (s.rate429 > 0 && draw(sum[:], n) < s.rate429)
 	status := http.StatusOK
 	if limited {
 		status = http.StatusTooManyRequests
 	}
-	s.log = append(s.log, request{Body: id, N: n, Status: status, at: now})
+	s.log = append(s.log, request{Body: id, N: n, Status: status, Capped: capped, at: now})
+	if !capped {
+		s.inFlight++
+		s.peak = max(s.peak, s.inFlight)
+	}
 	s.mu.Unlock()
 
+	w.Header().Set("Content-Type", "application/json")
+	if capped {
+		// Refused at the door: no latency, and it holds no place.
+		w.Header().Set("Retry-After", "1")
+		w.WriteHeader(http.StatusTooManyRequests)
+		io.WriteString(w, `{"error":{"message":"Too many concurrent requests. Please try again in 1s.","type":"requests","code":"rate_limit_exceeded"}}`)
+		return
+	}
 	if s.latency > 0 {
 		t := time.NewTimer(s.latency)
 		select {
@@ -157,7 +178,11 @@ func (s *server) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 			t.Stop()
 		}
 	}
-	w.Header().Set("Content-Type", "application/json")
+	// The place is free before the answer leaves: a client that sends its
+	// next request when this answer arrives never finds it taken.
+	s.mu.Lock()
+	s.inFlight--
+	s.mu.Unlock()
 	if limited {
 		w.Header().Set("Retry-After", "1")
 		w.WriteHeader(http.StatusTooManyRequests)
@@ -196,12 +221,17 @@ func draw(body []byte, n int) float64 {
 
 // Summary is what the server writes on exit.
 type Summary struct {
-	Requests    int     `json:"requests"`
-	Answers     int     `json:"answers"`
-	RateLimited int     `json:"rate_limited"`
-	Bodies      int     `json:"bodies"`
-	LatencyMS   float64 `json:"latency_ms"`
-	Rate429     float64 `json:"rate429"`
+	Requests    int `json:"requests"`
+	Answers     int `json:"answers"`
+	RateLimited int `json:"rate_limited"`
+	// Capped counts, of RateLimited, the 429s of the concurrency cap.
+	Capped    int     `json:"capped"`
+	Bodies    int     `json:"bodies"`
+	LatencyMS float64 `json:"latency_ms"`
+	Rate429   float64 `json:"rate429"`
+	Cap       int     `json:"cap"`
+	// PeakInFlight is the most requests the server served at once.
+	PeakInFlight int `json:"peak_in_flight"`
 	// SpanMS is the time from the first to the last arrival.
 	SpanMS float64 `json:"span_ms"`
 	// RetryGap describes the time from each 429 to the arrival of its
@@ -226,13 +256,17 @@ type RetryGap struct {
 func (s *server) summary() Summary {
 	s.mu.Lock()
 	defer s.mu.Unlock()
-	sum := Summary{Requests: len(s.log), Bodies: len(s.arrivals), LatencyMS: ms(s.latency), Rate429: s.rate429}
+	sum := Summary{Requests: len(s.log), Bodies: len(s.arrivals), LatencyMS: ms(s.latency), Rate429: s.rate429,
+		Cap: s.cap, PeakInFlight: s.peak}
 	byBody := map[string][]request{}
 	for _, r := range s.log {
 		if r.Status == http.StatusOK {
 			sum.Answers++
 		} else {
 			sum.RateLimited++
+		}
+		if r.Capped {
+			sum.Capped++
 		}
 		byBody[r.Body] = append(byBody[r.Body], r)
 	}

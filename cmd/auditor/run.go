@@ -84,7 +84,7 @@ func addRunFlags(c *cobra.Command, f *runFlags) {
 	c.Flags().IntVar(&f.concurrency, "concurrency", 0, "calls in flight at once (default: the audit's concurrency)")
 	c.Flags().Float64Var(&f.budget, "budget", 0, "the most the whole audit may spend in dollars, counting what is stored (overrides budget in audit.toml; 0: that, else none)")
 	c.Flags().BoolVar(&f.gate, "gate", false, "exit 3 when any line's verdict is not DELETE or its change broke a regression case (for CI)")
-	c.Flags().DurationVar(&f.maxWait, "max-wait", 10*time.Minute, "longest rate-limit wait to sit out; a longer one stops the run")
+	c.Flags().DurationVar(&f.maxWait, "max-wait", 10*time.Minute, "how long a call keeps retrying transient failures (429, 5xx, resets), and the longest Retry-After to sit out; a longer one stops the run")
 	c.Flags().DurationVar(&f.simLatency, "sim-latency", 0, "mean answer latency of the simulated model")
 	c.Flags().IntVar(&f.rejudge, "rejudge", 0, "after the run, ask each judge again about this many graded answers and report how often it flips")
 	c.Flags().BoolVar(&f.retryTruncated, "retry-truncated", false, "ask again the calls whose answers were cut off by the token limit or came back empty (biases rates toward short answers; raising max_tokens is better)")

@@ -9,9 +9,12 @@
 package provider
 
 import (
+	"crypto/sha256"
 	"fmt"
 	"net/http"
+	"net/url"
 	"os"
+	"strings"
 	"time"
 
 	"github.com/auditor-dev/auditor/model"
@@ -188,13 +191,43 @@ func (r Resolved) Build(o BuildOptions) (runner.Provider, error) {
 	}
 }
 
-// Endpoint builds the provider and returns it as the runner's endpoint.
+// Endpoint builds the provider and returns it as the runner's endpoint,
+// in the pool of its server and key (see Pool).
 func (r Resolved) Endpoint(o BuildOptions) (runner.Endpoint, error) {
 	p, err := r.Build(o)
 	if err != nil {
 		return runner.Endpoint{}, err
 	}
-	return runner.Endpoint{Name: r.Name(), Provider: p, Timeout: r.Timeout}, nil
+	key, err := r.Key(o.Env)
+	if err != nil {
+		return runner.Endpoint{}, err
+	}
+	return runner.Endpoint{Name: r.Name(), Provider: p, Pool: r.Pool(key), Timeout: r.Timeout}, nil
+}
+
+// Pool names what a server counts r's calls against, for
+// runner.Endpoint.Pool: the base URL (scheme and host in lower case, the
+// path without a trailing "/" or "/v1", so Anthropic's native and
+// OpenAI-compatible URLs are one server) and a hash of the key and of any
+// user and password in the URL. A model and its judges on one server and
+// key share one concurrency limit, as the server's own limits do. The
+// simulator has none: nothing limits it.
+func (r Resolved) Pool(key string) string {
+	if r.Kind == "sim" {
+		return ""
+	}
+	u, err := url.Parse(r.URL)
+	if err != nil {
+		return "" // Resolve checked the URL; a pool of its own is safe
+	}
+	secret := key
+	if u.User != nil {
+		secret += "\x00" + u.User.String()
+		u.User = nil
+	}
+	path := strings.TrimSuffix(strings.TrimSuffix(u.Path, "/"), "/v1")
+	sum := sha256.Sum256([]byte(secret))
+	return fmt.Sprintf("%s://%s%s key %x", strings.ToLower(u.Scheme), strings.ToLower(u.Host), path, sum[:8])
 }
 
 // errf returns an InputError about key k of the table c came from.

@@ -148,3 +148,43 @@ api_key_env = ""
 		t.Errorf("judge %+v", j)
 	}
 }
+
+// A model and its judges on one server and key share a pool; another key,
+// another server or the simulator do not; the pool never shows the key.
+func TestResolved_Pool(t *testing.T) {
+	t.Parallel()
+	pool := func(kind, base, key string) string {
+		t.Helper()
+		r, err := Resolve(Config{Kind: kind, Model: "m", BaseURL: base, APIKeyEnv: "K", AllowHTTP: true}, env(nil))
+		if err != nil {
+			t.Fatal(err)
+		}
+		return r.Pool(key)
+	}
+	openai := pool("openai", "", "sk-one")
+	for _, tc := range []struct {
+		name string
+		a, b string
+		same bool
+	}{
+		{"model and judge, same server and key", openai, pool("openai", "https://api.openai.com/v1/", "sk-one"), true},
+		{"trailing slash and case", pool("openai", "https://OpenRouter.ai/api/v1", "k"), pool("openai", "https://openrouter.ai/api/v1/", "k"), true},
+		{"native and compatible Anthropic", pool("anthropic", "", "sk-ant"), pool("openai", "https://api.anthropic.com/v1/", "sk-ant"), true},
+		{"another key", openai, pool("openai", "", "sk-two"), false},
+		{"another server", openai, pool("openai", "https://openrouter.ai/api/v1", "sk-one"), false},
+		{"another port", pool("openai", "http://localhost:8000/v1", ""), pool("openai", "http://localhost:8001/v1", ""), false},
+		{"user in the URL", pool("openai", "http://bob:pw@gpu.lan/v1", ""), pool("openai", "http://gpu.lan/v1", ""), false},
+	} {
+		if (tc.a == tc.b) != tc.same {
+			t.Errorf("%s: %q and %q", tc.name, tc.a, tc.b)
+		}
+	}
+	for _, p := range []string{openai, pool("openai", "http://bob:pw@gpu.lan/v1", "")} {
+		if p == "" || strings.Contains(p, "sk-one") || strings.Contains(p, "pw") || strings.Contains(p, "bob") {
+			t.Errorf("pool %q", p)
+		}
+	}
+	if p := pool("sim", "", ""); p != "" {
+		t.Errorf("the simulator's pool %q, want none", p)
+	}
+}
