@@ -78,6 +78,9 @@ type RuleDoc struct {
 	// Adjudications are the review queue's decisions (seen labels, never
 	// in recall or the verdict) and each grader's agreement with them.
 	Adjudications AdjudicationsDoc `json:"adjudications"`
+	// Labellers compares every pair of labellers on the blind labels both
+	// gave the rule's answers (Cohen's kappa); empty with fewer than two.
+	Labellers []LabellerDoc `json:"labellers"`
 	// PredicateWarning is set when the predicate failed every graded
 	// baseline answer (or every control one): "" otherwise.
 	PredicateWarning string `json:"predicate_warning"`
@@ -519,6 +522,7 @@ func Build(res *evidence.Results, spend audit.Spend, simulated bool) Doc {
 		for _, g := range rr.Adjudications.Graders {
 			rd.Adjudications.Graders = append(rd.Adjudications.Graders, AdjudicationGraderDoc{Grader: g.Grader, Graded: g.Graded, Agree: g.Agree})
 		}
+		rd.Labellers = labellerDocs(rr)
 		rd.Lengths = lengthsDoc(rr)
 		if st := rr.Staleness; st != nil {
 			rd.Staleness = &StalenessDoc{ChangedAt: st.ChangedAt.UTC().Format(time.RFC3339), Recorded: st.Recorded,
