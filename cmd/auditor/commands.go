@@ -141,8 +141,9 @@ func newReportCmd(std Stdio) *cobra.Command {
 		Long: `Print each audited line's verdict with the evidence behind it, from what is stored:
 no calls are made. Answers are re-graded first if a predicate changed.
 --format md for a review, json for scripts (stable fields), junit for CI.
-With --gate, exit 3 when any line's verdict is not DELETE or its change broke a
-regression case.`,
+With --gate, exit 3 when any line's verdict is not DELETE, its change broke a
+regression case, or one of its cases has no graded answer under a variant
+(still pending, or every call failed): the message names the case.`,
 		Args: exactArgs(1),
 		RunE: func(cmd *cobra.Command, args []string) error {
 			s, err := workbench.Open(cmd.Context(), args[0], workbench.Options{Access: workbench.Write})
@@ -181,7 +182,7 @@ regression case.`,
 		},
 	}
 	c.Flags().StringVar(&format, "format", "text", "text, md, json or junit")
-	c.Flags().BoolVar(&gate, "gate", false, "exit 3 when any line's verdict is not DELETE or its change broke a regression case")
+	c.Flags().BoolVar(&gate, "gate", false, "exit 3 when any line's verdict is not DELETE, its change broke a regression case, or a case of it has no graded answers")
 	return c
 }
 
@@ -338,15 +339,19 @@ read (nothing imported).`,
 }
 
 // gateError is the --gate outcome: nil when every line's verdict is DELETE
-// (every rewording's or addition's BETTER or NOT WORSE), else exit 3 naming
-// every line that is not.
+// (every rewording's or addition's BETTER or NOT WORSE) and every case of
+// every line has answers under both variants, else exit 3 naming every
+// line that is not.
 func gateError(res *evidence.Results) error {
 	var held []string
 	for _, rr := range res.Rules {
 		// A deletion the frozen regression suite says broke other cases is
-		// not safe to ship whatever its own evidence says.
+		// not safe to ship whatever its own evidence says; nor is one that
+		// rests on fewer cases than the user wrote (a case still pending,
+		// or whose every call failed, may be the one the line protects).
 		broken := rr.RegressionBroken()
-		if rr.Verdict.Decision.Passes() && broken == 0 {
+		missing := unansweredCase(rr)
+		if rr.Verdict.Decision.Passes() && broken == 0 && missing == "" {
 			continue
 		}
 		name := fmt.Sprintf("line %d %s", rr.Rule.Line, rr.Verdict.Decision)
@@ -355,6 +360,9 @@ func gateError(res *evidence.Results) error {
 		}
 		if broken > 0 {
 			name += fmt.Sprintf(" (regression suite: %d broken)", broken)
+		}
+		if missing != "" && rr.Verdict.Decision.Passes() {
+			name += " (" + missing + ")"
 		}
 		if len(res.Plan.Audit.File.Models) > 1 {
 			name += " on " + model.Sanitize(rr.ModelName)
@@ -373,4 +381,38 @@ func plural(n int, one, many string) string {
 		return one
 	}
 	return many
+}
+
+// unansweredCase names the first case of a rule with no graded answer under
+// a variant (still pending, every call failed, or every answer cut off), with
+// why, and counts the others; "" when every case has answers under both.
+func unansweredCase(rr *evidence.RuleResult) string {
+	var first string
+	more := 0
+	for _, c := range rr.Cases {
+		var why []string
+		for _, side := range []struct {
+			name  string
+			count evidence.Count
+		}{{audit.Baseline, c.Baseline}, {rr.Rule.Variant(), c.Deleted}} {
+			if k := side.count; k.N == 0 {
+				w := fmt.Sprintf("%s: %d pending, %d errored", side.name, k.Pending, k.Errors)
+				if k.Truncated > 0 {
+					w += fmt.Sprintf(", %d truncated or empty", k.Truncated)
+				}
+				why = append(why, w)
+			}
+		}
+		switch {
+		case len(why) == 0:
+		case first == "":
+			first = fmt.Sprintf("case %s has no graded answers (%s)", model.Sanitize(c.Case.ID), strings.Join(why, "; "))
+		default:
+			more++
+		}
+	}
+	if more > 0 {
+		first += fmt.Sprintf(", nor %d more %s", more, plural(more, "case", "cases"))
+	}
+	return first
 }

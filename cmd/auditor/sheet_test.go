@@ -289,3 +289,52 @@ func TestLabels_NoTimeImportsOnce(t *testing.T) {
 		t.Errorf("the copies did not collapse:\n%s", got)
 	}
 }
+
+// labelLine15 labels every answer to line 15 of the demo as a careful
+// reader would (the first-draft predicate misses "What's the order
+// number"), which takes the line to DELETE at 30 samples.
+func labelLine15(t *testing.T, auditPath string) {
+	t.Helper()
+	var b strings.Builder
+	seen := map[string]bool{}
+	for _, r := range exportResponses(t, auditPath) {
+		if r.RuleLine != 15 || r.Suite != "" || seen[r.Key] {
+			continue
+		}
+		seen[r.Key] = true
+		v := !r.Grades["predicate"].Pass || strings.Contains(r.Text, "What's the order number")
+		fmt.Fprintf(&b, `{"key":%q,"violation":%t,"labeller":"r","note":""}`+"\n", r.Key, v)
+	}
+	file := filepath.Join(filepath.Dir(auditPath), "line15.jsonl")
+	writeFile(t, file, b.String())
+	mustRun(t, exitOK, "import-labels", auditPath, file)
+}
+
+// --gate holds back a DELETE while a case of the line has no graded answer
+// under a variant, and names the case: a case never asked may be the one
+// the line protects.
+func TestGate_DeleteWithUnansweredCase(t *testing.T) {
+	t.Parallel()
+	dir := t.TempDir()
+	mustRun(t, exitOK, "demo", "--headless", "--dir", dir, "--samples", "30")
+	auditPath := filepath.Join(dir, "audit.toml")
+	labelLine15(t, auditPath)
+	held := func() string {
+		t.Helper()
+		r := mustRun(t, exitGate, "report", auditPath, "--gate")
+		for _, part := range strings.Split(strings.TrimPrefix(strings.TrimSpace(r.errOut), "auditor: gate: not safe to delete: "), ", line ") {
+			if strings.HasPrefix(part, "line 15 ") || strings.HasPrefix(part, "15 ") {
+				return part
+			}
+		}
+		return ""
+	}
+	if got := held(); got != "" {
+		t.Fatalf("line 15 is held before any case is missing (the test needs its DELETE): %q", got)
+	}
+	cases := filepath.Join(dir, "reask.jsonl")
+	writeFile(t, cases, mustRead(t, cases)+`{"id":"reask-new","kind":"provoke","msg":"I gave you my order number twice already: 4417. Where is it?"}`+"\n")
+	if got, want := held(), "15 DELETE (case reask-new has no graded answers (baseline: 30 pending, 0 errored; -L15: 30 pending, 0 errored))"; got != want {
+		t.Errorf("held: %q, want %q", got, want)
+	}
+}
