@@ -106,7 +106,9 @@ type RuleDoc struct {
 
 // VerdictNumbersDoc is what Decide computed: pooled provoking counts over
 // the cases graded in both variants, the difference with its Newcombe and
-// paired intervals (paired null with fewer than two such cases), Upper (the
+// paired intervals (paired null with fewer than two such cases, and, with
+// PairedNote saying so, when every case's difference is the same: a
+// zero-width interval is never given), Upper (the
 // larger upper bound; UpperFrom says which), the grader's recall and
 // specificity lower bounds and J_L = recall_lo + specificity_lo - 1 (from
 // the labels YoudenFrom names: "provoking" pooled, or a kind), and Scaled,
@@ -120,6 +122,7 @@ type VerdictNumbersDoc struct {
 	Diff              float64    `json:"diff"`
 	Newcombe          BoundsDoc  `json:"newcombe"`
 	Paired            *BoundsDoc `json:"paired"`
+	PairedNote        string     `json:"paired_note,omitempty"` // why paired is null although two or more cases are compared
 	Upper             float64    `json:"upper"`
 	UpperFrom         string     `json:"upper_from"` // "newcombe" or "paired"
 	RecallLo          *float64   `json:"recall_lo"`
@@ -173,8 +176,10 @@ func verdictNumbers(v model.Verdict) *VerdictNumbersDoc {
 		YoudenFrom: v.YoudenFrom, ProvokingCases: v.ProvokingCases, ControlCases: v.ControlCases,
 		AffectedShare: v.AffectedShare, MissedTypeChance: v.MissedTypeChance,
 	}
-	if v.Paired != nil {
-		d.Paired = &BoundsDoc{Lo: v.Paired.Lo, Hi: v.Paired.Hi}
+	if lo, hi, note := pairedBounds(v.Paired); lo != nil {
+		d.Paired = &BoundsDoc{Lo: *lo, Hi: *hi}
+	} else {
+		d.PairedNote = note
 	}
 	if v.RecallMeasured || v.YoudenMeasured {
 		lo := v.RecallLo
@@ -359,6 +364,10 @@ type DiffDoc struct {
 	Hi       float64  `json:"hi"`
 	PairedLo *float64 `json:"paired_lo,omitempty"`
 	PairedHi *float64 `json:"paired_hi,omitempty"`
+	// PairedNote says why paired_lo and paired_hi are absent although two
+	// or more cases are compared: every case's difference is the same, and
+	// the interval would have zero width.
+	PairedNote string `json:"paired_note,omitempty"`
 }
 
 // GraderDoc is a grader measured against human labels. Estimator is
@@ -593,10 +602,7 @@ func WriteJSON(w io.Writer, d Doc) error {
 func armDoc(a *evidence.Arm) ArmDoc {
 	ad := ArmDoc{Cases: a.Cases, UnmatchedCases: a.Unmatched, Baseline: rateDoc(a.Baseline), Deleted: rateDoc(a.Deleted),
 		Diff: DiffDoc{Est: a.Diff, Lo: a.DiffCI.Lo, Hi: a.DiffCI.Hi}}
-	if a.Paired != nil {
-		lo, hi := a.Paired.Lo, a.Paired.Hi
-		ad.Diff.PairedLo, ad.Diff.PairedHi = &lo, &hi
-	}
+	ad.Diff.PairedLo, ad.Diff.PairedHi, ad.Diff.PairedNote = pairedBounds(a.Paired)
 	return ad
 }
 
