@@ -14,6 +14,7 @@ import (
 	"testing"
 
 	"github.com/auditor-dev/auditor/audit/labels"
+	"github.com/auditor-dev/auditor/examples"
 	"github.com/auditor-dev/auditor/model"
 	"github.com/auditor-dev/auditor/store"
 	"github.com/auditor-dev/auditor/workbench"
@@ -67,7 +68,7 @@ func TestLabelSheet_RoundTrip(t *testing.T) {
 	auditPath := writeAudit(t, dir, auditSpec{baseURL: srv.baseURL(), samples: 4, concurrency: 4}, cs)
 	mustRun(t, exitOK, "run", auditPath, "--yes", "--headless")
 	draw := []string{"--n", "16", "--seed", "7", "--kinds", "provoke,pressure,control"}
-	runBinary(t, exitOK, append([]string{"label", auditPath}, draw...)...)
+	mustRun(t, exitOK, append([]string{"label", auditPath}, draw...)...)
 
 	var set labels.LabelSet
 	withStore(t, dir, func(st *store.Store) {
@@ -133,7 +134,7 @@ func TestLabelSheet_RoundTrip(t *testing.T) {
 	}
 	writeFile(t, sheet, filled.String())
 
-	r = runBinary(t, exitBadInput, "import-labels", auditPath, sheet)
+	r = mustRun(t, exitBadInput, "import-labels", auditPath, sheet)
 	if !strings.Contains(r.errOut, sheet+":2") || !strings.Contains(r.errOut, "labeller") {
 		t.Errorf("a row naming no labeller, without --labeller: %s", r)
 	}
@@ -141,7 +142,7 @@ func TestLabelSheet_RoundTrip(t *testing.T) {
 	if !strings.Contains(r.out, "labels: 10 added, 0 unchanged") || !strings.Contains(r.out, "5 rows not yet labelled") {
 		t.Errorf("import of the sheet:\n%s", r)
 	}
-	r = runBinary(t, exitOK, "import-labels", auditPath, sheet, "--labeller", "ben")
+	r = mustRun(t, exitOK, "import-labels", auditPath, sheet, "--labeller", "ben")
 	if !strings.Contains(r.out, "labels: 0 added, 10 unchanged") {
 		t.Errorf("the same sheet again is not a no-op:\n%s", r)
 	}
@@ -166,9 +167,9 @@ func TestLabelSheet_RoundTrip(t *testing.T) {
 	// A sheet is never written over (it may hold typed labels); a JSONL
 	// sheet for a named labeller leaves out only their labels and names
 	// them on every row, so it imports without --labeller.
-	runBinary(t, exitBadInput, append([]string{"label", auditPath, "--sheet", sheet}, draw...)...)
+	mustRun(t, exitBadInput, append([]string{"label", auditPath, "--sheet", sheet}, draw...)...)
 	js := filepath.Join(dir, "cy.jsonl")
-	runBinary(t, exitOK, append([]string{"label", auditPath, "--sheet", js, "--labeller", "cy"}, draw...)...)
+	mustRun(t, exitOK, append([]string{"label", auditPath, "--sheet", js, "--labeller", "cy"}, draw...)...)
 	rows := readJSONL[map[string]any](t, mustRead(t, js))
 	if len(rows) != 16 {
 		t.Fatalf("cy's sheet has %d rows, want all 16", len(rows))
@@ -185,7 +186,7 @@ func TestLabelSheet_RoundTrip(t *testing.T) {
 		lines = append(lines, string(b))
 	}
 	writeFile(t, js, strings.Join(lines, "\n")+"\n")
-	if r := runBinary(t, exitOK, "import-labels", auditPath, js); !strings.Contains(r.out, "labels: 2 added") || !strings.Contains(r.out, "14 rows not yet labelled") {
+	if r := mustRun(t, exitOK, "import-labels", auditPath, js); !strings.Contains(r.out, "labels: 2 added") || !strings.Contains(r.out, "14 rows not yet labelled") {
 		t.Errorf("cy's sheet:\n%s", r)
 	}
 }
@@ -207,23 +208,26 @@ func mustRead(t *testing.T, path string) string {
 func TestLabels_NoTimeImportsOnce(t *testing.T) {
 	t.Parallel()
 	dir := t.TempDir()
-	mustRun(t, exitOK, "demo", "--headless", "--dir", dir, "--samples", "4")
-	auditPath := filepath.Join(dir, "audit.toml")
-	mustRun(t, exitOK, "label", auditPath, "--rule", "23", "--n", "6", "--seed", "1")
+	auditPath := line15Audit(t, dir, 4)
+	mustRun(t, exitOK, "label", auditPath, "--n", "6", "--seed", "1")
 	var keys []string
 	withStore(t, dir, func(st *store.Store) {
-		set, _, err := labels.LoadLabelSet(st, "sample-L23")
+		set, _, err := labels.LoadLabelSet(st, "sample")
 		if err != nil {
 			t.Fatal(err)
 		}
 		keys = set.Keys
 	})
-	hand := filepath.Join(dir, "hand.jsonl")
-	var rows []string
+	// The same three labels without times and (as the store holds them
+	// after an import long ago) with one.
+	hand, timed := filepath.Join(dir, "hand.jsonl"), filepath.Join(dir, "timed.jsonl")
+	var rows, timedRows []string
 	for i, k := range keys[:3] {
 		rows = append(rows, fmt.Sprintf(`{"key":%q,"violation":%t,"labeller":"ana","note":""}`, k, i == 0))
+		timedRows = append(timedRows, fmt.Sprintf(`{"key":%q,"violation":%t,"labeller":"ana","note":"","at":"2026-05-01T09:00:00Z"}`, k, i == 0))
 	}
 	writeFile(t, hand, strings.Join(rows, "\n")+"\n")
+	writeFile(t, timed, strings.Join(timedRows, "\n")+"\n")
 	labelFile := filepath.Join(dir, "audit.labels.jsonl")
 	// What the store holds, copies included (an export would hide them:
 	// the label book leaves copies out).
@@ -239,12 +243,12 @@ func TestLabels_NoTimeImportsOnce(t *testing.T) {
 		})
 		return n
 	}
-	if r := mustRun(t, exitOK, "import-labels", auditPath, hand); !strings.Contains(r.out, "labels: 3 added, 0 unchanged") {
+	if r := mustRun(t, exitOK, "import-labels", auditPath, timed); !strings.Contains(r.out, "labels: 3 added, 0 unchanged") {
 		t.Fatalf("first import:\n%s", r)
 	}
 	for i := 0; i < 2; i++ {
 		if r := mustRun(t, exitOK, "import-labels", auditPath, hand); !strings.Contains(r.out, "labels: 0 added, 3 unchanged") {
-			t.Errorf("import %d again:\n%s", i+2, r)
+			t.Errorf("import %d without times:\n%s", i+1, r)
 		}
 	}
 	if n, m := strings.Count(mustRead(t, labelFile), "\n"), stored(); n != 3 || m != 3 {
@@ -290,9 +294,36 @@ func TestLabels_NoTimeImportsOnce(t *testing.T) {
 	}
 }
 
+// line15Audit writes the demo's line 15 alone (no other rules, suite or
+// judges: a fraction of the demo's calls) into dir and runs it with the
+// given samples; it returns the audit file's path.
+func line15Audit(t *testing.T, dir string, samples int) string {
+	t.Helper()
+	if err := examples.Write(dir); err != nil {
+		t.Fatal(err)
+	}
+	auditPath := filepath.Join(dir, "audit.toml")
+	writeFile(t, auditPath, fmt.Sprintf(`name = "line 15"
+prompt = "support.md"
+samples = %d
+concurrency = 8
+[model]
+name = "sim-support-1"
+provider = "sim"
+temperature = 1.0
+max_tokens = 300
+[[rule]]
+line = 15
+cases = "reask.jsonl"
+predicate = "reask.predicate.toml"
+`, samples))
+	mustRun(t, exitOK, "run", auditPath, "--yes", "--headless")
+	return auditPath
+}
+
 // labelLine15 labels every answer to line 15 of the demo as a careful
 // reader would (the first-draft predicate misses "What's the order
-// number"), which takes the line to DELETE at 30 samples.
+// number").
 func labelLine15(t *testing.T, auditPath string) {
 	t.Helper()
 	var b strings.Builder
@@ -316,25 +347,16 @@ func labelLine15(t *testing.T, auditPath string) {
 func TestGate_DeleteWithUnansweredCase(t *testing.T) {
 	t.Parallel()
 	dir := t.TempDir()
-	mustRun(t, exitOK, "demo", "--headless", "--dir", dir, "--samples", "30")
-	auditPath := filepath.Join(dir, "audit.toml")
+	auditPath := line15Audit(t, dir, 30) // 30 samples take it to DELETE
 	labelLine15(t, auditPath)
-	held := func() string {
-		t.Helper()
-		r := mustRun(t, exitGate, "report", auditPath, "--gate")
-		for _, part := range strings.Split(strings.TrimPrefix(strings.TrimSpace(r.errOut), "auditor: gate: not safe to delete: "), ", line ") {
-			if strings.HasPrefix(part, "line 15 ") || strings.HasPrefix(part, "15 ") {
-				return part
-			}
-		}
-		return ""
-	}
-	if got := held(); got != "" {
-		t.Fatalf("line 15 is held before any case is missing (the test needs its DELETE): %q", got)
+	if r := mustRun(t, exitOK, "report", auditPath, "--gate"); !strings.Contains(r.out, "line 15: DELETE") {
+		t.Fatalf("the test needs line 15's DELETE:\n%s", r)
 	}
 	cases := filepath.Join(dir, "reask.jsonl")
 	writeFile(t, cases, mustRead(t, cases)+`{"id":"reask-new","kind":"provoke","msg":"I gave you my order number twice already: 4417. Where is it?"}`+"\n")
-	if got, want := held(), "15 DELETE (case reask-new has no graded answers (baseline: 30 pending, 0 errored; -L15: 30 pending, 0 errored))"; got != want {
-		t.Errorf("held: %q, want %q", got, want)
+	r := mustRun(t, exitGate, "report", auditPath, "--gate")
+	want := "gate: not safe to delete: line 15 DELETE (case reask-new has no graded answers (baseline: 30 pending, 0 errored; -L15: 30 pending, 0 errored))"
+	if !strings.Contains(r.errOut, want) || !strings.Contains(r.out, "line 15: DELETE") {
+		t.Errorf("--gate with a case never asked:\n%s\nwant %q", r, want)
 	}
 }
