@@ -42,8 +42,20 @@ type Estimate struct {
 	// per model: the mean of its stored answers, or the stated assumption.
 	CompletionBasis string `json:"completion_basis"`
 	// LatencyBasis says the same of the minutes.
-	LatencyBasis string         `json:"latency_basis"`
-	Rules        []RuleEstimate `json:"rules"`
+	LatencyBasis string `json:"latency_basis"`
+	// JudgeCallsBasis says where JudgeCallsExpected came from: the share
+	// of identical answers measured on stored (or piloted) answers, or
+	// the assumption that none are; empty without judge calls.
+	JudgeCallsBasis string `json:"judge_calls_basis,omitempty"`
+	// CachingBasis says for which models prompt caching is priced in
+	// USDWithCaching: only endpoints known to cache (OpenAI's and
+	// Anthropic's own APIs); any other host gets no discount.
+	CachingBasis string `json:"caching_basis"`
+	// Unpriced names the models and judges with calls to make whose prices
+	// the audit file does not give: the dollars leave them out, so they are
+	// not what the run costs.
+	Unpriced []string       `json:"unpriced,omitempty"`
+	Rules    []RuleEstimate `json:"rules"`
 	// Regression counts each regression suite's own calls (those no rule
 	// and no earlier suite makes), in the audit's order; omitted when the
 	// audit has no suite. Its calls are in Calls and CachedCalls too.
@@ -89,9 +101,11 @@ type History struct {
 	// simulated model behind CompletionTokens when nothing is stored.
 	Pilot map[string]int
 	// JudgeShare is, by answering model's name, the share of its judged
-	// answers a free pilot found needing a judge call of their own
-	// (identical answers to one case share one); absent: every answer.
-	JudgeShare map[string]float64
+	// answers expected to need a judge call of their own (identical answers
+	// to one case share one), measured on JudgeShareOn answers, stored or
+	// of a free pilot of the simulator; absent: every answer.
+	JudgeShare   map[string]float64
+	JudgeShareOn map[string]int
 }
 
 // What an estimate assumes for a model with no stored answers. A chat
@@ -124,8 +138,10 @@ const (
 // Estimate projects the cost of the calls not yet stored. done maps keys of
 // stored calls to whether they succeeded; failed calls are made again.
 // hist holds what stored answers say of each model; simLatencyMS is the
-// simulated model's mean latency.
-func (p *Plan) Estimate(done map[string]bool, concurrency int, hist History, simLatencyMS float64) Estimate {
+// simulated model's mean latency; caches[i] says whether model i's
+// endpoint is known to discount a repeated prompt (provider.Resolved.Caches;
+// nil: none is).
+func (p *Plan) Estimate(done map[string]bool, concurrency int, hist History, simLatencyMS float64, caches []bool) Estimate {
 	e := Estimate{SchemaVersion: EstimateSchemaVersion, Samples: p.Samples, Concurrency: concurrency}
 	var bases basisList
 	seenSystem := map[string]bool{}
@@ -155,6 +171,9 @@ func (p *Plan) Estimate(done map[string]bool, concurrency int, hist History, sim
 		}
 		m := p.Audit.File.Models[c.Provider] // a plan's calls name their model's endpoint by index
 		o := outlooks[c.Provider]
+		if !m.Priced {
+			e.Unpriced = appendNew(e.Unpriced, model.Sanitize(m.Name))
+		}
 		e.Calls++
 		if c.Meta.Judge != "" {
 			e.JudgeCalls++
@@ -171,7 +190,7 @@ func (p *Plan) Estimate(done map[string]bool, concurrency int, hist History, sim
 
 		system := c.Request.Messages[0].Content
 		cached := 0
-		if seenSystem[system] && m.PromptCaching() { // caching priced only where the provider has it
+		if seenSystem[system] && c.Provider < len(caches) && caches[c.Provider] { // caching priced only where the provider has it
 			st, ok := systemTokens[system]
 			if !ok {
 				st = p.systemTokens(system)
@@ -192,6 +211,7 @@ func (p *Plan) Estimate(done map[string]bool, concurrency int, hist History, sim
 	e.Minutes = latencySum / float64(concurrency) / 60000
 	e.MinutesAtMost = latencyMaxSum / float64(concurrency) / 60000
 	bases.addTo(&e)
+	e.CachingBasis = p.cachingBasis(caches)
 	for _, r := range p.Audit.Rules {
 		re := RuleEstimate{Line: r.Line, Text: r.Text, Tokens: r.Tokens, Cases: map[model.Kind]int{}}
 		for _, k := range model.Kinds {
@@ -203,6 +223,7 @@ func (p *Plan) Estimate(done map[string]bool, concurrency int, hist History, sim
 		re.Power, re.Warnings = PlanPower(re.Cases, p.Samples, r.Config.NoInputClass())
 		e.Rules = append(e.Rules, re)
 	}
+	e.SetLabelBudget(p, DefaultLabelBudget)
 	return e
 }
 
@@ -225,14 +246,18 @@ func (h History) outlook(name string, limit int, simulated bool, simLatencyMS fl
 	if stored {
 		o.completion = math.Min(mean, float64(limit))
 		if p := h.Pilot[name]; p > 0 && n == 0 {
-			bases.addTokens(fmt.Sprintf("%s: mean of a free pilot of %d simulated answers, %.0f tokens", label, p, mean))
+			bases.addTokens(fmt.Sprintf("%s: measured, mean of a free pilot of %d simulated answers, %.0f tokens", label, p, mean))
 		} else if n > 0 {
-			bases.addTokens(fmt.Sprintf("%s: mean of %d stored answers, %.0f tokens", label, n, mean))
+			bases.addTokens(fmt.Sprintf("%s: measured, mean of %d stored answers, %.0f tokens", label, n, mean))
 		} else {
-			bases.addTokens(fmt.Sprintf("%s: mean of its stored answers, %.0f tokens", label, mean))
+			bases.addTokens(fmt.Sprintf("%s: measured, mean of its stored answers, %.0f tokens", label, mean))
 		}
 	} else {
-		bases.addTokens(fmt.Sprintf("%s: assumed %.0f tokens an answer (250, or half of max_tokens if less; none stored yet)", label, o.completion))
+		hint := "" // the simulator's pilot is free and made when it can be
+		if !simulated {
+			hint = ": plan --pilot measures it"
+		}
+		bases.addTokens(fmt.Sprintf("%s: assumed %.0f tokens an answer (250, or half of max_tokens if less; none stored yet%s)", label, o.completion, hint))
 	}
 	lat := h.LatencyMS[name]
 	switch {
@@ -246,10 +271,10 @@ func (h History) outlook(name string, limit int, simulated bool, simLatencyMS fl
 		if mean > 0 && float64(limit) > mean {
 			o.latencyMaxMS = lat * float64(limit) / mean
 		}
-		bases.addLatency(fmt.Sprintf("%s: mean stored latency, %.1f s a call", label, lat/1000))
+		bases.addLatency(fmt.Sprintf("%s: measured, mean latency of %d stored answers, %.1f s a call", label, n, lat/1000))
 	default:
 		o.latencyMS, o.latencyMaxMS = assumedLatencyMS(o.completion), assumedLatencyMS(float64(limit))
-		bases.addLatency(fmt.Sprintf("%s: assumed %.1f s a call (0.5 s to the first token, then 100 tokens a second; none stored yet)",
+		bases.addLatency(fmt.Sprintf("%s: assumed %.1f s a call (0.5 s to the first token, then 100 tokens a second; none stored yet: plan --pilot measures it)",
 			label, o.latencyMS/1000))
 	}
 	return o
@@ -316,15 +341,18 @@ func (p *Plan) AddJudges(e *Estimate, graded map[string]map[string]model.Grade, 
 	tok := newTokenCache(p.Audit)
 	var judged []runner.Call // the answers judges grade (see Plan.Judged)
 	var shareSum float64     // the expected share of them needing a call of their own
+	measured := map[string]bool{}
 	for _, c := range p.Calls {
 		if !p.Judged(c.Key) {
 			continue
 		}
 		judged = append(judged, c)
-		share, ok := hist.JudgeShare[p.Audit.File.Models[c.Provider].Name]
+		name := p.Audit.File.Models[c.Provider].Name
+		share, ok := hist.JudgeShare[name]
 		if !ok {
 			share = 1
 		}
+		measured[name] = ok
 		shareSum += share
 		for _, m := range c.Request.Messages[1:] { // a conversation's judge reads every turn
 			msgTokens += float64(tok.tokens(m.Content))
@@ -362,6 +390,9 @@ func (p *Plan) AddJudges(e *Estimate, graded map[string]map[string]model.Grade, 
 		o := hist.outlook(j.Config.Name, j.Config.CompletionLimit(), j.Config.Provider == "sim", 0, &bases)
 		completion := int(math.Round(o.completion))
 		price := judgePrice(j.Config)
+		if !j.Config.Priced {
+			e.Unpriced = appendNew(e.Unpriced, model.Sanitize(j.Config.Name))
+		}
 		r := float64(remaining)
 		exp := r * share
 		e.Calls += remaining
@@ -377,6 +408,52 @@ func (p *Plan) AddJudges(e *Estimate, graded map[string]map[string]model.Grade, 
 		e.MinutesAtMost += r * o.latencyMaxMS / float64(concurrency) / 60000
 	}
 	bases.addTo(e)
+	if e.JudgeCalls > 0 {
+		e.JudgeCallsBasis = p.judgeShareBasis(hist, measured)
+	}
+}
+
+// judgeShareBasis says, per model whose answers judges grade, where the
+// share of answers needing a judge call of their own came from.
+func (p *Plan) judgeShareBasis(hist History, measured map[string]bool) string {
+	var parts []string
+	for _, m := range p.Audit.File.Models {
+		ok, judged := measured[m.Name]
+		if !judged {
+			continue
+		}
+		label := model.Sanitize(m.Name)
+		if ok {
+			parts = appendNew(parts, fmt.Sprintf("%s: measured, %.0f%% of answers need a judge call of their own (identical answers to a case share one; from %d answers)",
+				label, 100*hist.JudgeShare[m.Name], hist.JudgeShareOn[m.Name]))
+		} else {
+			parts = appendNew(parts, fmt.Sprintf("%s: assumed every answer needs a judge call of its own (none stored yet: plan --pilot measures how many are identical)", label))
+		}
+	}
+	return strings.Join(parts, "; ")
+}
+
+// cachingBasis says for which models the estimate prices prompt caching.
+func (p *Plan) cachingBasis(caches []bool) string {
+	var yes, no []string
+	for i, m := range p.Audit.File.Models {
+		label := model.Sanitize(m.Name)
+		switch {
+		case m.Provider == "sim":
+		case i < len(caches) && caches[i]:
+			yes = appendNew(yes, label)
+		default:
+			no = appendNew(no, label)
+		}
+	}
+	var parts []string
+	if len(yes) > 0 {
+		parts = append(parts, "priced for "+strings.Join(yes, ", ")+" (the provider's own API caches repeated prompts)")
+	}
+	if len(no) > 0 {
+		parts = append(parts, "no discount for "+strings.Join(no, ", ")+" (an endpoint not known to cache: OpenAI-compatible servers, proxies and gateways may or may not)")
+	}
+	return strings.Join(parts, "; ")
 }
 
 func (p *Plan) countTokens(s string) int {

@@ -31,6 +31,12 @@ line = 2
 cases = "a.jsonl"
 predicate = "a.toml"
 `
+	return planOf(t, files)
+}
+
+// planOf writes files and lays out the plan of their audit.toml.
+func planOf(t *testing.T, files map[string]string) *audit.Plan {
+	t.Helper()
 	dir := audittest.WriteFiles(t, files)
 	a, err := audit.Load(filepath.Join(dir, "audit.toml"), audittest.Counter(t))
 	if err != nil {
@@ -55,7 +61,7 @@ func TestEstimate_ExpectedAndAtMost(t *testing.T) {
 
 	t.Run("nothing stored: the stated assumption", func(t *testing.T) {
 		t.Parallel()
-		e := p.Estimate(nil, 4, audit.History{}, 0)
+		e := p.Estimate(nil, 4, audit.History{}, 0, nil)
 		// Half of max_tokens (200, under 250) expected, 400 at most.
 		if e.CompletionTokens != 20*200 || e.CompletionTokensAtMost != 20*400 {
 			t.Errorf("completion %d expected, %d at most; want 4000 and 8000", e.CompletionTokens, e.CompletionTokensAtMost)
@@ -71,7 +77,7 @@ func TestEstimate_ExpectedAndAtMost(t *testing.T) {
 		if !near(e.Minutes, 20*2.5/4/60) || !near(e.MinutesAtMost, 20*4.5/4/60) {
 			t.Errorf("minutes %v expected, %v at most; want %v and %v", e.Minutes, e.MinutesAtMost, 20*2.5/4/60, 20*4.5/4/60)
 		}
-		if !strings.Contains(e.CompletionBasis, "m: assumed 200 tokens an answer (250, or half of max_tokens if less; none stored yet)") ||
+		if !strings.Contains(e.CompletionBasis, "m: assumed 200 tokens an answer (250, or half of max_tokens if less; none stored yet: plan --pilot measures it)") ||
 			!strings.Contains(e.LatencyBasis, "m: assumed 2.5 s a call") {
 			t.Errorf("bases do not state the assumptions: %q / %q", e.CompletionBasis, e.LatencyBasis)
 		}
@@ -85,7 +91,7 @@ func TestEstimate_ExpectedAndAtMost(t *testing.T) {
 		hist := audit.History{CompletionTokens: map[string]float64{"m": 100}, LatencyMS: map[string]float64{"m": 1200},
 			Answers: map[string]int{"m": 7}}
 		done := map[string]bool{p.Calls[0].Key: true, p.Calls[1].Key: true, p.Calls[2].Key: false}
-		e := p.Estimate(done, 4, hist, 0)
+		e := p.Estimate(done, 4, hist, 0, nil)
 		if e.Calls != 18 || e.CachedCalls != 2 {
 			t.Fatalf("%d calls to make, %d stored; want 18 and 2 (a failed call is made again)", e.Calls, e.CachedCalls)
 		}
@@ -106,11 +112,54 @@ func TestEstimate_ExpectedAndAtMost(t *testing.T) {
 		if !near(e.Minutes, 18*1.2/4/60) || !near(e.MinutesAtMost, 18*4.8/4/60) {
 			t.Errorf("minutes %v expected, %v at most; want %v and %v", e.Minutes, e.MinutesAtMost, 18*1.2/4/60, 18*4.8/4/60)
 		}
-		if e.CompletionBasis != "m: mean of 7 stored answers, 100 tokens" || e.LatencyBasis != "m: mean stored latency, 1.2 s a call" {
+		if e.CompletionBasis != "m: measured, mean of 7 stored answers, 100 tokens" || e.LatencyBasis != "m: measured, mean latency of 7 stored answers, 1.2 s a call" {
 			t.Errorf("bases %q / %q", e.CompletionBasis, e.LatencyBasis)
 		}
 		if e.SchemaVersion != audit.EstimateSchemaVersion {
 			t.Errorf("schema_version %d", e.SchemaVersion)
 		}
 	})
+}
+
+// Prompt caching is priced only where the endpoint is known to cache
+// (caches, from the resolved endpoint): issue 20's plan assumed OpenAI's
+// caching for a model whose calls $OPENAI_BASE_URL sent elsewhere, and
+// promised a third of the cost. An endpoint without prices is named as
+// unpriced, not counted at $0 in silence.
+func TestEstimate_CachingOnlyWhereKnown(t *testing.T) {
+	t.Parallel()
+	files := audittest.SweepFiles()
+	// A system prompt well over the 1,024 tokens a provider caches.
+	files["p.md"] = "You are a support assistant.\nNever promise refunds.\n" + strings.Repeat("Answer in plain words about the product and nothing else. ", 300) + "\n"
+	files["audit.toml"] = `name = "caching"
+prompt = "p.md"
+samples = 5
+[[model]]
+name = "m"
+api_key_env = "EXAMPLE_KEY"
+price_input_per_mtok = 1.0
+price_cached_input_per_mtok = 0.1
+price_output_per_mtok = 2.0
+[[model]]
+name = "free"
+base_url = "http://localhost:8080/v1"
+api_key_env = ""
+[[rule]]
+line = 2
+cases = "a.jsonl"
+predicate = "a.toml"
+`
+	p := planOf(t, files)
+	cached := p.Estimate(nil, 4, audit.History{}, 0, []bool{true, false})
+	if !(cached.USDWithCaching < cached.USD/2) || !strings.Contains(cached.CachingBasis, "priced for m ") ||
+		!strings.Contains(cached.CachingBasis, "no discount for free ") {
+		t.Errorf("a caching endpoint: $%v with caching of $%v; basis %q", cached.USDWithCaching, cached.USD, cached.CachingBasis)
+	}
+	elsewhere := p.Estimate(nil, 4, audit.History{}, 0, []bool{false, false})
+	if !near(elsewhere.USDWithCaching, elsewhere.USD) || !strings.HasPrefix(elsewhere.CachingBasis, "no discount for m, free ") {
+		t.Errorf("an endpoint not known to cache: $%v with caching of $%v; basis %q", elsewhere.USDWithCaching, elsewhere.USD, elsewhere.CachingBasis)
+	}
+	if len(cached.Unpriced) != 1 || cached.Unpriced[0] != "free" {
+		t.Errorf("unpriced %v, want [free]", cached.Unpriced)
+	}
 }

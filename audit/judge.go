@@ -152,5 +152,5 @@ func (jp *JudgePlan) Pending(status map[string]bool) []int {
 // judgePrice returns what a judge's tokens cost.
 func judgePrice(c model.JudgeConfig) runner.Price {
 	return runner.Price{InputPerMTok: c.PriceInputPerMTok, CachedInputPerMTok: c.PriceCachedInputPerMTok,
-		CacheWriteInputPerMTok: c.PriceCacheWriteInputPerMTok, OutputPerMTok: c.PriceOutputPerMTok}
+		CacheWriteInputPerMTok: c.PriceCacheWriteInputPerMTok, OutputPerMTok: c.PriceOutputPerMTok, Unknown: !c.Priced}
 }

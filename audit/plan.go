@@ -302,6 +302,7 @@ func priceOf(m model.ModelConfig) runner.Price {
 		CachedInputPerMTok:     m.PriceCachedInputPerMTok,
 		CacheWriteInputPerMTok: m.PriceCacheWriteInputPerMTok,
 		OutputPerMTok:          m.PriceOutputPerMTok,
+		Unknown:                !m.Priced,
 	}
 }
 

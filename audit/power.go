@@ -64,6 +64,9 @@ type RulePower struct {
 	// general sample, its evidence a shift in answer length, and a live
 	// canary decides it, so the MDEs above do not size its verdict.
 	NoInputClass bool `json:"no_input_class"`
+	// Delete is what DELETE will take (labels for a quiet line, the chance
+	// for a line that does nothing); nil for a rule with no predicate.
+	Delete *DeleteOutlook `json:"delete,omitempty"`
 }
 
 // ArmPower is the power of the Newcombe test on one arm: N responses per

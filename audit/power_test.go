@@ -43,7 +43,7 @@ func TestEstimate_Power(t *testing.T) {
 	}{{"audit's samples", 0, 30}, {"--samples", 12, 12}} {
 		t.Run(tc.name, func(t *testing.T) {
 			t.Parallel()
-			e := audit.NewPlan(a, audit.PlanOptions{Samples: tc.samples}).Estimate(nil, 4, audit.History{}, 0)
+			e := audit.NewPlan(a, audit.PlanOptions{Samples: tc.samples}).Estimate(nil, 4, audit.History{}, 0, nil)
 			if len(e.Rules) != 2 {
 				t.Fatalf("%d rules, want 2", len(e.Rules))
 			}

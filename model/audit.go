@@ -81,6 +81,9 @@ const (
 	// AnthropicCacheWriteFactor is what Anthropic bills for a prompt token
 	// written to its (5-minute) cache, as a multiple of the input price.
 	AnthropicCacheWriteFactor = 1.25
+	// AnthropicCacheReadFactor is what Anthropic bills for a prompt token
+	// read from its cache, as a multiple of the input price (every model).
+	AnthropicCacheReadFactor = 0.1
 )
 
 // Providers lists the model providers an audit file may name: "openai" is any
@@ -123,15 +126,19 @@ type ModelConfig struct {
 	// sent with it. Both are part of each call's content address.
 	ExtraBody    map[string]any
 	ExtraHeaders map[string]string
-	// Prices in dollars per million tokens; zero when not given, except the
-	// cache-write price of provider "anthropic", which defaults to 1.25x the
-	// input price as Anthropic bills it.
+	// Prices in dollars per million tokens (see tomlTable.prices for the
+	// defaults of the cache prices).
 	PriceInputPerMTok           float64
 	PriceCachedInputPerMTok     float64
 	PriceCacheWriteInputPerMTok float64
 	PriceOutputPerMTok          float64
-	TimeoutSeconds              float64 // per-call timeout; default 120
-	Line                        int     // line of the [model] header in the audit file
+	// Priced says the prices are known: the table sets both the input and
+	// the output price (0 is a price: a local server is free), or the
+	// provider is the simulator, which bills nothing. An unpriced
+	// endpoint's calls are counted at $0, which a budget must not believe.
+	Priced         bool
+	TimeoutSeconds float64 // per-attempt timeout; default 120
+	Line           int     // line of the [model] header in the audit file
 }
 
 // RuleConfig is one prompt line to audit. The line is given by number
@@ -199,9 +206,13 @@ type JudgeConfig struct {
 	MaxTokens, MaxCompletionTokens int
 	ExtraBody                      map[string]any
 	ExtraHeaders                   map[string]string
-	// Prices default to the first model's.
+	// Prices are the judge's own; a judge that sets none and is the first
+	// model (same provider, name and endpoint) takes that model's. Priced
+	// as for a model.
 	PriceInputPerMTok, PriceCachedInputPerMTok, PriceCacheWriteInputPerMTok, PriceOutputPerMTok float64
-	DefLine                                                                                     int // line of the [[judge]] header in the audit file
+	Priced                                                                                      bool
+	TimeoutSeconds                                                                              float64 // per-attempt timeout; default 120
+	DefLine                                                                                     int     // line of the [[judge]] header in the audit file
 }
 
 // DefaultJudgeMaxTokens leaves room for a judge's reasoning before its verdict.
@@ -215,7 +226,7 @@ var (
 	ruleKeys  = []string{"line", "text", "cases", "predicate", "tag", "class", "changed", "reword", "add", "delete"}
 	judgeKeys = []string{"name", "rubric", "provider", "base_url", "api_key_env", "allow_http", "temperature", "max_tokens",
 		"max_completion_tokens", "extra_body", "extra_headers", "price_input_per_mtok", "price_cached_input_per_mtok",
-		"price_cache_write_input_per_mtok", "price_output_per_mtok"}
+		"price_cache_write_input_per_mtok", "price_output_per_mtok", "timeout_seconds"}
 	regressionKeys = []string{"name", "cases", "predicate"}
 )
 
@@ -378,19 +389,11 @@ func parseModels(root tomlTable) ([]ModelConfig, error) {
 		}
 		m.Temperature, m.OmitTemperature, m.MaxTokens, m.MaxCompletionTokens = sh.temperature, sh.omitTemperature, sh.maxTokens, sh.maxCompletionTokens
 		m.ExtraBody, m.ExtraHeaders = sh.extraBody, sh.extraHeaders
-		if err := t.prices(&m.PriceInputPerMTok, &m.PriceCachedInputPerMTok, &m.PriceCacheWriteInputPerMTok, &m.PriceOutputPerMTok); err != nil {
+		if m.Priced, err = t.prices(m.Provider, &m.PriceInputPerMTok, &m.PriceCachedInputPerMTok, &m.PriceCacheWriteInputPerMTok, &m.PriceOutputPerMTok); err != nil {
 			return nil, err
 		}
-		if m.Provider == "anthropic" && !t.has("price_cache_write_input_per_mtok") {
-			m.PriceCacheWriteInputPerMTok = AnthropicCacheWriteFactor * m.PriceInputPerMTok
-		}
-		if v, ok, err := t.number("timeout_seconds"); err != nil {
+		if err := t.timeout(&m.TimeoutSeconds); err != nil {
 			return nil, err
-		} else if ok {
-			if v <= 0 || v > 24*3600 {
-				return nil, t.errf("timeout_seconds", "must be more than 0 and at most a day (86400); got %v", v)
-			}
-			m.TimeoutSeconds = v
 		}
 		models = append(models, m)
 	}
@@ -547,13 +550,18 @@ func parseJudges(root tomlTable, first ModelConfig) ([]JudgeConfig, error) {
 		}
 		j.Temperature, j.OmitTemperature, j.MaxTokens, j.MaxCompletionTokens = sh.temperature, sh.omitTemperature, sh.maxTokens, sh.maxCompletionTokens
 		j.ExtraBody, j.ExtraHeaders = sh.extraBody, sh.extraHeaders
-		j.PriceInputPerMTok, j.PriceCachedInputPerMTok, j.PriceCacheWriteInputPerMTok, j.PriceOutputPerMTok =
-			first.PriceInputPerMTok, first.PriceCachedInputPerMTok, first.PriceCacheWriteInputPerMTok, first.PriceOutputPerMTok
-		if err := t.prices(&j.PriceInputPerMTok, &j.PriceCachedInputPerMTok, &j.PriceCacheWriteInputPerMTok, &j.PriceOutputPerMTok); err != nil {
+		if j.Priced, err = t.prices(j.Provider, &j.PriceInputPerMTok, &j.PriceCachedInputPerMTok, &j.PriceCacheWriteInputPerMTok, &j.PriceOutputPerMTok); err != nil {
 			return nil, err
 		}
-		if j.Provider == "anthropic" && !t.has("price_cache_write_input_per_mtok") && (first.Provider != "anthropic" || t.has("price_input_per_mtok")) {
-			j.PriceCacheWriteInputPerMTok = AnthropicCacheWriteFactor * j.PriceInputPerMTok
+		if !t.hasAny(priceKeys) && j.Provider == first.Provider && j.Name == first.Name && j.BaseURL == first.BaseURL {
+			// The model under test asked as a judge: the same endpoint's
+			// prices. Any other model's prices would be a guess.
+			j.PriceInputPerMTok, j.PriceCachedInputPerMTok, j.PriceCacheWriteInputPerMTok, j.PriceOutputPerMTok, j.Priced =
+				first.PriceInputPerMTok, first.PriceCachedInputPerMTok, first.PriceCacheWriteInputPerMTok, first.PriceOutputPerMTok, first.Priced
+		}
+		j.TimeoutSeconds = DefaultTimeoutSeconds
+		if err := t.timeout(&j.TimeoutSeconds); err != nil {
+			return nil, err
 		}
 		if prev, dup := seen[j.Name]; dup {
 			return nil, t.errf("name", "judge %q is already defined at line %d; its grades would be indistinguishable", j.Name, prev)

@@ -41,7 +41,7 @@ func TestParseAudit_DesignExample(t *testing.T) {
 		Models: []ModelConfig{{
 			Name: "claude-opus-4-8", Provider: "openai", BaseURL: "https://api.example.com/v1/",
 			APIKeyEnv: "ANTHROPIC_API_KEY", Temperature: 1, MaxTokens: 400,
-			PriceInputPerMTok: 3, PriceCachedInputPerMTok: 0.3, PriceOutputPerMTok: 15,
+			PriceInputPerMTok: 3, PriceCachedInputPerMTok: 0.3, PriceOutputPerMTok: 15, Priced: true,
 			TimeoutSeconds: 120, Line: 5,
 		}},
 		Rules: []RuleConfig{{Line: 22, Cases: "roadmap_speculation.jsonl", Predicate: "roadmap_speculation.predicate.toml", DefLine: 14,
@@ -49,8 +49,9 @@ func TestParseAudit_DesignExample(t *testing.T) {
 		Judges: []JudgeConfig{{
 			Name: "claude-opus-4-8", Rubric: "roadmap_judge.md", Provider: "openai",
 			BaseURL: "https://api.example.com/v1/", APIKeyEnv: "ANTHROPIC_API_KEY", DefLine: 18,
-			// A judge inherits the first model's prices unless it sets its own.
-			MaxTokens: DefaultJudgeMaxTokens, PriceInputPerMTok: 3, PriceCachedInputPerMTok: 0.3, PriceOutputPerMTok: 15,
+			// The model under test as its own judge: the same endpoint's prices.
+			MaxTokens: DefaultJudgeMaxTokens, PriceInputPerMTok: 3, PriceCachedInputPerMTok: 0.3, PriceOutputPerMTok: 15, Priced: true,
+			TimeoutSeconds: 120,
 		}},
 	}
 	if !reflect.DeepEqual(got, want) {
@@ -93,13 +94,13 @@ func TestParseAudit_DefaultsAndForms(t *testing.T) {
 		Name: "sweep", Prompt: "p.md", Samples: 30, Concurrency: 8, Delta: 0.1, AffectedShare: DefaultAffectedShare,
 		Models: []ModelConfig{
 			{Name: "a", Provider: "openai", APIKeyEnv: "OPENAI_API_KEY", Temperature: 1, MaxTokens: 400, TimeoutSeconds: 120, Line: 4},
-			{Name: "b", Provider: "sim", APIKeyEnv: "OPENAI_API_KEY", Temperature: 0, MaxTokens: 400, TimeoutSeconds: 2.5, Line: 6},
+			{Name: "b", Provider: "sim", APIKeyEnv: "OPENAI_API_KEY", Temperature: 0, MaxTokens: 400, Priced: true, TimeoutSeconds: 2.5, Line: 6},
 		},
 		Rules: []RuleConfig{
 			{Text: "Be concise.", Cases: "c.jsonl", Predicate: "p.toml", DefLine: 12, KeyLines: RuleKeyLines{Line: 12, Text: 13, Cases: 14, Predicate: 15}},
 			{Line: 4, Text: "Never swear.", Cases: "c2.jsonl", Predicate: "p2.toml", DefLine: 16, KeyLines: RuleKeyLines{Line: 17, Text: 18, Cases: 19, Predicate: 20}},
 		},
-		Judges: []JudgeConfig{{Name: "j", Rubric: "r.md", Provider: "openai", BaseURL: "http://localhost:8080/v1", APIKeyEnv: "OPENAI_API_KEY", MaxTokens: DefaultJudgeMaxTokens, DefLine: 21}},
+		Judges: []JudgeConfig{{Name: "j", Rubric: "r.md", Provider: "openai", BaseURL: "http://localhost:8080/v1", APIKeyEnv: "OPENAI_API_KEY", MaxTokens: DefaultJudgeMaxTokens, TimeoutSeconds: 120, DefLine: 21}},
 	}
 	if !reflect.DeepEqual(got, want) {
 		t.Errorf("got  %+v\nwant %+v", got, want)
@@ -271,7 +272,8 @@ func TestParseAudit_Errors(t *testing.T) {
 		{"reword on a rule with no input class", head + model + "[[rule]]\nline = 5\ncases = \"c.jsonl\"\nclass = \"none\"\nreword = \"x\"\n", 8, 0, "rule[1].class", "audits only the deletion"},
 		{"judge missing rubric", head + model + rule + "[[judge]]\nname = \"j\"\n", 9, 0, "judge[1].rubric", "missing"},
 		{"duplicate judge", head + model + rule + "[[judge]]\nname = \"j\"\nrubric = \"r\"\n[[judge]]\nname = \"j\"\nrubric = \"r2\"\n", 13, 0, "judge[2].name", `judge "j" is already defined at line 9`},
-		{"judge unknown key", head + model + rule + "[[judge]]\nname = \"j\"\nrubric = \"r\"\ntimeout_seconds = 0\n", 12, 0, "judge[1].timeout_seconds", "allowed in [judge]: name, rubric"},
+		{"judge unknown key", head + model + rule + "[[judge]]\nname = \"j\"\nrubric = \"r\"\ntimeout = 30\n", 12, 0, "judge[1].timeout", "allowed in [judge]: name, rubric"},
+		{"judge timeout too long", head + model + rule + "[[judge]]\nname = \"j\"\nrubric = \"r\"\ntimeout_seconds = 100000\n", 12, 0, "judge[1].timeout_seconds", "at most a day"},
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {

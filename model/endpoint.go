@@ -296,27 +296,59 @@ func headerName(s string) bool {
 	return true
 }
 
-// prices reads the four price keys into the destinations given, keeping a
-// destination's value when its key is absent.
-func (t tomlTable) prices(input, cached, cacheWrite, output *float64) error {
-	for _, p := range []struct {
-		key string
-		dst *float64
-	}{
-		{"price_input_per_mtok", input},
-		{"price_cached_input_per_mtok", cached},
-		{"price_cache_write_input_per_mtok", cacheWrite},
-		{"price_output_per_mtok", output},
-	} {
-		if v, ok, err := t.number(p.key); err != nil {
-			return err
+// priceKeys are the keys of a model's or judge's prices.
+var priceKeys = []string{"price_input_per_mtok", "price_cached_input_per_mtok", "price_cache_write_input_per_mtok", "price_output_per_mtok"}
+
+// prices reads the four price keys of a table of the given provider and
+// reports whether its prices are known (see ModelConfig.Priced). A cache
+// price left out defaults to what the provider bills: for "anthropic" cache
+// reads at AnthropicCacheReadFactor and writes at AnthropicCacheWriteFactor
+// times the input price; elsewhere both at the input price (no discount is
+// assumed: OpenAI's differs by model).
+func (t tomlTable) prices(provider string, input, cached, cacheWrite, output *float64) (bool, error) {
+	for i, dst := range []*float64{input, cached, cacheWrite, output} {
+		k := priceKeys[i]
+		if v, ok, err := t.number(k); err != nil {
+			return false, err
 		} else if ok {
 			if v < 0 {
-				return t.errf(p.key, "must not be negative (dollars per million tokens); got %v", v)
+				return false, t.errf(k, "must not be negative (dollars per million tokens); got %v", v)
 			}
-			*p.dst = v
+			*dst = v
 		}
 	}
+	if provider == "anthropic" {
+		if !t.has("price_cached_input_per_mtok") {
+			*cached = AnthropicCacheReadFactor * *input
+		}
+		if !t.has("price_cache_write_input_per_mtok") {
+			*cacheWrite = AnthropicCacheWriteFactor * *input
+		}
+	}
+	priced := provider == "sim" || (t.has("price_input_per_mtok") && t.has("price_output_per_mtok"))
+	return priced, nil
+}
+
+// hasAny reports whether t sets any of keys.
+func (t tomlTable) hasAny(keys []string) bool {
+	for _, k := range keys {
+		if t.has(k) {
+			return true
+		}
+	}
+	return false
+}
+
+// timeout reads timeout_seconds into dst when it is set.
+func (t tomlTable) timeout(dst *float64) error {
+	v, ok, err := t.number("timeout_seconds")
+	if err != nil || !ok {
+		return err
+	}
+	if v <= 0 || v > 24*3600 {
+		return t.errf("timeout_seconds", "must be more than 0 and at most a day (86400): the seconds one attempt may take before it is abandoned and retried; got %v", v)
+	}
+	*dst = v
 	return nil
 }
 
@@ -359,22 +391,23 @@ func apiOf(provider string) string {
 // PromptCaching reports whether calls to a provider at a base URL ("": the
 // provider's default) get a discount on a repeated prompt prefix: Anthropic's
 // native API (auditor marks the system prompt for caching) and OpenAI's own
-// API (automatic for prompts of 1,024 tokens or more). Other
-// OpenAI-compatible endpoints may cache or not; a plan assumes they do not,
-// so that it never counts on a saving nobody promised.
+// API (automatic for prompts of 1,024 tokens or more), at their own hosts.
+// Any other host (an OpenAI-compatible server, a proxy, a gateway in front
+// of either API) may cache or not; a plan assumes it does not, so that it
+// never counts on a saving nobody promised.
 func PromptCaching(provider, baseURL string) bool {
+	host := ""
 	switch provider {
 	case "anthropic":
-		return true
+		host = "api.anthropic.com"
 	case "openai", "":
-		if baseURL == "" {
-			return true
-		}
-		u, err := url.Parse(baseURL)
-		return err == nil && strings.EqualFold(u.Hostname(), "api.openai.com")
+		host = "api.openai.com"
+	default:
+		return false
 	}
-	return false
+	if baseURL == "" {
+		return true
+	}
+	u, err := url.Parse(baseURL)
+	return err == nil && strings.EqualFold(u.Hostname(), host)
 }
-
-// PromptCaching reports whether this model's provider caches prompts.
-func (m ModelConfig) PromptCaching() bool { return PromptCaching(m.Provider, m.BaseURL) }

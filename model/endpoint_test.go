@@ -68,8 +68,8 @@ extra_headers = { anthropic-beta = "x-2025" }
 		j.MaxCompletionTokens != DefaultReasoningMaxTokens || j.MaxTokens != 0 || j.ExtraBody["reasoning_effort"] != "low" {
 		t.Errorf("judge: %+v", j)
 	}
-	if j.PriceCacheWriteInputPerMTok != 18.75 || j.PriceInputPerMTok != 15 {
-		t.Errorf("judge prices are the first model's: %+v", j)
+	if j.Priced || j.PriceInputPerMTok != 0 || j.PriceCacheWriteInputPerMTok != 0 {
+		t.Errorf("a judge of another model took the model's prices: %+v", j)
 	}
 
 	// Keyless local server over loopback http; the judge inherits it.
@@ -88,11 +88,50 @@ extra_headers = { anthropic-beta = "x-2025" }
 		t.Errorf("allow_http: %+v %+v", a.Models[0], a.Judges[0])
 	}
 
-	// An anthropic judge beside an openai model gets the 1.25x write price
-	// of the input price it inherits.
-	a = parseOne(t, "name = \"gpt-4o\"\nprice_input_per_mtok = 2\n", "name = \"claude\"\nprovider = \"anthropic\"\n")
-	if j := a.Judges[0]; j.APIKeyEnv != "ANTHROPIC_API_KEY" || j.PriceCacheWriteInputPerMTok != 2.5 {
+	// An anthropic judge beside an openai model gets its own cache prices
+	// from its own input price.
+	a = parseOne(t, "name = \"gpt-4o\"\nprice_input_per_mtok = 2\nprice_output_per_mtok = 8\n",
+		"name = \"claude\"\nprovider = \"anthropic\"\nprice_input_per_mtok = 4\nprice_output_per_mtok = 20\n")
+	if j := a.Judges[0]; j.APIKeyEnv != "ANTHROPIC_API_KEY" || j.PriceCacheWriteInputPerMTok != 5 || j.PriceCachedInputPerMTok != 0.4 || !j.Priced {
 		t.Errorf("anthropic judge: %+v", j)
+	}
+}
+
+// Each endpoint's prices are its own: a judge that sets some prices takes
+// none of the model's, and its cache prices follow its own input price.
+// The repro of issue 20: a Claude 3 Opus judge under an Opus 4.8 model that
+// set only input and output prices billed cache reads at the model's $0.50
+// instead of its own $1.50.
+func TestParseAudit_JudgePricesAreItsOwn(t *testing.T) {
+	t.Parallel()
+	opus48 := "name = \"claude-opus-4-8\"\nprovider = \"anthropic\"\nprice_input_per_mtok = 5\nprice_cached_input_per_mtok = 0.5\nprice_output_per_mtok = 25\n"
+	a := parseOne(t, opus48, "name = \"claude-3-opus\"\nprovider = \"anthropic\"\nprice_input_per_mtok = 15\nprice_output_per_mtok = 75\n")
+	j := a.Judges[0]
+	if j.PriceCachedInputPerMTok != 1.5 || j.PriceCacheWriteInputPerMTok != 18.75 || j.PriceInputPerMTok != 15 || j.PriceOutputPerMTok != 75 || !j.Priced {
+		t.Errorf("Claude 3 Opus judge: cached %v, write %v (want 1.5 and 18.75): %+v", j.PriceCachedInputPerMTok, j.PriceCacheWriteInputPerMTok, j)
+	}
+	// An OpenAI judge that sets no cached price pays its input price for
+	// cache reads, not the model's discount.
+	a = parseOne(t, "name = \"gpt-4.1-mini\"\nprice_input_per_mtok = 0.4\nprice_cached_input_per_mtok = 0.1\nprice_output_per_mtok = 1.6\n",
+		"name = \"gpt-4.1\"\nprice_input_per_mtok = 2\nprice_output_per_mtok = 8\n")
+	if j := a.Judges[0]; j.PriceCachedInputPerMTok != 0 || j.PriceInputPerMTok != 2 {
+		t.Errorf("gpt-4.1 judge took the model's cached price: %+v", j)
+	}
+	// Only input set: the output price is unknown, so the prices are.
+	a = parseOne(t, "name = \"m\"\nprice_input_per_mtok = 1\n", "name = \"m\"\n")
+	if a.Models[0].Priced || a.Judges[0].Priced {
+		t.Errorf("an input price alone counts as priced: %+v %+v", a.Models[0], a.Judges[0])
+	}
+	// Explicit zeros are a price (a local server is free); the same model
+	// as judge takes them.
+	a = parseOne(t, "name = \"llama3\"\nprice_input_per_mtok = 0\nprice_output_per_mtok = 0\n", "name = \"llama3\"\n")
+	if !a.Models[0].Priced || !a.Judges[0].Priced {
+		t.Errorf("explicit zero prices are not priced: %+v %+v", a.Models[0], a.Judges[0])
+	}
+	// The simulator bills nothing and is priced; its own timeout is kept.
+	a = parseOne(t, "name = \"s\"\nprovider = \"sim\"\n", "name = \"sj\"\nprovider = \"sim\"\ntimeout_seconds = 7\n")
+	if !a.Models[0].Priced || !a.Judges[0].Priced || a.Judges[0].TimeoutSeconds != 7 || a.Models[0].TimeoutSeconds != DefaultTimeoutSeconds {
+		t.Errorf("sim: %+v %+v", a.Models[0], a.Judges[0])
 	}
 }
 

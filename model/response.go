@@ -72,6 +72,43 @@ type Response struct {
 	// at the batch discount.
 	Batched bool      `json:"batched,omitempty"`
 	At      time.Time `json:"at"`
+	// Charge, when set, is what this response was paid: the store appends
+	// it to its spend ledger with the response (and also when an answer
+	// already stored keeps the response from being kept). It is not read
+	// back with the response: the ledger holds it.
+	Charge *Charge `json:"-"`
+}
+
+// Charge is one payment in an audit's spend ledger: what the attempts that
+// ended in one stored response cost, at the prices the audit file gave
+// when they were made. Every paid call has one, whatever became of its
+// response later (replaced when asked again, or never kept), so spend
+// never forgets an answer that was asked again.
+type Charge struct {
+	// ID identifies the payment, so that writing it twice (a batch
+	// collected again after a crash) counts it once. Empty: the response's
+	// key and time.
+	ID string `json:"id,omitempty"`
+	// Judge marks a judge's call (grading or re-asked), not an answer of a
+	// model under test.
+	Judge bool `json:"judge,omitempty"`
+	// USD is what the attempts cost, by the usage the provider reported;
+	// CacheSavedUSD what prompt caching saved on them.
+	USD           float64 `json:"usd"`
+	CacheSavedUSD float64 `json:"cache_saved_usd,omitempty"`
+	// Unpriced marks a call to an endpoint whose prices the audit file did
+	// not give: its USD (0) is not what it cost.
+	Unpriced bool `json:"unpriced,omitempty"`
+}
+
+// Paid is a ledger entry as the store reads it back: the charge and the
+// usage of the response it was written with.
+type Paid struct {
+	Charge
+	Model                                                          string
+	PromptTokens, CachedTokens, CacheWriteTokens, CompletionTokens int
+	Batched                                                        bool
+	At                                                             time.Time
 }
 
 // OK reports whether the call produced an answer that can be graded.

@@ -27,6 +27,10 @@ const (
 	DecisionCanary Decision = "CANARY"
 )
 
+// graderRouteZ is the normal quantile of the grader route's one-sided
+// bound, 1 - GraderRouteAlpha (2.2414).
+var graderRouteZ = stats.NormalQuantile(1 - GraderRouteAlpha)
+
 // DefaultDelta is the tolerated rise in failure rate when an audit sets none.
 const DefaultDelta = 0.05
 
@@ -87,6 +91,9 @@ type VerdictInput struct {
 	// making up s of provoking traffic is missing from C provoking cases;
 	// 0 means DefaultAffectedShare.
 	AffectedShare float64
+	// Labelled holds the blind labels of the provoking answers of each
+	// variant, for DELETE's labels route; zero when there are none.
+	Labelled LabelledArms
 }
 
 // Verdict is the decision on one rule line and the numbers behind it
@@ -125,11 +132,28 @@ type Verdict struct {
 	// Paired is the case-paired difference; nil when fewer than two
 	// provoking cases have samples in both variants.
 	Paired *stats.Paired
-	// Upper is max(Newcombe.Hi, Paired.Hi), the largest rise the data allow
-	// (Paired.Hi = D + t(0.975, C-1)*SE_pair); UpperFrom names which:
-	// "newcombe" or "paired".
+	// Upper is the largest rise the graded counts allow at one-sided
+	// GraderRouteAlpha, the grader route's share of DELETE's error: the
+	// larger of Newcombe's upper bound with z = 2.2414 and the paired D +
+	// t(0.9875, C-1)*SE_pair. UpperFrom names which: "newcombe" or
+	// "paired". (Newcombe and Paired above are the 95% intervals shown.)
 	Upper     float64
 	UpperFrom string
+	// UpperNewcombe and UpperPaired are the two bounds Upper is the larger
+	// of, each at one-sided GraderRouteAlpha (UpperPaired is 0 without a
+	// paired difference).
+	UpperNewcombe, UpperPaired float64
+
+	// Route names the DELETE route that licensed a DELETE: "grader" or
+	// "labels" (the grader route is named when both hold); empty otherwise.
+	Route string
+	// Labels is the labels route's arithmetic; nil when no provoking
+	// answer without the line has a blind label.
+	Labels *LabelsRoute
+	// LabelsNeeded projects the labels route for an INCONCLUSIVE verdict:
+	// how many more blind labels of the provoking answers without the
+	// line would settle it (zero value otherwise).
+	LabelsNeeded LabelsNeeded
 
 	// RecallMeasured and SpecificityMeasured say whether the pooled
 	// provoking labels measure the grader's recall (labelled violations)
@@ -208,7 +232,12 @@ type Verdict struct {
 // their totals, a lower bound outside [0,1], Delta not in [0,1) or
 // AffectedShare not in [0,1). No provoking case with samples in both
 // variants is not an error: the verdict is INCONCLUSIVE.
-func Decide(in VerdictInput) (Verdict, error) {
+func Decide(in VerdictInput) (Verdict, error) { return decide(in, true) }
+
+// decide is Decide; project says whether an INCONCLUSIVE verdict gets its
+// projections (Needed, LabelsNeeded), which a simulation of many verdicts
+// does without.
+func decide(in VerdictInput, project bool) (Verdict, error) {
 	if err := in.validate(); err != nil {
 		return Verdict{}, err
 	}
@@ -255,14 +284,26 @@ func Decide(in VerdictInput) (Verdict, error) {
 	if v.Upper <= 0 {
 		ratio = fmt.Sprintf("upper bound (%s) %.4f <= 0: no rise; scaled 0", bound, v.Upper)
 	}
-	failed, said := v.deleteBlockers(g, bound, ratio, cases)
-	if len(failed) == 0 {
+	if v.Labels, err = labelsRoute(in.Labelled); err != nil {
+		return Verdict{}, err
+	}
+	graderOK := g.known && g.j > 0 && v.Scaled < v.Delta
+	labelsOK := v.Labels.passes(v.Delta)
+	failed, said := v.deleteBlockers(g, bound, ratio, cases, graderOK || labelsOK)
+	switch {
+	case len(failed) == 0 && graderOK:
 		v.delete(g, rise, bound, ratio)
+		return v, nil
+	case len(failed) == 0:
+		v.deleteByLabels(rise)
 		return v, nil
 	}
 	v.Bound = strings.Join(failed, "; ")
 	v.Reason = rise + ", but " + strings.Join(said, ", and ")
-	v.Needed = v.needed(in, g)
+	if project {
+		v.LabelsNeeded = projectLabelsRoute(in.Labelled, v.Delta, float64(v.DeletedFails)/float64(v.DeletedN))
+		v.Needed = v.needed(in, g)
+	}
 	return v, nil
 }
 
@@ -286,12 +327,21 @@ func (v *Verdict) provokingDifference(p ArmPair) (string, error) {
 	if err != nil {
 		return "", fmt.Errorf("model: decide: provoking difference: %w", err)
 	}
-	v.Diff, v.Newcombe, v.Upper, v.UpperFrom = diff, nc, nc.Hi, "newcombe"
+	_, ncRoute, err := stats.NewcombeZ(v.DeletedFails, v.DeletedN, v.BaselineFails, v.BaselineN, graderRouteZ)
+	if err != nil {
+		return "", fmt.Errorf("model: decide: provoking difference: %w", err)
+	}
+	v.Diff, v.Newcombe, v.Upper, v.UpperFrom, v.UpperNewcombe = diff, nc, ncRoute.Hi, "newcombe", ncRoute.Hi
 	bound := "Newcombe"
 	if pd, err := stats.PairedDiff(p.Deleted.Fails, p.Deleted.N, p.Baseline.Fails, p.Baseline.N); err == nil {
 		v.Paired = &pd
-		if pd.Hi > v.Upper {
-			v.Upper, v.UpperFrom, bound = pd.Hi, "paired", "paired by case"
+		hi, err := stats.PairedUpper(pd, GraderRouteAlpha)
+		if err != nil {
+			return "", fmt.Errorf("model: decide: paired difference: %w", err)
+		}
+		v.UpperPaired = hi
+		if hi > v.Upper {
+			v.Upper, v.UpperFrom, bound = hi, "paired", "paired by case"
 		}
 	} else {
 		// Validation has ruled out every other error: fewer than two cases.
@@ -301,13 +351,21 @@ func (v *Verdict) provokingDifference(p ArmPair) (string, error) {
 }
 
 // deleteBlockers lists every reason DELETE cannot be reached, twice: as
-// the arithmetic for the Bound line and in words for the Reason.
-func (v *Verdict) deleteBlockers(g graderBound, bound, ratio string, cases int) (failed, said []string) {
-	failed, said = v.graderFailures(g)
-	if g.known && g.j > 0 && !(v.Scaled < v.Delta) {
-		failed = append(failed, fmt.Sprintf("%s >= delta %g; %s", ratio, v.Delta, youdenArithmetic(g)))
-		said = append(said, fmt.Sprintf("a rise of up to %s points (%s; %s once the predicate's misses and false alarms are counted) is not ruled out, above the tolerated %s points",
-			points(v.Upper), boundWords(bound), pointsVs(v.Scaled, v.Delta), points(v.Delta)))
+// the arithmetic for the Bound line and in words for the Reason. A route
+// that allows DELETE (routeOK) leaves only the other requirements.
+func (v *Verdict) deleteBlockers(g graderBound, bound, ratio string, cases int, routeOK bool) (failed, said []string) {
+	if !routeOK {
+		failed, said = v.graderFailures(g)
+		if g.known && g.j > 0 && !(v.Scaled < v.Delta) {
+			failed = append(failed, fmt.Sprintf("%s >= delta %g; %s", ratio, v.Delta, youdenArithmetic(g)))
+			said = append(said, fmt.Sprintf("a rise of up to %s points (%s; %s once the predicate's misses and false alarms are counted) is not ruled out, above the tolerated %s points",
+				points(v.Upper), boundWords(bound), pointsVs(v.Scaled, v.Delta), points(v.Delta)))
+		}
+		if v.Labels != nil {
+			failed = append(failed, v.Labels.Arithmetic(v.Delta, false))
+			said = append(said, fmt.Sprintf("by the blind labels alone, %s, not under the tolerated %s points",
+				v.Labels.Sentence(), points(v.Delta)))
+		}
 	}
 	if cases < MinDeleteProvokingCases {
 		failed = append(failed, fmt.Sprintf("%s compared < %d", count(cases, "provoking case", "provoking cases"), MinDeleteProvokingCases))
@@ -325,9 +383,9 @@ func (v *Verdict) deleteBlockers(g graderBound, bound, ratio string, cases int) 
 	return failed, said
 }
 
-// delete makes v a DELETE and says why in numbers.
+// delete makes v a DELETE by the grader route and says why in numbers.
 func (v *Verdict) delete(g graderBound, rise, bound, ratio string) {
-	v.Decision = DecisionDelete
+	v.Decision, v.Route = DecisionDelete, "grader"
 	v.Bound = fmt.Sprintf("%s < delta %g; %s", ratio, v.Delta, youdenArithmetic(g))
 	labels := fmt.Sprintf("recall at least %d%% and specificity at least %d%% on the %s labels",
 		floorPercent(v.RecallLo), floorPercent(v.SpecificityLo), v.YoudenFrom)
@@ -337,6 +395,18 @@ func (v *Verdict) delete(g graderBound, rise, bound, ratio string) {
 	} else {
 		v.Reason = fmt.Sprintf("%s; the largest rise the data allow is %s points (%s), %s once the predicate's misses and false alarms are counted (%s), under the tolerated %s points",
 			rise, points(v.Upper), boundWords(bound), pointsVs(v.Scaled, v.Delta), labels, points(v.Delta))
+	}
+	v.Notes = append([]string{v.missedTypeNote()}, v.Notes...)
+}
+
+// deleteByLabels makes v a DELETE by the labels route and says why.
+func (v *Verdict) deleteByLabels(rise string) {
+	v.Decision, v.Route = DecisionDelete, "labels"
+	v.Bound = v.Labels.Arithmetic(v.Delta, true)
+	v.Reason = fmt.Sprintf("%s; %s, under the tolerated %s points, whatever the predicate misses",
+		rise, v.Labels.Sentence(), points(v.Delta))
+	if v.Labels.AlphaBaseline > 0 && v.Labels.BaselineLower > 0 {
+		v.Reason += fmt.Sprintf(" (the rise is below %s points)", pointsVs(math.Max(v.Labels.Rise, 0), v.Delta))
 	}
 	v.Notes = append([]string{v.missedTypeNote()}, v.Notes...)
 }

@@ -32,7 +32,7 @@ func TestDecideChange(t *testing.T) {
 			reason: "provoking failures fell from 33.3% to 0.0% with the line reworded (-33.3 points, 95% [-39.5, -27.5])",
 			bound:  "upper bound of variant - baseline -0.275 < 0: failures fell"},
 		{name: "0/240 -> 0/240", in: measured(clean(8, 30), clean(8, 30)), kind: Addition, want: DecisionNotWorse,
-			reason: "stayed at 0.0% with the line added", bound: "upper bound (Newcombe) 0.0158/0.7928 = 0.0199 < delta 0.05"},
+			reason: "stayed at 0.0% with the line added", bound: "upper bound (Newcombe) 0.0205/0.7928 = 0.0259 < delta 0.05"},
 		{name: "failures rose 0/240 -> 80/240", in: measured(clean(8, 30), tenEach), kind: Addition, want: DecisionWorse,
 			reason: "rose from 0.0% to 33.3% with the line added", bound: "Newcombe lower bound of variant - baseline"},
 		{name: "no labels", in: VerdictInput{Provoking: ArmPair{Baseline: clean(8, 30), Deleted: clean(8, 30)}, Control: controls(0, 0)},

@@ -34,10 +34,13 @@ func (v *Verdict) needed(in VerdictInput, g graderBound) string {
 	opts := v.dataOptions(in, g)
 	labels := v.labelOptions(in, g)
 	// "No labels can settle it" is not one of the alternatives: it is said
-	// after them, on its own.
+	// after them, on its own, and only when the labels route cannot either.
 	noLabels := len(labels) == 1 && labels[0] == noLabelsSettle
 	if noLabels {
 		labels = nil
+	}
+	if direct := v.LabelsNeeded.String(); direct != "" {
+		labels, noLabels = append([]string{direct}, labels...), false
 	}
 	opts = append(opts, labels...)
 	var parts []string
@@ -71,16 +74,16 @@ func (v *Verdict) dataOptions(in VerdictInput, g graderBound) []string {
 	deleteBySamples := jLo > 0 && v.ProvokingCases >= MinDeleteProvokingCases && v.ControlCases >= MinDeleteControlCases
 	deleteByCases := jLo > 0 && v.ControlCases >= MinDeleteControlCases
 	limit := v.Delta * jLo // an upper bound must fall below this for DELETE
-	pairedBinds := jLo > 0 && v.Paired != nil && v.Paired.Hi >= limit
+	pairedBinds := jLo > 0 && v.Paired != nil && v.UpperPaired >= limit
 	var opts []string
-	if jLo == 0 || v.Newcombe.Hi >= limit {
+	if jLo == 0 || v.UpperNewcombe >= limit {
 		// More samples per case narrow the pooled interval but not the
 		// paired one, whose width comes from differences between cases.
 		if m, d := v.extraSamples(in, jLo); m > 0 && (d == DecisionKeep || (deleteBySamples && !pairedBinds)) {
 			opts = append(opts, fmt.Sprintf("about %s per case (%s if rates hold)", count(m, "more sample", "more samples"), d))
 		}
 	}
-	if jLo == 0 || v.Newcombe.Hi >= limit || pairedBinds {
+	if jLo == 0 || v.UpperNewcombe >= limit || pairedBinds {
 		c, d := v.extraCases(in, jLo)
 		switch {
 		case c > 0 && (d == DecisionKeep || deleteByCases):
@@ -402,9 +405,9 @@ func stratifiedLabelOptions(g graderBound, need float64) []string {
 	return []string{fmt.Sprintf("more labels are unlikely to settle it: at the observed rates even the whole of the stratified set would not put recall + specificity - 1 on the %s labels above the %.2f DELETE needs", g.source(), math.Ceil(need*100)/100)}
 }
 
-// keepOrDelete is the verdict a projected interval gives, if any: KEEP when
-// its lower bound is above 0, DELETE when its upper bound over jLo is below
-// delta (jLo > 0).
+// keepOrDelete is the verdict a projection gives, if any: KEEP when the 95%
+// interval's lower bound is above 0, DELETE when the grader route's upper
+// bound (one-sided GraderRouteAlpha) over jLo is below delta (jLo > 0).
 func (v *Verdict) keepOrDelete(ci stats.Interval, upper, jLo float64) (Decision, bool) {
 	switch {
 	case ci.Lo > 0:
@@ -431,7 +434,11 @@ func (v *Verdict) extraSamples(in VerdictInput, jLo float64) (int, Decision) {
 		if err != nil {
 			return "", false
 		}
-		return v.keepOrDelete(ci, ci.Hi, jLo)
+		_, route, err := stats.NewcombeRatesZ(pd, float64(v.DeletedN)*k, pb, float64(v.BaselineN)*k, graderRouteZ)
+		if err != nil {
+			return "", false
+		}
+		return v.keepOrDelete(ci, route.Hi, jLo)
 	}
 	m := minExtra(maxExtraSamples, func(m int) bool { _, ok := at(m); return ok })
 	if m == 0 {
@@ -461,11 +468,15 @@ func (v *Verdict) extraCases(in VerdictInput, jLo float64) (int, Decision) {
 		if err != nil {
 			return "", false
 		}
-		t, err := stats.StudentTQuantile(0.975, c-1)
+		_, route, err := stats.NewcombeRatesZ(pd, float64(v.DeletedN)*k, pb, float64(v.BaselineN)*k, graderRouteZ)
 		if err != nil {
 			return "", false
 		}
-		return v.keepOrDelete(nc, math.Max(nc.Hi, v.Paired.D+t*sd/math.Sqrt(c)), jLo)
+		t, err := stats.StudentTQuantile(1-GraderRouteAlpha, c-1)
+		if err != nil {
+			return "", false
+		}
+		return v.keepOrDelete(nc, math.Max(route.Hi, v.Paired.D+t*sd/math.Sqrt(c)), jLo)
 	}
 	m := minExtra(maxExtraCases, func(m int) bool { _, ok := at(m); return ok })
 	if m == 0 {

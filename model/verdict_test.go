@@ -85,8 +85,11 @@ func TestDecide_Examples(t *testing.T) {
 				Recall:      &RecallCount{Hits: 29, Positives: 31},
 				Specificity: specOne(),
 			},
-			want: DecisionDelete, upper: 0.0158, scaled: 0.0199,
-			reason: "upper bound (Newcombe) 0.0158/0.7928 = 0.0199 < delta 0.05; J_L = R_L 0.7928 + S_L 1.0000 - 1 = 0.7928 (provoking labels)",
+			// The grader route's bound is one-sided 98.75% (z = 2.2414, its
+			// half of DELETE's 2.5%): Wilson 0/240 is z^2/(240 + z^2) =
+			// 0.0205, and 0.0205/0.7928 = 0.0259.
+			want: DecisionDelete, upper: 0.0205, scaled: 0.0259,
+			reason: "upper bound (Newcombe) 0.0205/0.7928 = 0.0259 < delta 0.05; J_L = R_L 0.7928 + S_L 1.0000 - 1 = 0.7928 (provoking labels)",
 		},
 		{
 			// STATS section 3: with specificity 160/160, S_L = 0.9766 and
@@ -98,10 +101,13 @@ func TestDecide_Examples(t *testing.T) {
 				Recall:      &RecallCount{Hits: 29, Positives: 31},
 				Specificity: spec(160, 160),
 			},
-			want: DecisionDelete, upper: 0.0158, scaled: 0.0205,
-			reason: "upper bound (Newcombe) 0.0158/0.7694 = 0.0205 < delta 0.05; J_L = R_L 0.7928 + S_L 0.9766 - 1 = 0.7694 (provoking labels)",
+			want: DecisionDelete, upper: 0.0205, scaled: 0.0266,
+			reason: "upper bound (Newcombe) 0.0205/0.7694 = 0.0267 < delta 0.05; J_L = R_L 0.7928 + S_L 0.9766 - 1 = 0.7694 (provoking labels)",
 		},
 		{
+			// STATS section 3's "only just under" example (0.0299/0.6019 =
+			// 0.0496 at 95%) is over at the grader route's 98.75%:
+			// 0.0349/0.6019 = 0.0579.
 			name: "2/240 vs 0/240, recall 24/31, specificity at 1, delta 0.05",
 			in: VerdictInput{
 				Provoking:   ArmPair{Baseline: clean(8, 30), Deleted: arm(30, 2, 0, 0, 0, 0, 0, 0, 0)},
@@ -109,9 +115,22 @@ func TestDecide_Examples(t *testing.T) {
 				Recall:      &RecallCount{Hits: 24, Positives: 31},
 				Specificity: specOne(),
 			},
-			want: DecisionDelete, upper: 0.0299, scaled: 0.0496,
-			// One decimal would print 5.0 beside the tolerated 5.0.
-			reason: "4.96 once the predicate's misses and false alarms are counted (recall at least 60% and specificity at least 100% on the provoking labels), under the tolerated 5.0 points",
+			want: DecisionInconclusive, upper: 0.0349, scaled: 0.0579,
+			reason: "upper bound (Newcombe) 0.0349/0.6019 = 0.0579 >= delta 0.05",
+		},
+		{
+			name: "2/240 vs 0/240, recall 29/31, specificity at 1, delta 0.044",
+			in: VerdictInput{
+				Provoking:   ArmPair{Baseline: clean(8, 30), Deleted: arm(30, 2, 0, 0, 0, 0, 0, 0, 0)},
+				Control:     controls(0, 0),
+				Recall:      &RecallCount{Hits: 29, Positives: 31},
+				Specificity: specOne(),
+				Delta:       0.044,
+			},
+			// 0.0349/0.7928 = 0.04399: one decimal would print 4.4 beside
+			// the tolerated 4.4.
+			want: DecisionDelete, upper: 0.0349, scaled: 0.0440,
+			reason: "4.40 once the predicate's misses and false alarms are counted (recall at least 79% and specificity at least 100% on the provoking labels), under the tolerated 4.4 points",
 		},
 		{
 			name: "2/240 vs 0/240, recall 24/31, specificity at 1, delta 0.04",
@@ -122,14 +141,14 @@ func TestDecide_Examples(t *testing.T) {
 				Specificity: specOne(),
 				Delta:       0.04,
 			},
-			want: DecisionInconclusive, upper: 0.0299, scaled: 0.0496,
-			reason: "upper bound (Newcombe) 0.0299/0.6019 = 0.0496 >= delta 0.04",
+			want: DecisionInconclusive, upper: 0.0349, scaled: 0.0579,
+			reason: "upper bound (Newcombe) 0.0349/0.6019 = 0.0579 >= delta 0.04",
 			// More samples alone cannot settle it: the paired interval
 			// (2 failures in one case of 8) stays above 0.04 * 0.6019 =
-			// 0.0241. With 13 cases like these, counts 3/390 vs 0/390 give a
-			// Newcombe upper bound below it, and the paired bound is
-			// 0.0083 + t(12) 2.1788 * 0.02357/sqrt(13) = 0.0226.
-			needed: "about 5 more provoking cases (DELETE if new cases behave like these), or about 934 more labelled violations at the observed recall",
+			// 0.0241. More cases like these shrink both the Newcombe and the
+			// paired bound (t(0.9875, C-1) * 0.02357/sqrt(C)); labels cannot,
+			// since J_L would have to exceed 0.0349/0.04 = 0.87.
+			needed: "about 8 more provoking cases (DELETE if new cases behave like these), or more labels are unlikely to settle it: at the observed recall 0.77",
 		},
 		{
 			name: "failures in one case: the clustered term decides",
@@ -139,8 +158,9 @@ func TestDecide_Examples(t *testing.T) {
 				Recall:      &RecallCount{Hits: 29, Positives: 31},
 				Specificity: specOne(),
 			},
-			want: DecisionInconclusive, upper: 0.1007, scaled: 0.1007 / 0.7928,
-			reason: "upper bound (paired by case) 0.1007/0.7928",
+			// D + t(0.9875, 4) SE_pair = 0.0267 + 3.4954 * 0.0267 = 0.1199.
+			want: DecisionInconclusive, upper: 0.1199, scaled: 0.1199 / 0.7928,
+			reason: "upper bound (paired by case) 0.1199/0.7928",
 			// At the observed rate 4/150, Newcombe's lower bound on n vs n
 			// first clears 0 at n = 175 (35 per case: 5 more; 170 gives
 			// -0.0004), or with one more case like these (n = 180).
@@ -154,8 +174,8 @@ func TestDecide_Examples(t *testing.T) {
 				Recall:      &RecallCount{Hits: 29, Positives: 31},
 				Specificity: specOne(),
 			},
-			want: DecisionInconclusive, upper: 0.0666, scaled: 0.0666 / 0.7928,
-			reason: "upper bound (Newcombe) 0.0666/0.7928 = 0.0839 >= delta 0.05",
+			want: DecisionInconclusive, upper: 0.0748, scaled: 0.0748 / 0.7928,
+			reason: "upper bound (Newcombe) 0.0748/0.7928 = 0.0944 >= delta 0.05",
 		},
 		{
 			name: "5/150 vs 0/150 is KEEP, labels or not",
@@ -175,30 +195,29 @@ func TestDecide_Examples(t *testing.T) {
 			reason: "provoking failures rose from 11.3% to 22.7% without the line (+11.3 points, 95% [2.8, 19.8])",
 		},
 		{
-			// DELETE needs R_L + S_L - 1 above 0.0158/0.05 = 0.316: 7 of 7
-			// and 8 of 8 give 0.6457 + 0.6756 - 1 = 0.3213, and no split of
-			// 14 labels does (7 and 7: 0.2914; 6 and 8: 0.2861).
+			// DELETE needs R_L + S_L - 1 above 0.0205/0.05 = 0.4101: 8 of 8
+			// and 11 of 11 give 0.6756 + 0.7412 - 1 = 0.4168.
 			name: "no labels at all",
 			in: VerdictInput{
 				Provoking: ArmPair{Baseline: clean(8, 30), Deleted: clean(8, 30)},
 				Control:   controls(0, 0),
 			},
-			want: DecisionInconclusive, upper: 0.0158, scaled: 0,
+			want: DecisionInconclusive, upper: 0.0205, scaled: 0,
 			reason: "recall not measured, so the predicate's misses are unknown, and no labelled clean answers, so the predicate's false alarms are unknown",
-			needed: "DELETE needs recall + specificity - 1 above 0.32 (lower bounds), which takes at least 7 labelled violations and 8 labelled clean answers, all graded right",
+			needed: "DELETE needs recall + specificity - 1 above 0.42 (lower bounds), which takes at least 8 labelled violations and 11 labelled clean answers, all graded right",
 		},
 		{
-			// S_L must exceed 0.316 + 1 - 0.7928 = 0.5232: 5 of 5 gives
-			// 0.5655, 4 of 4 0.5101.
+			// S_L must exceed 0.4101 + 1 - 0.7928 = 0.6173: 7 of 7 gives
+			// 0.6457, 6 of 6 0.6097.
 			name: "recall measured, no labelled clean answers",
 			in: VerdictInput{
 				Provoking: ArmPair{Baseline: clean(8, 30), Deleted: clean(8, 30)},
 				Control:   controls(0, 0),
 				Recall:    &RecallCount{Hits: 29, Positives: 31},
 			},
-			want: DecisionInconclusive, upper: 0.0158, scaled: 0,
+			want: DecisionInconclusive, upper: 0.0205, scaled: 0,
 			reason: "no labelled clean answers, so the predicate's false alarms are unknown",
-			needed: "label clean answers to measure the predicate's false alarms: with recall at least 79%, DELETE needs specificity's lower bound above 0.53, which takes at least 5 labelled clean answers, all passed",
+			needed: "label clean answers to measure the predicate's false alarms: with recall at least 79%, DELETE needs specificity's lower bound above 0.62, which takes at least 7 labelled clean answers, all passed",
 		},
 		{
 			name: "recall with no positives",
@@ -208,7 +227,7 @@ func TestDecide_Examples(t *testing.T) {
 				Recall:      &RecallCount{},
 				Specificity: spec(60, 60),
 			},
-			want: DecisionInconclusive, upper: 0.0158, scaled: 0,
+			want: DecisionInconclusive, upper: 0.0205, scaled: 0,
 			reason: "recall not measured",
 			needed: "label violations to measure the predicate's recall",
 		},
@@ -220,7 +239,7 @@ func TestDecide_Examples(t *testing.T) {
 				Recall:      &RecallCount{Hits: 0, Positives: 12},
 				Specificity: spec(50, 50),
 			},
-			want: DecisionInconclusive, upper: 0.0158, scaled: 1,
+			want: DecisionInconclusive, upper: 0.0205, scaled: 1,
 			reason: "recall lower bound 0 (0 of 12", needed: "caught none",
 		},
 		{
@@ -235,7 +254,7 @@ func TestDecide_Examples(t *testing.T) {
 				Recall:      &RecallCount{Hits: 31, Positives: 31},
 				Specificity: spec(0, 29),
 			},
-			want: DecisionInconclusive, upper: 0.0158, scaled: 1,
+			want: DecisionInconclusive, upper: 0.0205, scaled: 1,
 			reason: "J_L = R_L 0.8897 + S_L 0.0000 - 1 = -0.1103 (provoking labels) <= 0: DELETE unreachable",
 			needed: "more labels are unlikely to settle it: at the observed recall 1.00 and specificity 0.00",
 		},
@@ -247,7 +266,7 @@ func TestDecide_Examples(t *testing.T) {
 				Recall:      &RecallCount{Hits: 29, Positives: 31},
 				Specificity: specOne(),
 			},
-			want: DecisionInconclusive, upper: 0.0158, scaled: 0.0199,
+			want: DecisionInconclusive, upper: 0.0205, scaled: 0.0259,
 			reason: "deletion breaks controls", needed: "more data will not allow DELETE",
 		},
 		{
@@ -258,7 +277,7 @@ func TestDecide_Examples(t *testing.T) {
 				Recall:      &RecallCount{Hits: 29, Positives: 31},
 				Specificity: specOne(),
 			},
-			want: DecisionInconclusive, upper: 0.0158, scaled: 0.0199, noPaired: true,
+			want: DecisionInconclusive, upper: 0.0205, scaled: 0.0259, noPaired: true,
 			reason: "only 1 provoking case was compared in both variants, and DELETE needs at least 2",
 			needed: "DELETE needs at least 2 provoking cases compared in both variants",
 		},
@@ -269,7 +288,7 @@ func TestDecide_Examples(t *testing.T) {
 				Recall:      &RecallCount{Hits: 29, Positives: 31},
 				Specificity: specOne(),
 			},
-			want: DecisionInconclusive, upper: 0.0158, scaled: 0.0199,
+			want: DecisionInconclusive, upper: 0.0205, scaled: 0.0259,
 			reason: "0 control cases compared < 1",
 			needed: "DELETE needs at least 1 control case compared in both variants",
 		},
@@ -298,7 +317,7 @@ func TestDecide_Examples(t *testing.T) {
 				Specificity: specOne(),
 			},
 			want: DecisionDelete, upper: math.NaN(), scaled: 0,
-			reason: "the data allow no rise at all (upper bound -9.",
+			reason: "the data allow no rise at all (upper bound -8.7",
 		},
 		{
 			name: "4/150 vs 0/150 without labels: more samples could show KEEP",
@@ -306,7 +325,7 @@ func TestDecide_Examples(t *testing.T) {
 				Provoking: ArmPair{Baseline: clean(5, 30), Deleted: arm(30, 1, 1, 1, 1, 0)},
 				Control:   controls(0, 0),
 			},
-			want: DecisionInconclusive, upper: 0.0666, scaled: 0,
+			want: DecisionInconclusive, upper: 0.0748, scaled: 0,
 			reason: "recall not measured",
 			needed: "about 5 more samples per case (KEEP if rates hold), or about 1 more provoking case (KEEP if new cases behave like these); labels alone cannot settle it",
 		},
@@ -377,7 +396,9 @@ func TestDecide_Numbers(t *testing.T) {
 	}
 	near(t, "paired SE", v.Paired.SEPair, 0.0512, 1e-4)
 	near(t, "paired hi", v.Paired.Hi, 0.2555, 1e-4)
-	near(t, "upper", v.Upper, 0.2555, 1e-4)
+	// The grader route's bound: D + t(0.9875, 4) * SE_pair = 0.1133 +
+	// 3.4954 * 0.0512 = 0.2923 (the 95% paired Hi above is for display).
+	near(t, "upper", v.Upper, 0.2923, 1e-4)
 	near(t, "recall lo", v.RecallLo, 0.6019, 1e-4)
 	near(t, "specificity lo", v.SpecificityLo, 0.9766, 1e-4)
 	near(t, "J_L", v.YoudenLo, 0.5785, 1e-4)
@@ -457,12 +478,13 @@ func TestDecide_Delta(t *testing.T) {
 		Recall:      &RecallCount{Hits: 24, Positives: 31},
 		Specificity: specOne(),
 	}
-	// Scaled is 0.0496: DELETE exactly when delta exceeds it.
+	// Scaled is 0.0349/0.6019 = 0.0579: DELETE exactly when delta exceeds
+	// it (the default 0.05 does not).
 	for _, tc := range []struct {
 		delta float64
 		want  Decision
 	}{
-		{0, DecisionDelete}, {0.0497, DecisionDelete}, {0.0496, DecisionInconclusive}, {0.01, DecisionInconclusive},
+		{0, DecisionInconclusive}, {0.0580, DecisionDelete}, {0.0579, DecisionInconclusive}, {0.01, DecisionInconclusive},
 	} {
 		in.Delta = tc.delta
 		if v := mustDecide(t, in); v.Decision != tc.want {
@@ -615,21 +637,21 @@ func TestDecide_KindBinds(t *testing.T) {
 			Specificity:    spec(160, 160),
 		}
 	}
-	// Pressure: recall 9/12 (Wilson lower 0.4677), specificity 40/40
-	// (0.9124): J_L = 0.3801, and 0.01575/0.3801 = 0.04145 < 0.05.
+	// Pressure: recall 10/12 (Wilson lower 0.5519), specificity 40/40
+	// (0.9124): J_L = 0.4643, and 0.0205/0.4643 = 0.04416 < 0.05.
 	in := base()
-	in.KindAccuracy = map[Kind]Accuracy{Pressure: {Recall: &RecallCount{Hits: 9, Positives: 12}, Specificity: spec(40, 40)}}
+	in.KindAccuracy = map[Kind]Accuracy{Pressure: {Recall: &RecallCount{Hits: 10, Positives: 12}, Specificity: spec(40, 40)}}
 	v := mustDecide(t, in)
 	if v.Decision != DecisionDelete || v.YoudenFrom != "pressure" {
 		t.Fatalf("%s from %q: %s", v.Decision, v.YoudenFrom, v.Bound)
 	}
-	near(t, "J_L", v.YoudenLo, 0.3801, 1e-4)
-	near(t, "scaled", v.Scaled, 0.04145, 1e-4)
+	near(t, "J_L", v.YoudenLo, 0.4643, 1e-4)
+	near(t, "scaled", v.Scaled, 0.04416, 1e-4)
 	if !strings.Contains(v.Bound, "(pressure labels)") || !strings.Contains(v.Reason, "on the pressure labels") {
 		t.Errorf("bound %q / reason %q do not name the pressure labels", v.Bound, v.Reason)
 	}
 
-	// Recall 5/12 (0.1933): J_L = 0.1057, 0.0158/0.1057 = 0.1496 >= 0.05.
+	// Recall 5/12 (0.1933): J_L = 0.1057, 0.0205/0.1057 = 0.1940 >= 0.05.
 	in.KindAccuracy[Pressure] = Accuracy{Recall: &RecallCount{Hits: 5, Positives: 12}, Specificity: spec(40, 40)}
 	v = mustDecide(t, in)
 	if v.Decision != DecisionInconclusive || v.YoudenFrom != "pressure" || !strings.Contains(v.Needed, "pressure") {
@@ -698,7 +720,7 @@ func TestDecide_NeededSpecificityBinds(t *testing.T) {
 		Provoking:   ArmPair{Baseline: clean(8, 30), Deleted: arm(30, 2, 0, 0, 0, 0, 0, 0, 0)},
 		Control:     controls(0, 0),
 		Recall:      &RecallCount{Hits: 60, Positives: 60},
-		Specificity: spec(15, 20),
+		Specificity: spec(17, 20),
 	}
 	v := mustDecide(t, in)
 	var m int
@@ -708,11 +730,11 @@ func TestDecide_NeededSpecificityBinds(t *testing.T) {
 	if strings.Contains(v.Needed, "violations") {
 		t.Errorf("needed %q asks for violations, which cannot help", v.Needed)
 	}
-	// R_L 0.9398; DELETE needs J_L above 0.0299/0.05 = 0.5982, so S_L above
-	// 0.6584 at the observed 0.75.
+	// R_L 0.9398; DELETE needs J_L above 0.0349/0.05 = 0.6976, so S_L above
+	// 0.7578 at the observed 0.85.
 	rl, _ := stats.Wilson(60, 60)
 	need := v.Upper / v.Delta
-	at := func(extra int) float64 { w, _ := stats.WilsonRate(0.75, float64(20+extra)); return w.Lo }
+	at := func(extra int) float64 { w, _ := stats.WilsonRate(0.85, float64(20+extra)); return w.Lo }
 	if !(rl.Lo+at(m)-1 > need) || rl.Lo+at(m-1)-1 > need {
 		t.Errorf("%d more clean answers: J_L %.4f, with one fewer %.4f; need above %.4f", m, rl.Lo+at(m)-1, rl.Lo+at(m-1)-1, need)
 	}
@@ -740,9 +762,11 @@ func TestDecide_NeededStratified(t *testing.T) {
 	}
 	rLo, sLo := lower(flaggedR, passedR), lower(flaggedS, passedS)
 	near(t, "IPW recall lower", rLo, 0.4300, 1e-4)
+	// delta 0.06: DELETE needs J_L above 0.0349/0.06 = 0.581.
 	in := VerdictInput{
 		Provoking: ArmPair{Baseline: clean(8, 30), Deleted: arm(30, 2, 0, 0, 0, 0, 0, 0, 0)},
 		Control:   controls(0, 0),
+		Delta:     0.06,
 		Recall: &RecallCount{Hits: 19, Positives: 21, Lo: &rLo, Strata: []WeightedStratum{
 			{Name: "L23 failed", Failed: true, ShareStratum: flaggedR}, {Name: "L23 passed", ShareStratum: passedR}}},
 		Specificity: &SpecificityCount{Passed: 38, Negatives: 39, Lo: &sLo, Strata: []WeightedStratum{

@@ -93,12 +93,15 @@ func asPrinted(x float64) float64 {
 func floorPercent(x float64) int { return int(math.Floor(100*x + 1e-9)) }
 
 // boundWords names the bound an upper limit came from, for the sentence.
+// The grader route's bounds are one-sided 98.75% (its share of DELETE's
+// error), so the sentence says so beside the 95% interval it follows.
 func boundWords(bound string) string {
+	level := oneSided(GraderRouteAlpha)
 	switch bound {
 	case "Newcombe":
-		return "Newcombe, pooled counts"
+		return "Newcombe, pooled counts, " + level
 	case "paired by case":
-		return "paired by case, t(C-1)"
+		return "paired by case, t(C-1), " + level
 	}
-	return bound
+	return bound + ", " + level
 }

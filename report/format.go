@@ -2,6 +2,7 @@ package report
 
 import (
 	"fmt"
+	"strings"
 
 	"github.com/auditor-dev/auditor/audit/evidence"
 	"github.com/auditor-dev/auditor/audit/labels"
@@ -72,11 +73,8 @@ func RecallLine(q labels.GraderQuality) string {
 		return q.Recall.String()
 	}
 	if q.Estimator == labels.EstimatorIPW {
-		s := fmt.Sprintf("%s; precision %s; weighted by stratum of label set %s", q.Recall, q.Precision, model.Sanitize(q.Set))
-		if q.Unused > 0 {
-			s += fmt.Sprintf(" (%d labels outside it not used)", q.Unused)
-		}
-		return s
+		return fmt.Sprintf("%s; precision %s; %d labels, weighted by cell (label sets %s)", q.Recall, q.Precision,
+			q.Labels, model.Sanitize(strings.Join(q.Sets, ", ")))
 	}
 	return fmt.Sprintf("%s over %d labelled violations; precision %s", q.Recall, q.Recall.Total, q.Precision)
 }

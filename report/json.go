@@ -19,8 +19,8 @@ import (
 // Doc is the JSON report (`auditor report --format json`). Its field names
 // are a stable interface: add fields, never rename or remove them.
 type Doc struct {
-	// SchemaVersion goes up when a field changes meaning or is removed;
-	// fields are only ever added otherwise.
+	// SchemaVersion (ReportSchemaVersion) goes up when a field changes
+	// meaning or is removed; fields are only ever added otherwise.
 	SchemaVersion int     `json:"schema_version"`
 	Audit         string  `json:"audit"`
 	Simulated     bool    `json:"simulated"`
@@ -38,10 +38,17 @@ type Doc struct {
 	Comparisons []ComparisonDoc `json:"comparisons"`
 }
 
-// SchemaVersion is the version of every JSON document auditor writes: the
-// report, plan --format json (audit.EstimateSchemaVersion) and each record
-// of a JSONL export.
+// SchemaVersion is the version of the JSON documents auditor writes other
+// than the report: plan --format json (audit.EstimateSchemaVersion) and each
+// record of a JSONL export (label files in users' repositories carry it on
+// every line, so it changes only when those records do).
 const SchemaVersion = 1
+
+// ReportSchemaVersion is the report's own version. 2: numbers.upper is the
+// grader route's one-sided 98.75% bound (DELETE's error is shared with the
+// labels route), and a grader's label_set became label_sets (label sets
+// are combined, not chosen).
+const ReportSchemaVersion = 2
 
 // RuleDoc is one audited line for one model.
 type RuleDoc struct {
@@ -106,16 +113,21 @@ type RuleDoc struct {
 
 // VerdictNumbersDoc is what Decide computed: pooled provoking counts over
 // the cases graded in both variants, the difference with its Newcombe and
-// paired intervals (paired null with fewer than two such cases, and, with
-// PairedNote saying so, when every case's difference is the same: a
-// zero-width interval is never given), Upper (the
-// larger upper bound; UpperFrom says which), the grader's recall and
+// paired 95% intervals (paired null with fewer than two such cases, and,
+// with PairedNote saying so, when every case's difference is the same: a
+// zero-width interval is never given), Upper (the larger upper bound at the
+// grader route's one-sided UpperAlpha, 0.0125; UpperFrom says which), the
+// grader's recall and
 // specificity lower bounds and J_L = recall_lo + specificity_lo - 1 (from
 // the labels YoudenFrom names: "provoking" pooled, or a kind), and Scaled,
 // max(Upper, 0)/J_L capped at 1 (the fields are null while unmeasured;
 // before J_L, Scaled divided by recall alone). DELETE needs Scaled < Delta,
 // at least 2 provoking and 1 control case compared, and intact controls;
-// MissedTypeChance is (1 - AffectedShare)^ProvokingCases.
+// MissedTypeChance is (1 - AffectedShare)^ProvokingCases. DELETE may
+// instead come by the labels route (LabelsRoute: the blind labels of the
+// provoking answers without the line bound their violation rate); Route
+// names the route of a DELETE, and LabelsNeeded says, for an INCONCLUSIVE
+// verdict, how many more such labels would settle it.
 type VerdictNumbersDoc struct {
 	ProvokingBaseline CountDoc   `json:"provoking_baseline"`
 	ProvokingDeleted  CountDoc   `json:"provoking_deleted"`
@@ -135,6 +147,45 @@ type VerdictNumbersDoc struct {
 	ControlCases      int        `json:"control_cases"`
 	AffectedShare     float64    `json:"affected_share"`
 	MissedTypeChance  float64    `json:"missed_type_chance"`
+	UpperAlpha        float64    `json:"upper_alpha"`
+	Route             string     `json:"route,omitempty"` // "grader" or "labels", for a DELETE
+	// LabelsRoute is null while no provoking answer without the line has a
+	// blind label.
+	LabelsRoute  *LabelsRouteDoc  `json:"labels_route"`
+	LabelsNeeded *LabelsNeededDoc `json:"labels_needed,omitempty"`
+}
+
+// LabelsRouteDoc is DELETE's labels route: of Answers provoking answers
+// without the line, Labelled have a blind label and Violations of those
+// are violations; Upper bounds their violation rate at one-sided
+// AlphaDeleted (over Strata cells of the label sets' designs); with
+// baseline labels, BaselineLower bounds the baseline's at AlphaBaseline.
+// Rise = Upper - BaselineLower; DELETE by this route needs Rise < delta.
+type LabelsRouteDoc struct {
+	Answers            int     `json:"answers"`
+	Labelled           int     `json:"labelled"`
+	Violations         int     `json:"violations"`
+	Strata             int     `json:"strata"`
+	Upper              float64 `json:"upper"`
+	AlphaDeleted       float64 `json:"alpha_deleted"`
+	BaselineLabelled   int     `json:"baseline_labelled"`
+	BaselineViolations int     `json:"baseline_violations"`
+	BaselineLower      float64 `json:"baseline_lower"`
+	AlphaBaseline      float64 `json:"alpha_baseline"`
+	Rise               float64 `json:"rise"`
+}
+
+// LabelsNeededDoc is how many more blind labels of the provoking answers
+// without the line would settle an INCONCLUSIVE verdict by the labels
+// route if violations keep their observed rate (More; 0 with Hopeless
+// saying why none would); Clean is true when none labelled so far is a
+// violation; Room is how many of those answers have no label yet.
+type LabelsNeededDoc struct {
+	More     int    `json:"more"`
+	Have     int    `json:"have"`
+	Room     int    `json:"room"`
+	Clean    bool   `json:"clean"`
+	Hopeless string `json:"hopeless,omitempty"`
 }
 
 // CountDoc is failures out of graded answers.
@@ -175,6 +226,15 @@ func verdictNumbers(v model.Verdict) *VerdictNumbersDoc {
 		Upper: v.Upper, UpperFrom: v.UpperFrom, Delta: v.Delta,
 		YoudenFrom: v.YoudenFrom, ProvokingCases: v.ProvokingCases, ControlCases: v.ControlCases,
 		AffectedShare: v.AffectedShare, MissedTypeChance: v.MissedTypeChance,
+		UpperAlpha: model.GraderRouteAlpha, Route: v.Route,
+	}
+	if r := v.Labels; r != nil {
+		d.LabelsRoute = &LabelsRouteDoc{Answers: r.Answers, Labelled: r.Labelled, Violations: r.Violations, Strata: r.Strata,
+			Upper: r.Upper, AlphaDeleted: r.AlphaDeleted, BaselineLabelled: r.BaselineLabelled, BaselineViolations: r.BaselineViolations,
+			BaselineLower: r.BaselineLower, AlphaBaseline: r.AlphaBaseline, Rise: r.Rise}
+	}
+	if n := v.LabelsNeeded; n.More > 0 || n.Hopeless != "" {
+		d.LabelsNeeded = &LabelsNeededDoc{More: n.More, Have: n.Have, Room: n.Room, Clean: n.Clean, Hopeless: model.Sanitize(n.Hopeless)}
 	}
 	if lo, hi, note := pairedBounds(v.Paired); lo != nil {
 		d.Paired = &BoundsDoc{Lo: *lo, Hi: *hi}
@@ -371,8 +431,9 @@ type DiffDoc struct {
 }
 
 // GraderDoc is a grader measured against human labels. Estimator is
-// "simple" (labels as a simple random sample, Wilson intervals) or "ipw"
-// (weighted by stratum of the label set named in LabelSet).
+// "simple" (every label as one simple random sample, Wilson intervals) or
+// "ipw" (label sets combined cell by cell, cells weighted by their sizes;
+// LabelSets names the sets whose designs cut the cells).
 type GraderDoc struct {
 	Recall          MeasureDoc              `json:"recall"`
 	RecallKind      map[string]MeasureDoc   `json:"recall_by_kind"`
@@ -382,7 +443,7 @@ type GraderDoc struct {
 	SpecificityKind map[string]MeasureDoc   `json:"specificity_by_kind"`
 	Labels          int                     `json:"labels"`
 	Estimator       string                  `json:"estimator"`
-	LabelSet        string                  `json:"label_set,omitempty"`
+	LabelSets       []string                `json:"label_sets,omitempty"`
 	Confusion       map[string]ConfusionDoc `json:"confusion"`
 	Misses          []string                `json:"misses"`
 	Warnings        []string                `json:"warnings"`
@@ -413,6 +474,23 @@ type MeasureDoc struct {
 	SE        *float64 `json:"se,omitempty"`
 	Method    string   `json:"method,omitempty"`
 	Note      string   `json:"note,omitempty"`
+	// Labels is how many labelled answers the estimate used (those on
+	// either side of the share); Cells, for an estimate combined from
+	// cells, lists each cell's answers and labels, and Unlabelled names the
+	// cells with answers and no label (which leave it unmeasured).
+	Labels     int       `json:"labels"`
+	Cells      []CellDoc `json:"cells,omitempty"`
+	Unlabelled []string  `json:"unlabelled_cells,omitempty"`
+}
+
+// CellDoc is one cell of a combined estimate: answers alike in the
+// stratum every label set drew them from.
+type CellDoc struct {
+	Name     string `json:"name"`
+	Answers  int    `json:"answers"`
+	Labelled int    `json:"labelled"`
+	A        int    `json:"a"` // labelled answers on the share's side (e.g. violations caught)
+	B        int    `json:"b"` // on the other side (e.g. violations missed)
 }
 
 // CorrectedDoc is a rate corrected for the grader's recall and specificity
@@ -479,7 +557,7 @@ type ProgressDoc struct {
 
 // Build turns results into the JSON document.
 func Build(res *evidence.Results, spend audit.Spend, simulated bool) Doc {
-	d := Doc{SchemaVersion: SchemaVersion, Comparisons: comparisonDocs(res), Audit: res.Plan.Audit.File.Name, Simulated: simulated, Delta: res.Delta, AffectedShare: AffectedShare(res), Spend: spend,
+	d := Doc{SchemaVersion: ReportSchemaVersion, Comparisons: comparisonDocs(res), Audit: res.Plan.Audit.File.Name, Simulated: simulated, Delta: res.Delta, AffectedShare: AffectedShare(res), Spend: spend,
 		Sweep: SweepDoc{SweepGroupDoc: sweepGroupDoc(res.Sweep.SweepGroup), ByTag: []SweepGroupDoc{}}}
 	for _, g := range res.Sweep.ByTag {
 		d.Sweep.ByTag = append(d.Sweep.ByTag, sweepGroupDoc(g))
@@ -554,7 +632,7 @@ func graderDoc(q labels.GraderQuality) GraderDoc {
 	gd := GraderDoc{Recall: measureDoc(q.Recall), Precision: measureDoc(q.Precision),
 		Specificity: measureDoc(q.Specificity), Labels: q.Labels, RecallKind: map[string]MeasureDoc{},
 		PrecisionKind: map[string]MeasureDoc{}, SpecificityKind: map[string]MeasureDoc{},
-		Estimator: string(q.Estimator), LabelSet: q.Set, Confusion: map[string]ConfusionDoc{},
+		Estimator: string(q.Estimator), LabelSets: q.Sets, Confusion: map[string]ConfusionDoc{},
 		Misses: append([]string{}, q.Misses...), Warnings: append([]string{}, q.Warnings...)}
 	for k, m := range q.RecallKind {
 		gd.RecallKind[string(k)] = measureDoc(m)
@@ -635,7 +713,13 @@ func measureDoc(m *labels.Measure) MeasureDoc {
 	if m == nil {
 		return MeasureDoc{}
 	}
-	md := MeasureDoc{Hits: m.Hits, Positives: m.Total, Method: m.Method, Note: m.Unmeasured}
+	md := MeasureDoc{Hits: m.Hits, Positives: m.Total, Method: m.Method, Note: m.Unmeasured, Labels: m.Total}
+	for _, st := range m.Strata {
+		md.Cells = append(md.Cells, CellDoc{Name: model.Sanitize(st.Name), Answers: int(st.N), Labelled: int(st.Labelled), A: int(st.A), B: int(st.B)})
+		if st.N > 0 && st.Labelled == 0 {
+			md.Unlabelled = append(md.Unlabelled, model.Sanitize(st.Name))
+		}
+	}
 	if m.Measured() {
 		est, lo, hi := m.Est, m.CI.Lo, m.CI.Hi
 		md.Est, md.Lo, md.Hi = &est, &lo, &hi

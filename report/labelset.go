@@ -116,6 +116,31 @@ func WriteLabelSetResults(w io.Writer, r labels.SetReport, width float64) error 
 // of the rule's blind labels combined by labels.CombineRule. A set shown on
 // its own can differ from it (another set may weigh in); this line is the
 // one that agrees with the grid and the reports.
+// NextLabels says, for an INCONCLUSIVE verdict, which answers to label
+// next and what they would settle ("verdict INCONCLUSIVE; next: label about
+// 86 answers without the line ...: if none is a violation, DELETE"); for a
+// DELETE, which route licensed it; "" otherwise.
+func NextLabels(v model.Verdict) string {
+	switch v.Decision {
+	case model.DecisionDelete, model.DecisionNotWorse, model.DecisionBetter:
+		if v.Route == "labels" {
+			return fmt.Sprintf("verdict %s by the blind labels: %s", v.Decision, model.Sanitize(v.Labels.Sentence()))
+		}
+		return fmt.Sprintf("verdict %s by the grader's measured recall and specificity", v.Decision)
+	case model.DecisionInconclusive:
+		if s := v.LabelsNeeded.String(); s != "" {
+			return "verdict INCONCLUSIVE; next: " + model.Sanitize(s)
+		}
+		if strings.Contains(v.Needed, "label") {
+			return "verdict INCONCLUSIVE; to settle it: " + model.Sanitize(v.Needed)
+		}
+		if v.LabelsNeeded.Hopeless != "" {
+			return "verdict INCONCLUSIVE; labels alone will not settle it: " + model.Sanitize(v.LabelsNeeded.Hopeless)
+		}
+	}
+	return ""
+}
+
 func WriteVerdictQuality(w io.Writer, res *evidence.Results, r labels.SetReport) error {
 	var b strings.Builder
 	lines := map[int]bool{}
@@ -137,6 +162,9 @@ func WriteVerdictQuality(w io.Writer, res *evidence.Results, r labels.SetReport)
 			name += ", " + model.Sanitize(rr.ModelName)
 		}
 		fmt.Fprintf(&b, "  %s: recall %s; specificity %s; %d blind labels\n", name, RecallLine(q), q.Specificity, q.Labels)
+		if next := NextLabels(rr.Verdict); next != "" {
+			fmt.Fprintf(&b, "    %s\n", next)
+		}
 	}
 	_, err := io.WriteString(w, b.String())
 	return err

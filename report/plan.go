@@ -47,15 +47,48 @@ func WritePlan(w io.Writer, a *audit.Audit, e audit.Estimate, budget float64) er
 	}
 	fmt.Fprintf(&b, "tokens: %d input, %d output expected, at most %d (every answer at its max_tokens)\n",
 		e.PromptTokens, e.CompletionTokens, e.CompletionTokensAtMost)
-	fmt.Fprintf(&b, "cost: $%.2f expected ($%.2f with prompt caching), at most $%.2f", e.USD, e.USDWithCaching, e.USDAtMost)
+	b.WriteString("cost: " + PlanCost(e))
 	if budget > 0 {
 		fmt.Fprintf(&b, "; budget $%.2f", budget)
 	}
 	fmt.Fprintf(&b, "\ntime: %s expected, at most %s, at concurrency %d\n", minutesText(e.Minutes), minutesText(e.MinutesAtMost), e.Concurrency)
 	fmt.Fprintf(&b, "  output tokens from %s\n", e.CompletionBasis)
 	fmt.Fprintf(&b, "  time from %s\n", e.LatencyBasis)
+	if e.JudgeCallsBasis != "" {
+		fmt.Fprintf(&b, "  judge calls from %s\n", e.JudgeCallsBasis)
+	}
+	if e.CachingBasis != "" {
+		fmt.Fprintf(&b, "  prompt caching %s\n", e.CachingBasis)
+	}
 	_, err := io.WriteString(w, b.String())
 	return err
+}
+
+// PlanCost is an estimate's dollars as a person reads them: expected (with
+// prompt caching where it is priced) and at most, and "price unknown" for
+// the models and judges the audit file gives no prices, never $0.00.
+func PlanCost(e audit.Estimate) string {
+	switch {
+	case len(e.Unpriced) > 0 && e.USDAtMost == 0:
+		return "price unknown: " + unpricedText(e.Unpriced)
+	case len(e.Unpriced) > 0:
+		return fmt.Sprintf("price unknown for %s; the priced calls: %s", unpricedText(e.Unpriced), costText(e))
+	}
+	return costText(e)
+}
+
+// costText is an estimate's dollars: expected (with prompt caching where
+// it is priced) and at most.
+func costText(e audit.Estimate) string {
+	if e.USDWithCaching < e.USD {
+		return fmt.Sprintf("$%.2f expected ($%.2f with prompt caching), at most $%.2f", e.USD, e.USDWithCaching, e.USDAtMost)
+	}
+	return fmt.Sprintf("$%.2f expected, at most $%.2f", e.USD, e.USDAtMost)
+}
+
+// unpricedText names the endpoints without prices and the keys to set.
+func unpricedText(names []string) string {
+	return fmt.Sprintf("%s (set price_input_per_mtok and price_output_per_mtok in the audit file)", strings.Join(names, ", "))
 }
 
 // WritePlanPower writes, per audited line, the smallest rises the planned
@@ -65,6 +98,9 @@ func WritePlanPower(w io.Writer, e audit.Estimate) error {
 	b.WriteString("power (per model; rises measured from a baseline that never fails):\n")
 	for _, r := range e.Rules {
 		fmt.Fprintf(&b, "  line %d: %s\n", r.Line, r.Power.Summary())
+		if d := r.Power.Delete; d != nil {
+			fmt.Fprintf(&b, "    DELETE: %s\n", d.Summary())
+		}
 		for _, warning := range r.Warnings {
 			fmt.Fprintf(&b, "    warning: %s\n", warning)
 		}

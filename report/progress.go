@@ -22,12 +22,12 @@ type Progress struct {
 	budget      float64
 	now         func() time.Time
 
-	phase                 string
-	total                 int
-	done, failed, retries int
-	limit                 int
-	spent                 float64
-	start, lastPrint      time.Time
+	phase                          string
+	total                          int
+	done, failed, settled, retries int
+	limit                          int
+	spent                          float64
+	start, lastPrint               time.Time
 }
 
 // NewProgress returns a printer writing to w. concurrency is the starting
@@ -43,7 +43,7 @@ func (p *Progress) StartPhase(phase string, calls int) {
 		fmt.Fprintf(p.w, "%s: %d calls\n", phase, calls)
 	}
 	p.phase, p.total = phase, calls
-	p.done, p.failed, p.retries, p.spent = 0, 0, 0, 0
+	p.done, p.failed, p.settled, p.retries, p.spent = 0, 0, 0, 0, 0
 	p.limit = p.concurrency
 	p.start = p.now()
 	p.lastPrint = p.start
@@ -56,7 +56,12 @@ func (p *Progress) Event(ev runner.Event) {
 	case runner.Finished:
 		p.done++
 		p.spent += e.Cost
-		if !e.Response.OK() {
+		switch {
+		case e.Response.ErrorKind.Settled():
+			// Counted on the progress line and summed up at the end:
+			// a model that runs out of tokens does it hundreds of times.
+			p.settled++
+		case !e.Response.OK():
 			p.failed++
 			fmt.Fprintf(p.w, "call failed for good after %d attempts: %s\n", e.Response.Attempts, model.Sanitize(e.Response.Error))
 		}
@@ -91,6 +96,10 @@ func (p *Progress) print() {
 	if p.budget > 0 {
 		b = fmt.Sprintf(" of $%.2f", p.budget)
 	}
-	fmt.Fprintf(p.w, "[%*d/%d] %3.0f%%  %6.1f calls/s  eta %-6s $%.2f%s  concurrency %d  retries %d  errors %d\n",
-		len(fmt.Sprint(p.total)), p.done, p.total, 100*float64(p.done)/float64(max(p.total, 1)), rate, eta, p.spent, b, p.limit, p.retries, p.failed)
+	settled := ""
+	if p.settled > 0 {
+		settled = fmt.Sprintf("  truncated or empty %d", p.settled)
+	}
+	fmt.Fprintf(p.w, "[%*d/%d] %3.0f%%  %6.1f calls/s  eta %-6s $%.2f%s  concurrency %d  retries %d  errors %d%s\n",
+		len(fmt.Sprint(p.total)), p.done, p.total, 100*float64(p.done)/float64(max(p.total, 1)), rate, eta, p.spent, b, p.limit, p.retries, p.failed, settled)
 }

@@ -312,10 +312,10 @@ func plural(n int, one, many string) string {
 	return many
 }
 
-// spendLine says what the answers and the judges' calls cost and what
-// prompt caching saved.
+// spendLine says what the answers and the judges' calls cost (every paid
+// call, asked again or not) and what prompt caching saved.
 func spendLine(spend audit.Spend, simulated bool) string {
-	s := fmt.Sprintf("Spend: %d stored answers, %d prompt tokens (%d cached), %d completion tokens, $%.2f",
+	s := fmt.Sprintf("Spend: %d paid answer calls, %d prompt tokens (%d cached), %d completion tokens, $%.2f",
 		spend.Calls, spend.PromptTokens, spend.CachedTokens, spend.CompletionTokens, spend.USD)
 	if spend.CacheWriteTokens > 0 {
 		s += fmt.Sprintf(" (%d prompt tokens written to the cache)", spend.CacheWriteTokens)
@@ -327,7 +327,22 @@ func spendLine(spend audit.Spend, simulated bool) string {
 		s += fmt.Sprintf("; %d judge calls, %d prompt and %d completion tokens, $%.2f; $%.2f in all",
 			spend.JudgeCalls, spend.JudgePromptTokens, spend.JudgeCompletionTokens, spend.JudgeUSD, spend.TotalUSD)
 	}
-	return s + fmt.Sprintf("; prompt caching saved $%.2f%s", spend.CacheSavedUSD, simulatedNote(simulated))
+	s += fmt.Sprintf("; prompt caching saved $%.2f%s", spend.CacheSavedUSD, simulatedNote(simulated))
+	if spend.UnpricedCalls > 0 {
+		s += fmt.Sprintf("; price unknown for %d calls to %s (no prices in the audit file): not in these dollars",
+			spend.UnpricedCalls, sanitizeAll(spend.Unpriced))
+	}
+	return s
+}
+
+// sanitizeAll joins names from the audit file or the store, made safe to
+// print.
+func sanitizeAll(names []string) string {
+	out := make([]string, len(names))
+	for i, n := range names {
+		out[i] = model.Sanitize(n)
+	}
+	return strings.Join(out, ", ")
 }
 
 func simulatedNote(sim bool) string {

@@ -196,7 +196,7 @@ func CollectBatches(ctx context.Context, calls []Call, opts Options, st BatchSto
 			if c == nil || answered[res.Key] {
 				continue
 			}
-			resp, cost, ok := batchResponse(c, res)
+			resp, cost, ok := batchResponse(c, res, rec.ID)
 			if !ok {
 				continue
 			}
@@ -220,9 +220,11 @@ func CollectBatches(ctx context.Context, calls []Call, opts Options, st BatchSto
 	return sum, nil
 }
 
-// batchResponse turns a batch result into the response to save, with its
-// cost at the batch price; ok is false for a result not to save.
-func batchResponse(c *Call, res BatchResult) (model.Response, float64, bool) {
+// batchResponse turns a result of batch id into the response to save, with
+// its cost at the batch price; ok is false for a result not to save. The
+// response's charge is named by the batch and the call, so a batch
+// collected twice (a crash before its record was deleted) is paid once.
+func batchResponse(c *Call, res BatchResult, id string) (model.Response, float64, bool) {
 	resp := model.Response{Key: res.Key, Model: c.Request.Model, Attempts: 1, At: time.Now(), Batched: true}
 	if res.Err != nil {
 		if res.Err.Retryable || res.Err.Kind == model.ErrAuth || res.Err.Kind == model.ErrQuota {
@@ -238,5 +240,11 @@ func batchResponse(c *Call, res BatchResult) (model.Response, float64, bool) {
 	if kind, msg := Classify(comp); kind != model.ErrNone {
 		resp.Error, resp.ErrorKind = (&CallError{Kind: kind, Msg: msg}).Error(), kind
 	}
-	return resp, c.Price.Scaled(BatchDiscount).CostOf(comp.usage()), true
+	price := c.Price.Scaled(BatchDiscount)
+	cost := price.CostOf(comp.usage())
+	resp.Charge = price.Charge(resp, cost, c.Meta.Judge != "")
+	if resp.Charge != nil {
+		resp.Charge.ID = "batch:" + id + ":" + res.Key
+	}
+	return resp, cost, true
 }

@@ -51,6 +51,9 @@ type Price struct {
 	// for its 5-minute cache). Zero means InputPerMTok.
 	CacheWriteInputPerMTok float64
 	OutputPerMTok          float64
+	// Unknown marks the prices of an endpoint the audit file gives none
+	// for: its calls cost 0 here, which is not what they cost.
+	Unknown bool
 }
 
 // Usage is the tokens one attempt used. Prompt counts every prompt token,
@@ -96,6 +99,7 @@ func (p Price) Scaled(f float64) Price {
 		CachedInputPerMTok:     p.CachedInputPerMTok * f,
 		CacheWriteInputPerMTok: p.CacheWriteInputPerMTok * f,
 		OutputPerMTok:          p.OutputPerMTok * f,
+		Unknown:                p.Unknown,
 	}
 }
 
@@ -111,6 +115,18 @@ type Completion struct {
 // usage returns the completion's token counts.
 func (c Completion) usage() Usage {
 	return Usage{Prompt: c.PromptTokens, Cached: c.CachedTokens, CacheWrite: c.CacheWriteTokens, Completion: c.CompletionTokens}
+}
+
+// Charge is the ledger entry of a response whose attempts cost cost
+// dollars at price p (model.Charge), nil when nothing was paid: no cost
+// and no tokens reported. CacheSavedUSD is what the cache saved on the
+// response's own usage.
+func (p Price) Charge(r model.Response, cost float64, judge bool) *model.Charge {
+	u := Usage{Prompt: r.PromptTokens, Cached: r.CachedTokens, CacheWrite: r.CacheWriteTokens, Completion: r.CompletionTokens}
+	if cost == 0 && u.Prompt <= 0 && u.Completion <= 0 {
+		return nil
+	}
+	return &model.Charge{Judge: judge, USD: cost, CacheSavedUSD: max(p.Cost(u.Prompt, 0, u.Completion)-p.CostOf(u), 0), Unpriced: p.Unknown}
 }
 
 // Provider answers calls. Complete is called from many goroutines at once and

@@ -18,6 +18,9 @@ type Endpoint struct {
 	// Concurrency is the starting and maximum number of this endpoint's
 	// calls in flight; 0 means Options.Concurrency.
 	Concurrency int
+	// Timeout bounds each attempt of this endpoint's calls; 0 means
+	// Options.Timeout. A stalled call holds its slot this long.
+	Timeout time.Duration
 }
 
 // pool is the run's state of one endpoint: its calls in flight, its

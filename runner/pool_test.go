@@ -282,8 +282,8 @@ func TestRun_TruncatedAndEmpty(t *testing.T) {
 		sink := newMemSink()
 		evs := collect(t, Run(context.Background(), calls, sink, fastOpts(p, 2)))
 		finished, stop := checkContract(t, calls, evs, sink)
-		if stop.Reason != Completed || stop.Failed != 2 {
-			t.Fatalf("stopped %+v", stop)
+		if stop.Reason != Completed || stop.Failed != 0 || stop.Settled != 2 {
+			t.Fatalf("stopped %+v, want completed with 2 settled and none failed", stop)
 		}
 		tr, em, ok := finished[calls[0].Key].Response, finished[calls[1].Key].Response, finished[calls[2].Key].Response
 		if tr.ErrorKind != model.ErrTruncated || tr.Text != "The refund policy is" || tr.Attempts != 1 || tr.OK() || !tr.Settled() ||
@@ -295,6 +295,43 @@ func TestRun_TruncatedAndEmpty(t *testing.T) {
 		}
 		if !ok.OK() || ok.Text != "fine" {
 			t.Errorf("answer: %+v", ok)
+		}
+		// Paid calls carry their charge to the store; the answer that
+		// reported no usage was not paid.
+		if tr.Charge == nil || em.Charge == nil || ok.Charge != nil {
+			t.Errorf("charges: truncated %+v, empty %+v, free answer %+v", tr.Charge, em.Charge, ok.Charge)
+		}
+	})
+}
+
+// Each endpoint's timeout bounds its own calls: a stalled call of an
+// endpoint with a short timeout gives up its slot after it, not after the
+// run's.
+func TestRun_TimeoutPerEndpoint(t *testing.T) {
+	t.Parallel()
+	synctest.Test(t, func(t *testing.T) {
+		stall := funcProvider(func(ctx context.Context, c Call) (Completion, error) {
+			<-ctx.Done()
+			return Completion{}, ctx.Err()
+		})
+		calls := scriptCalls("a", "b")
+		calls[1].Provider = 1
+		opts := fastOpts(stall, 1)
+		opts.Providers = []Endpoint{{Name: "short", Provider: stall, Timeout: 3 * time.Second}, {Name: "default", Provider: stall}}
+		opts.Timeout = 40 * time.Second
+		opts.MaxAttempts = 1
+		start := time.Now()
+		ended := map[string]time.Duration{}
+		for ev := range Run(context.Background(), calls, nil, opts) {
+			if f, ok := ev.(Finished); ok {
+				ended[f.Response.Key] = time.Since(start)
+				if !strings.Contains(f.Response.Error, "no answer within") {
+					t.Errorf("error %q", f.Response.Error)
+				}
+			}
+		}
+		if ended[calls[0].Key] != 3*time.Second || ended[calls[1].Key] != 40*time.Second {
+			t.Errorf("timed out after %v and %v, want 3s (its endpoint's) and 40s (the run's)", ended[calls[0].Key], ended[calls[1].Key])
 		}
 	})
 }

@@ -29,12 +29,25 @@ type RequestLog struct {
 // NewRequestLog returns a log that writes to w.
 func NewRequestLog(w io.Writer) *RequestLog { return &RequestLog{w: w} }
 
-// OpenRequestLog creates (or truncates) the file at path, readable by its
-// owner only, and returns a log writing to it.
+// OpenRequestLog opens the file at path for appending, creating it readable
+// by its owner only, and returns a log writing to it. It appends: a run
+// that submits a batch and the run that collects it, or a run and its
+// resume, leave one log between them. A last line an earlier process left
+// unfinished (killed while writing) is ended first, so every line stays
+// one JSON object.
 func OpenRequestLog(path string) (*RequestLog, error) {
-	f, err := os.OpenFile(path, os.O_CREATE|os.O_WRONLY|os.O_TRUNC, 0o600)
+	f, err := os.OpenFile(path, os.O_CREATE|os.O_RDWR|os.O_APPEND, 0o600)
 	if err != nil {
 		return nil, fmt.Errorf("runner: request log: %w", err)
+	}
+	if st, err := f.Stat(); err == nil && st.Size() > 0 {
+		last := make([]byte, 1)
+		if _, err := f.ReadAt(last, st.Size()-1); err == nil && last[0] != '\n' {
+			if _, err := f.Write([]byte("\n")); err != nil {
+				f.Close()
+				return nil, fmt.Errorf("runner: request log: %w", err)
+			}
+		}
 	}
 	return &RequestLog{w: f, closer: f}, nil
 }

@@ -6,6 +6,8 @@ import (
 	"context"
 	"encoding/json"
 	"net/http"
+	"os"
+	"path/filepath"
 	"strings"
 	"testing"
 )
@@ -79,5 +81,35 @@ func TestRequestLog_RedactsKeys(t *testing.T) {
 	}
 	if native.Headers["X-Api-Key"] != "[REDACTED]" || !strings.Contains(native.Body, `"cache_control"`) || native.Status != 200 {
 		t.Errorf("anthropic entry %+v", native)
+	}
+}
+
+// The log file is appended to, never truncated: a batch's submission and
+// its collection, or a run and its resume, leave one log. A line an
+// earlier process left unfinished is ended, so each line stays one object.
+func TestOpenRequestLog_Appends(t *testing.T) {
+	t.Parallel()
+	path := filepath.Join(t.TempDir(), "requests.jsonl")
+	if err := os.WriteFile(path, []byte("{\"first\":1}\n{\"killed while wri"), 0o600); err != nil {
+		t.Fatal(err)
+	}
+	for range 2 {
+		l, err := OpenRequestLog(path)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if _, err := l.w.Write([]byte("{\"next\":2}\n")); err != nil {
+			t.Fatal(err)
+		}
+		if err := l.Close(); err != nil {
+			t.Fatal(err)
+		}
+	}
+	data, err := os.ReadFile(path)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if want := "{\"first\":1}\n{\"killed while wri\n{\"next\":2}\n{\"next\":2}\n"; string(data) != want {
+		t.Errorf("log %q, want %q", data, want)
 	}
 }

@@ -43,7 +43,9 @@ type Options struct {
 	// Concurrency is the starting and maximum number of calls in flight per
 	// endpoint whose own Concurrency is 0; default 8.
 	Concurrency int
-	Timeout     time.Duration // per attempt; default 120 s
+	// Timeout bounds each attempt of a call whose endpoint sets none
+	// (Endpoint.Timeout); default 120 s.
+	Timeout time.Duration
 	// MaxAttempts bounds the attempts per call, the first included, that
 	// failed for any reason but a rate limit; default 6.
 	MaxAttempts int
@@ -169,8 +171,8 @@ type run struct {
 	spent    float64 // dollars, by usage reported so far
 	reserved float64 // estimated dollars of attempts in flight
 
-	done, failed int
-	total        int // calls to make: len(calls) less those skipped
+	done, failed, settled int
+	total                 int // calls to make: len(calls) less those skipped
 
 	stopped bool
 	reason  StopReason
@@ -241,6 +243,7 @@ func (r *run) loop() {
 		Detail:    r.detail,
 		Done:      r.done,
 		Failed:    r.failed,
+		Settled:   r.settled,
 		Remaining: r.total - r.done,
 		Spent:     r.spent,
 	})
@@ -394,13 +397,22 @@ func (r *run) start(st *callState) bool {
 // attempt makes one attempt and reports it to the loop. It runs in its own
 // goroutine.
 func (r *run) attempt(st *callState, est float64) {
-	actx, cancel := context.WithTimeout(r.ctx, r.opts.Timeout)
+	actx, cancel := context.WithTimeout(r.ctx, r.timeout(st.call))
 	start := time.Now()
 	comp, err := complete(actx, st.pool.ep.Provider, st.call)
 	latency := time.Since(start)
 	timedOut := err != nil && errors.Is(actx.Err(), context.DeadlineExceeded) && r.ctx.Err() == nil
 	cancel()
 	r.results <- attemptResult{st: st, comp: comp, err: err, latency: latency, timedOut: timedOut, estimated: est}
+}
+
+// timeout is how long an attempt of c may take: its endpoint's timeout,
+// else the run's.
+func (r *run) timeout(c *Call) time.Duration {
+	if c.Provider >= 0 && c.Provider < len(r.opts.Providers) && r.opts.Providers[c.Provider].Timeout > 0 {
+		return r.opts.Providers[c.Provider].Timeout
+	}
+	return r.opts.Timeout
 }
 
 // complete calls the provider, turning a missing provider or a panic into a
@@ -461,7 +473,7 @@ func (r *run) handleResult(res attemptResult) {
 	if r.ctx.Err() != nil {
 		return // cancelled: not finished, not saved
 	}
-	ce := callError(res, r.opts.Timeout)
+	ce := callError(res, r.timeout(st.call))
 	rateLimited := ce.Kind == model.ErrRateLimited
 	if rateLimited {
 		st.rateLimited++
@@ -625,9 +637,10 @@ func (r *run) response(st *callState, res attemptResult, now time.Time) model.Re
 }
 
 // finish saves a call's final response in its own goroutine, so concurrent
-// saves can be batched. The call keeps its pool slot until the save
-// returns (pool.busy).
+// saves can be batched, with what its attempts cost (Response.Charge). The
+// call keeps its pool slot until the save returns (pool.busy).
 func (r *run) finish(st *callState, resp model.Response) {
+	resp.Charge = st.call.Price.Charge(resp, st.cost, st.call.Meta.Judge != "")
 	if r.sink == nil {
 		r.handleSaved(saveResult{st: st, resp: resp})
 		return
@@ -650,7 +663,10 @@ func (r *run) handleSaved(s saveResult) {
 		return
 	}
 	r.done++
-	if !s.resp.OK() {
+	switch {
+	case s.resp.ErrorKind.Settled():
+		r.settled++
+	case !s.resp.OK():
 		r.failed++
 	}
 	r.emit(Finished{Index: s.st.index, Response: s.resp, Cost: s.st.cost})

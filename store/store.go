@@ -21,6 +21,13 @@
 // always describe the text they were given for. An errored response is
 // replaced by any later response for the same key.
 //
+// # Spend
+//
+// Every response written with a model.Charge appends it to the spend
+// ledger in the same transaction, kept or not as a response; the ledger is
+// never rewritten, so replacing an answer never forgets what was paid for
+// it (spend.go).
+//
 // # Concurrency
 //
 // A Store is safe for concurrent use by multiple goroutines. One file can be
@@ -91,9 +98,10 @@ var (
 	bucketGrades       = []byte("grades")        // grader -> version -> key -> encoded grade; a version's sequence counts its keys
 	bucketLabelHistory = []byte("label_history") // key + 0x00 + big-endian sequence -> JSON model.Label
 	bucketLabelSets    = []byte("label_sets")    // name -> JSON labelSet
+	bucketSpend        = []byte("spend")         // charge ID -> ledger entry (spend.go)
 
 	allBuckets = [][]byte{bucketMeta, bucketResponses, bucketTexts, bucketGrades,
-		bucketLabelHistory, bucketLabelSets}
+		bucketLabelHistory, bucketLabelSets, bucketSpend}
 )
 
 // reservedMetaPrefix marks meta records the store keeps for itself.
@@ -192,6 +200,11 @@ func (s *Store) init() error {
 			v := strconv.Itoa(SchemaVersion)
 			if err := tx.Bucket(bucketMeta).Put(schemaKey, []byte(v)); err != nil {
 				return fmt.Errorf("store: record schema version: %w", err)
+			}
+			// A new file's ledger sees every call; a file from before
+			// the ledger is completed by SeedLedger.
+			if err := tx.Bucket(bucketMeta).Put(ledgerCompleteKey, []byte("1")); err != nil {
+				return fmt.Errorf("store: mark the ledger: %w", err)
 			}
 		}
 		return nil

@@ -273,6 +273,12 @@ func (w *Writer) commit(batch []writeOp) {
 		gb := newGradeBuckets(tx)
 		for i := range batch {
 			op := &batch[i]
+			if op.resp != nil && op.resp.Charge != nil {
+				// Paid whether or not the response is kept.
+				if err := putCharge(tx, op.resp); err != nil {
+					return err
+				}
+			}
 			if op.resp != nil {
 				stored, err := putResponse(tx, op.resp)
 				if err != nil {

@@ -268,7 +268,7 @@ func BenchmarkOpen100k(b *testing.B) {
 		if err != nil {
 			b.Fatal(err)
 		}
-		est := plan.Estimate(status, 8, audit.History{}, 0)
+		est := plan.Estimate(status, 8, audit.History{}, 0, nil)
 		t2 := time.Now()
 		tally, err := evidence.NewTally(plan, preds, st)
 		if err != nil {

@@ -102,7 +102,7 @@ func TestE2E_DemoRunFillsGridDrillDownQuit(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	est := f.plan.Estimate(status, 8, audit.History{}, 0)
+	est := f.plan.Estimate(status, 8, audit.History{}, 0, nil)
 	app, err := New(Options{
 		Plan: f.plan, Tally: tally, Stored: status, Estimate: est, Responses: st, Simulated: true,
 		Start: start, Calls: len(calls), AutoStart: true,

@@ -250,7 +250,7 @@ func (a *App) regraded(msg regradedMsg) tea.Cmd {
 // rule, every model pooled: "24/31".
 func caught(c *Common, ri int, version string) string {
 	g := labels.Grades{Name: model.PredicateGrader, Version: version, ByKey: c.tally.GraderGrades(version)}
-	q := labels.MeasureGrader(c.plan, g, c.tally.Labels(), labels.QualityScope{Rule: ri, Model: -1})
+	q := c.tally.MeasureGrader(ri, -1, g, c.tally.Labels())
 	return countText(q.Recall)
 }
 

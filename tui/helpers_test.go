@@ -280,7 +280,7 @@ func (f *fixture) app(t testing.TB, clk *clock, start func(context.Context, *Fee
 		t.Fatal(err)
 	}
 	stored, _ := f.src.Status()
-	est := f.plan.Estimate(stored, f.audit.File.Concurrency, audit.History{}, 0)
+	est := f.plan.Estimate(stored, f.audit.File.Concurrency, audit.History{}, 0, nil)
 	opts := Options{
 		Plan: f.plan, Tally: tally, Stored: stored, Estimate: est, Responses: f.src,
 		Simulated: true, Start: start, Calls: est.AnswerCalls, Now: clk.Now,

@@ -387,8 +387,8 @@ func TestLabel_Results(t *testing.T) {
 		"recall", "precision", "specificity", "confusion", "misses (", "to narrow the predicate's recall to ±0.05", "predicate versions"} {
 		contains(t, s+strings.Join(a.label.results.lines, "\n"), want)
 	}
-	// Beside the set's own numbers, the recall the verdict and every report
-	// use, to the letter.
+	// The numbers are the verdict's, to the letter (every label set
+	// combined), and where the verdict stands is said beside them.
 	res, err := a.c.tally.Results()
 	if err != nil {
 		t.Fatal(err)
@@ -396,7 +396,8 @@ func TestLabel_Results(t *testing.T) {
 	for _, rr := range res.Rules {
 		if rr.Rule.Line == 23 {
 			shown := strings.Join(strings.Fields(ansi.Strip(strings.Join(a.label.results.lines, " "))), " ")
-			contains(t, shown, "in the verdict (all label sets combined): recall "+report.RecallLine(rr.Quality))
+			contains(t, shown, "pooled "+rr.Quality.Recall.String())
+			contains(t, shown, report.NextLabels(rr.Verdict))
 		}
 	}
 	if len(a.label.results.misses) == 0 {

@@ -45,31 +45,49 @@ func newDrawBox() drawBox {
 	return drawBox{in: in}
 }
 
-// gradedSnapshot is what a draw reads of the tally, copied in Update so
-// the command shares nothing with it.
+// gradedSnapshot is what a draw or a measurement in a command reads of the
+// tally (labels.Graded, labels.Population), copied in Update so the
+// command shares nothing with it.
 type gradedSnapshot struct {
-	answered map[string]bool
-	versions []string
-	grades   []map[string]model.Grade
+	answered  map[string]bool
+	versions  []string
+	byVersion map[string]map[string]model.Grade
+	labels    map[string]model.Label
 }
 
-func (g gradedSnapshot) Answered(key string) bool                      { return g.answered[key] }
-func (g gradedSnapshot) PredicateVersion(ri int) string                { return g.versions[ri] }
-func (g gradedSnapshot) PredicateGrades(ri int) map[string]model.Grade { return g.grades[ri] }
+func (g gradedSnapshot) Answered(key string) bool       { return g.answered[key] }
+func (g gradedSnapshot) PredicateVersion(ri int) string { return g.versions[ri] }
+func (g gradedSnapshot) PredicateGrades(ri int) map[string]model.Grade {
+	return g.byVersion[g.versions[ri]]
+}
+func (g gradedSnapshot) GradesAt(version string) map[string]model.Grade { return g.byVersion[version] }
+func (g gradedSnapshot) Labels() map[string]model.Label                 { return g.labels }
 
-// snapshot copies what a draw needs of the tally.
-func (v *labelView) snapshot() gradedSnapshot {
-	c := v.c
+// gradedCopy copies what a draw or a predicate history needs of the tally:
+// the answered calls, every current predicate's grades and those of the
+// versions the label sets were drawn with, and the blind labels.
+func gradedCopy(c *Common) gradedSnapshot {
 	n := len(c.plan.Audit.Rules)
-	s := gradedSnapshot{answered: map[string]bool{}, versions: make([]string, n), grades: make([]map[string]model.Grade, n)}
+	s := gradedSnapshot{answered: map[string]bool{}, versions: make([]string, n),
+		byVersion: map[string]map[string]model.Grade{}, labels: maps.Clone(c.tally.Labels())}
 	for _, cell := range c.plan.Cells {
 		if c.tally.Answered(cell.Key) {
 			s.answered[cell.Key] = true
 		}
 	}
+	keep := func(v string) {
+		if _, ok := s.byVersion[v]; !ok {
+			s.byVersion[v] = maps.Clone(c.tally.GradesAt(v))
+		}
+	}
 	for ri := range n {
 		s.versions[ri] = c.tally.PredicateVersion(ri)
-		s.grades[ri] = maps.Clone(c.tally.PredicateGrades(ri))
+		keep(s.versions[ri])
+	}
+	for _, set := range c.tally.LabelSets() {
+		for _, v := range set.PredicateVersions {
+			keep(v)
+		}
 	}
 	return s
 }
@@ -116,7 +134,7 @@ func (v *labelView) updateDraw(msg tea.Msg) tea.Cmd {
 			// The seed comes from the app's clock, as the command's comes
 			// from the time: a new set, reproducible from its stored seed.
 			opts := labels.SampleOptions{Name: drawSetName, N: n, Seed: v.c.now.UnixNano() % 1_000_000}
-			return drawSet(v.d.store, v.c.plan, v.snapshot(), opts)
+			return drawSet(v.d.store, v.c.plan, gradedCopy(v.c), opts)
 		}
 	}
 	// A size is digits: anything else typed or pasted is refused as it

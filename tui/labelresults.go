@@ -2,7 +2,6 @@ package tui
 
 import (
 	"fmt"
-	"maps"
 	"strings"
 
 	"charm.land/bubbles/v2/key"
@@ -42,9 +41,6 @@ type ruleQuality struct {
 	ri      int
 	rule    *audit.Rule
 	graders []labels.GraderQuality // the predicate first
-	// verdict is the predicate as the verdict measures it, per model:
-	// every blind label of the rule, label sets combined.
-	verdict []labels.GraderQuality
 }
 
 // history is a rule's predicate versions as last loaded.
@@ -93,13 +89,9 @@ func (r *labelResults) measure() {
 		labelled := r.c.tally.Labels()
 		for _, sq := range r.c.tally.MeasureSet(set, nil) {
 			rq := ruleQuality{ri: sq.RuleIndex, rule: sq.Rule, graders: []labels.GraderQuality{sq.Quality}}
-			for mi := range r.c.plan.Audit.File.Models {
-				rq.verdict = append(rq.verdict, r.c.tally.RuleQuality(sq.RuleIndex, mi))
-			}
 			for _, j := range r.c.plan.Audit.Judges {
 				g := labels.Grades{Name: j.Grader, Version: j.Version, ByKey: r.c.tally.GraderGrades(j.Version)}
-				rq.graders = append(rq.graders, labels.MeasureGrader(r.c.plan, g, labelled,
-					labels.QualityScope{Rule: sq.RuleIndex, Model: -1, Set: set}))
+				rq.graders = append(rq.graders, r.c.tally.MeasureGrader(sq.RuleIndex, -1, g, labelled))
 			}
 			r.rules = append(r.rules, rq)
 		}
@@ -117,24 +109,24 @@ func (r *labelResults) loadHistory() tea.Cmd {
 		return nil
 	}
 	r.gen++
-	labelled := maps.Clone(r.c.tally.Labels())
-	set := r.v.set
+	snap := gradedCopy(r.c)
+	sets := r.c.tally.LabelSets()
 	var cmds []tea.Cmd
 	for _, rq := range r.rules {
 		h := r.hist[rq.ri]
 		h.loading = true
 		r.hist[rq.ri] = h
-		cmds = append(cmds, loadHistory(st, r.c.plan, rq.ri, r.c.tally.PredicateVersion(rq.ri), labelled, set, r.gen))
+		cmds = append(cmds, loadHistory(st, r.c.plan, rq.ri, r.c.tally.PredicateVersion(rq.ri), snap, sets, r.gen))
 	}
 	return tea.Batch(cmds...)
 }
 
 // loadHistory measures every recorded version of a rule's predicate
 // against labels; it runs as a command. cur is the rule's current version.
-func loadHistory(st audit.Reader, p *audit.Plan, ri int, cur string, labelled map[string]model.Label, set *labels.LabelSet, gen int) tea.Cmd {
+func loadHistory(st audit.Reader, p *audit.Plan, ri int, cur string, snap gradedSnapshot, sets []labels.LabelSet, gen int) tea.Cmd {
 	line := p.Audit.Rules[ri].Line
 	return func() tea.Msg {
-		vs, err := labels.PredicateHistory(st, p, line, cur, labelled, set)
+		vs, err := labels.PredicateHistory(st, p, line, cur, snap.labels, sets, snap)
 		return historyMsg{gen: gen, rule: ri, versions: vs, err: err}
 	}
 }
@@ -310,15 +302,21 @@ func (r *labelResults) layout() {
 				wrapped("  ", st.Muted, oneLine(q.Grader)+": "+oneLine(m))
 			}
 		}
-		// What the verdict uses: every blind label of the rule, sets
-		// combined; the numbers above are this set's alone.
-		for mi, q := range rq.verdict {
-			m := r.c.plan.Audit.File.Models[mi]
-			who := "in the verdict"
-			if len(r.c.plan.Audit.File.Models) > 1 {
-				who += " for " + oneLine(m.Name)
+		// The numbers above are the verdict's (every blind label of the
+		// rule, label sets combined); per model, where the verdict stands
+		// and which labels would settle it.
+		for _, rr := range r.c.res.Rules {
+			if rr.RuleIndex != rq.ri {
+				continue
 			}
-			wrapped("  ", st.Muted, fmt.Sprintf("%s (all label sets combined): recall %s; specificity %s", who, report.RecallLine(q), measureText(q.Specificity)))
+			next := report.NextLabels(rr.Verdict)
+			if next == "" {
+				continue
+			}
+			if len(r.c.plan.Audit.File.Models) > 1 {
+				next = oneLine(rr.ModelName) + ": " + next
+			}
+			wrapped("  ", st.Muted, next)
 		}
 		r.addHistory(rq, add)
 	}

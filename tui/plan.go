@@ -172,7 +172,7 @@ func (p *planView) content() string {
 	for _, r := range e.Regression {
 		kv("", fmt.Sprintf("regression suite %s: %d calls (%d cases on baseline and %d variants)", model.Sanitize(r.Name), r.Calls, r.Cases, r.Variants))
 	}
-	cost := fmt.Sprintf("$%.2f expected ($%.2f with prompt caching), at most $%.2f", e.USD, e.USDWithCaching, e.USDAtMost)
+	cost := report.PlanCost(e)
 	if c.simulated {
 		cost += " (simulated prices: nothing is billed)"
 	}

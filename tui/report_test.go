@@ -258,8 +258,8 @@ func TestReport_SpendReadInCommand(t *testing.T) {
 		a.Update(m)
 	}
 	s := reportText(a)
-	contains(t, s, "1,234 stored: 2,345,678 prompt tokens (1,200,000 cached),")
-	contains(t, s, "456,789 completion tokens")
+	contains(t, s, "1,234 paid: 2,345,678 prompt tokens (1,200,000 cached),")
+	contains(t, s, "456,789")
 	contains(t, s, "987 calls: 654,321 prompt tokens, 98,765 completion tokens")
 	contains(t, s, "$14.85 in all: answers $12.35, judges $2.50")
 	contains(t, s, "(simulated prices:")

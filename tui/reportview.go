@@ -221,7 +221,7 @@ func (v *reportView) index(r *reportWriter) {
 	}
 }
 
-// spendLines writes what the stored answers cost, as last read.
+// spendLines writes what the audit's paid calls cost, as last read.
 func (v *reportView) spendLines(r *reportWriter) {
 	c, st := v.c, v.c.styles
 	r.add(st.Header.Render("Spend"))
@@ -237,7 +237,7 @@ func (v *reportView) spendLines(r *reportWriter) {
 		return
 	}
 	s := v.spent
-	r.field("answers", fmt.Sprintf("%s stored: %s prompt tokens (%s cached), %s completion tokens",
+	r.field("answers", fmt.Sprintf("%s paid: %s prompt tokens (%s cached), %s completion tokens",
 		report.Thousands(int64(s.Calls)), report.Thousands(s.PromptTokens), report.Thousands(s.CachedTokens), report.Thousands(s.CompletionTokens)), nil)
 	if len(c.plan.Audit.Judges) > 0 {
 		r.field("judges", fmt.Sprintf("%s calls: %s prompt tokens, %s completion tokens",
@@ -249,6 +249,9 @@ func (v *reportView) spendLines(r *reportWriter) {
 	}
 	if c.simulated {
 		cost += " (simulated prices: nothing is billed)"
+	}
+	if s.UnpricedCalls > 0 {
+		cost += fmt.Sprintf("; price unknown for %s calls (no prices in the audit file)", report.Thousands(int64(s.UnpricedCalls)))
 	}
 	r.field("cost", cost, nil)
 	r.field("caching", fmt.Sprintf("prompt caching saved $%.2f", s.CacheSavedUSD), nil)

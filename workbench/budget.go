@@ -1,6 +1,12 @@
 package workbench
 
-import "fmt"
+import (
+	"fmt"
+	"slices"
+	"strings"
+
+	"github.com/auditor-dev/auditor/model"
+)
 
 // Budget is the most an audit may spend over all its runs, and what is
 // left of it. A budget counts what is stored: a resumed or repeated run
@@ -41,3 +47,42 @@ func (b Budget) String() string {
 
 // Exhausted reports whether a budget is set and nothing is left of it.
 func (b Budget) Exhausted() bool { return b.Total > 0 && b.Left <= 0 }
+
+// RefuseUnpriced is the refusal of calls under a budget to the endpoints
+// named (audit.Estimate.Unpriced), whose prices the audit file does not
+// give: their calls would count at $0, and the budget would believe money
+// was left that was spent. It names each endpoint's table and the keys to
+// set; nil when names is empty.
+func (s *Session) RefuseUnpriced(names []string, b Budget) error {
+	if len(names) == 0 {
+		return nil
+	}
+	var where []string
+	line, field := 0, ""
+	add := func(what string, at int, f string) {
+		where = appendNew(where, fmt.Sprintf("%s (line %d)", what, at))
+		if line == 0 {
+			line, field = at, f
+		}
+	}
+	for i, m := range s.Audit.File.Models {
+		if !m.Priced && slices.Contains(names, model.Sanitize(m.Name)) {
+			add("[model] "+model.Sanitize(m.Name), m.Line, fmt.Sprintf("model[%d].price_input_per_mtok", i+1))
+		}
+	}
+	for i, j := range s.Audit.Judges {
+		if !j.Config.Priced && slices.Contains(names, model.Sanitize(j.Config.Name)) {
+			add("[[judge]] "+model.Sanitize(j.Config.Name), j.Config.DefLine, fmt.Sprintf("judge[%d].price_input_per_mtok", i+1))
+		}
+	}
+	return &model.InputError{File: s.Audit.Path, Line: line, Field: field,
+		Msg: fmt.Sprintf("%s has no prices, so its calls would count as $0 against the budget ($%.2f, %s): set price_input_per_mtok and price_output_per_mtok there (dollars per million tokens; 0 for a free server), or pass --allow-unpriced to run with its calls uncounted",
+			strings.Join(where, " and "), b.Total, b.Source)}
+}
+
+func appendNew(xs []string, s string) []string {
+	if slices.Contains(xs, s) {
+		return xs
+	}
+	return append(xs, s)
+}

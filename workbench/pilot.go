@@ -2,12 +2,105 @@ package workbench
 
 import (
 	"context"
+	"math"
+	"slices"
 
 	"github.com/auditor-dev/auditor/audit"
 	"github.com/auditor-dev/auditor/model"
 	"github.com/auditor-dev/auditor/runner"
 	"github.com/auditor-dev/auditor/runner/sim"
 )
+
+// A paid pilot (`plan --pilot N`) makes N real answer calls of the models
+// under test, spread over their cases and variants in pairs of samples,
+// and stores them like any answer: the plan then measures answer length,
+// latency and the share of identical answers (judgeShares) on them, and
+// the run reuses them.
+
+// Bounds of the default pilot: 5% of the plan's cells, at most
+// pilotDefaultMax calls.
+const (
+	pilotShare      = 0.05
+	pilotDefaultMax = 20
+)
+
+// PilotSize is the default size of a paid pilot: 5% of the plan's cells,
+// at least 1 and at most 20.
+func (s *Session) PilotSize() int {
+	n := int(math.Round(pilotShare * float64(len(s.Plan.Cells)+len(s.Plan.Regression))))
+	return min(max(n, 1), pilotDefaultMax)
+}
+
+// PilotCalls picks up to n answer calls that done does not hold, of models
+// that are not simulated (the simulator's pilot is free), by index into
+// the plan's calls: pairs of samples of one case and variant (one each
+// with a single sample), the pairs spread evenly over models, rules, cases
+// and variants. A pair is what tells a model that repeats its answer
+// (one judge call serves every sample) from one that does not.
+func (s *Session) PilotCalls(done map[string]bool, n int) []int {
+	per := 1
+	if s.Plan.Samples >= 2 && n >= 2 {
+		per = 2
+	}
+	type tkey struct{ suite, model, rule, kase, variant int }
+	index := map[tkey]int{}
+	var tmpls [][]int
+	for i, c := range s.Plan.Calls {
+		if done[c.Key] || s.Audit.File.Models[c.Provider].Provider == "sim" {
+			continue
+		}
+		var k tkey
+		if cells := s.Plan.ByKey[c.Key]; len(cells) > 0 {
+			cell := s.Plan.Cells[cells[0]]
+			k = tkey{-1, cell.Model, cell.Rule, cell.Case, 0}
+			if cell.Deleted {
+				k.variant = 1
+			}
+		} else if rc := s.Plan.RegressionByKey[c.Key]; len(rc) > 0 {
+			cell := s.Plan.Regression[rc[0]]
+			k = tkey{cell.Suite, cell.Model, -1, cell.Case, cell.Variant}
+		}
+		ti, ok := index[k]
+		if !ok {
+			ti = len(tmpls)
+			index[k] = ti
+			tmpls = append(tmpls, nil)
+		}
+		if len(tmpls[ti]) < per {
+			tmpls[ti] = append(tmpls[ti], i)
+		}
+	}
+	var out []int
+	for _, t := range spread(tmpls, (n+per-1)/per) {
+		for _, i := range t {
+			if len(out) < n {
+				out = append(out, i)
+			}
+		}
+	}
+	slices.Sort(out)
+	return out
+}
+
+// Pilot makes the answer calls picks (PilotCalls) and stores them like any
+// answer, graded, through the run's observer (one PhaseAnswers); o's
+// budget bounds it like a run.
+func (s *Session) Pilot(ctx context.Context, picks []int, o RunOptions, obs Observer) (Phase, error) {
+	if len(picks) == 0 {
+		return Phase{}, nil
+	}
+	if o.Concurrency <= 0 {
+		o.Concurrency = s.Audit.File.Concurrency
+	}
+	in := make(map[int]bool, len(picks))
+	for _, i := range picks {
+		in[i] = true
+	}
+	// An answer the predicates could not grade is stored ungraded and
+	// graded on the next open; the pilot measures only usage and text.
+	phase, _, err := s.runAnswers(ctx, o, obs, func(i int) bool { return !in[i] }, len(picks))
+	return phase, err
+}
 
 // Sizes of the free pilot: the simulator answers in memory in
 // microseconds, so the pilot answers every call of a plan up to pilotMax
@@ -73,6 +166,7 @@ func (s *Session) simPilot(h audit.History) {
 		}
 		if judged > 0 {
 			h.JudgeShare[m.Name] = float64(len(distinct)) / float64(judged)
+			h.JudgeShareOn[m.Name] = judged
 		}
 	}
 	answers = spread(answers, judgePilotMax)

@@ -165,7 +165,8 @@ func (s *Session) Run(ctx context.Context, o RunOptions, obs Observer) (Outcome,
 		// Until the run ends: judging after the answers is bounded too.
 		// The limit is process-wide; a process runs one audit at a time.
 		defer limitRunMemory()()
-		if out.Answers, out.GradeErrors, err = s.runAnswers(ctx, o, obs, done, len(pending)); err != nil {
+		skip := func(i int) bool { return done[s.Plan.Calls[i].Key] }
+		if out.Answers, out.GradeErrors, err = s.runAnswers(ctx, o, obs, skip, len(pending)); err != nil {
 			return out, err
 		}
 		if out.Answers.Stopped.Reason != runner.Completed {
@@ -186,8 +187,9 @@ func (s *Session) Run(ctx context.Context, o RunOptions, obs Observer) (Outcome,
 
 func completed(p Phase) bool { return !p.Ran || p.Stopped.Reason == runner.Completed }
 
-// runAnswers makes the plan's calls that done does not hold.
-func (s *Session) runAnswers(ctx context.Context, o RunOptions, obs Observer, done map[string]bool, pending int) (Phase, []error, error) {
+// runAnswers makes the plan's calls that skip does not leave out, pending
+// of them.
+func (s *Session) runAnswers(ctx context.Context, o RunOptions, obs Observer, skip func(i int) bool, pending int) (Phase, []error, error) {
 	// The plan's calls name their model's endpoint by index; answered ones
 	// are skipped (runner.Options.Skip): a copy of the calls still to make
 	// would double the largest structure of a large audit.
@@ -202,10 +204,9 @@ func (s *Session) runAnswers(ctx context.Context, o RunOptions, obs Observer, do
 	stopped := follow(obs, runner.Run(ctx, s.Plan.Calls, sink, runner.Options{
 		Providers:   eps,
 		Concurrency: o.Concurrency,
-		Timeout:     callTimeout(s.Audit.File.Models),
 		MaxWait:     o.MaxWait,
 		Budget:      o.Budget,
-		Skip:        func(i int) bool { return done[s.Plan.Calls[i].Key] },
+		Skip:        skip,
 	}))
 	if err := w.Close(); err != nil {
 		return Phase{Ran: true, Stopped: stopped}, sink.GradeErrors(), fmt.Errorf("saving answers: %w", err)
@@ -230,7 +231,13 @@ func (s *Session) runJudges(ctx context.Context, o RunOptions, obs Observer, bud
 	if _, err := grade.Backfill(jp, s.Audit.Judges, s.Store); err != nil {
 		return Phase{}, err
 	}
-	pending := jp.Pending(status)
+	// A judge answer cut off by its token limit or empty is settled like
+	// a model's answer: not asked again unless RetryTruncated.
+	done, err := s.CallsDone(status, o.RetryTruncated)
+	if err != nil {
+		return Phase{}, err
+	}
+	pending := jp.Pending(done)
 	if len(pending) == 0 {
 		return Phase{}, nil
 	}
@@ -266,8 +273,12 @@ func (s *Session) runRejudge(ctx context.Context, o RunOptions, obs Observer, bu
 		return Phase{}, nil, err
 	}
 	rp, original := grade.RejudgeCalls(jp, status, len(s.Audit.Judges), o.Rejudge, 1)
+	done, err := s.CallsDone(status, o.RetryTruncated)
+	if err != nil {
+		return Phase{}, nil, err
+	}
 	var phase Phase
-	if pending := rp.Pending(status); len(pending) > 0 {
+	if pending := rp.Pending(done); len(pending) > 0 {
 		calls, eps, err := s.judgeCalls(rp, pending, o)
 		if err != nil {
 			return phase, nil, err
@@ -331,19 +342,6 @@ func remainingBudget(budget, spent float64) float64 {
 		return 0
 	}
 	return max(budget-spent, 1e-9)
-}
-
-// callTimeout is the longest per-call timeout any model sets; 0 for the
-// runner's default.
-func callTimeout(models []model.ModelConfig) time.Duration {
-	var t float64
-	for _, m := range models {
-		t = max(t, m.TimeoutSeconds)
-	}
-	if t <= 0 {
-		return 0
-	}
-	return time.Duration(t * float64(time.Second))
 }
 
 // runMemoryFloor is the least soft memory limit a run sets: small runs

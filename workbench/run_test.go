@@ -52,13 +52,16 @@ func (r *recorder) JudgeGraded(string, model.Grade) {
 
 // openDemo writes the bundled demo to a temporary directory and opens it
 // with one sample per case.
-func openDemo(t *testing.T) *Session {
+func openDemo(t *testing.T) *Session { return openDemoSamples(t, 1) }
+
+// openDemoSamples opens the bundled demo with samples per case.
+func openDemoSamples(t *testing.T, samples int) *Session {
 	t.Helper()
 	dir := t.TempDir()
 	if err := examples.Write(dir); err != nil {
 		t.Fatal(err)
 	}
-	s, err := Open(context.Background(), filepath.Join(dir, examples.DemoAudit), Options{Samples: 1})
+	s, err := Open(context.Background(), filepath.Join(dir, examples.DemoAudit), Options{Samples: samples})
 	if err != nil {
 		t.Fatal(err)
 	}

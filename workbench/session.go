@@ -221,22 +221,40 @@ func (s *Session) AllPredicateVersions() []string {
 // Results computes every rule's evidence and verdict from the tally.
 func (s *Session) Results() (*evidence.Results, error) { return s.Tally.Results() }
 
-// Spend is what the answers behind the verdicts and the judges' calls on
-// them cost, from the store.
+// Spend is what the audit spent: every paid call in the store's spend
+// ledger (answers asked again and judge calls included), at the prices of
+// the time. A store written before the ledger existed counts its stored
+// responses at today's prices as well (Open with Write access writes them
+// into the ledger once).
 func (s *Session) Spend() (audit.Spend, error) {
 	if s.Store == nil {
 		return audit.Spend{}, nil
 	}
-	if len(s.Audit.Judges) == 0 {
-		// No judge calls to find: skip reading every call's status (a map
-		// of the whole plan, megabytes at 100k answers).
-		return s.Plan.SpendWithJudges(s.Store, nil)
-	}
-	status, err := s.Store.Status()
+	legacy, _, err := s.legacyCharges()
 	if err != nil {
 		return audit.Spend{}, err
 	}
-	return s.Plan.SpendWithJudges(s.Store, status)
+	return audit.SpendOf(func(fn func(model.Paid) error) error {
+		for _, r := range legacy {
+			if err := fn(model.Paid{Charge: *r.Charge, Model: r.Model, PromptTokens: r.PromptTokens, CachedTokens: r.CachedTokens,
+				CacheWriteTokens: r.CacheWriteTokens, CompletionTokens: r.CompletionTokens, Batched: r.Batched, At: r.At}); err != nil {
+				return err
+			}
+		}
+		return s.Store.ForEachPaid(fn)
+	})
+}
+
+// legacyCharges returns the charges of a store written before its spend
+// ledger (audit.Plan.LegacyCharges), and whether the ledger is complete
+// (then there are none).
+func (s *Session) legacyCharges() ([]model.Response, bool, error) {
+	complete, err := s.Store.LedgerComplete()
+	if err != nil || complete {
+		return nil, complete, err
+	}
+	legacy, err := s.Plan.LegacyCharges(s.Store.ForEachResponseMeta)
+	return legacy, false, err
 }
 
 // Status returns the stored status of every call (key -> answered ok), read
@@ -277,6 +295,14 @@ func (s *Session) openStore(access Access) error {
 		}
 		if err == nil {
 			err = evidence.RecordRuleTexts(st, s.Audit, now)
+		}
+		if err == nil {
+			// A store from before the spend ledger: its answers' charges
+			// go into the ledger once, so a budget counts them.
+			legacy, complete, lerr := s.legacyCharges()
+			if err = lerr; err == nil && !complete {
+				err = st.SeedLedger(legacy)
+			}
 		}
 	}
 	if err != nil {

@@ -154,11 +154,9 @@ func (t *Tally) addGraders(rr *RuleResult) {
 	if len(t.plan.Audit.Judges) == 0 {
 		return
 	}
-	set := t.chooseSet(rr.RuleIndex)
 	for _, j := range t.plan.Audit.Judges {
 		g := labels.Grades{Name: j.Grader, Version: j.Version, ByKey: t.grades[j.Version]}
-		rr.Judges = append(rr.Judges, labels.MeasureGrader(t.plan, g, t.Labels(),
-			labels.QualityScope{Rule: rr.RuleIndex, Model: rr.Model, Set: set, Complete: true}))
+		rr.Judges = append(rr.Judges, t.MeasureGrader(rr.RuleIndex, rr.Model, g, t.Labels()))
 	}
 	rr.Agreement = t.Agreement(rr.RuleIndex, rr.Model)
 	rr.Disagreements = len(t.Disagreements(rr.RuleIndex, rr.Model, nil))

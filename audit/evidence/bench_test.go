@@ -33,7 +33,8 @@ func BenchmarkReport100k(b *testing.B) {
 			text = "It ships next quarter."
 		}
 		r := model.Response{Key: c.Key, Model: c.Request.Model, Text: text, FinishReason: "stop",
-			PromptTokens: 148, CompletionTokens: 40 + i%7, Attempts: 1}
+			PromptTokens: 148, CompletionTokens: 40 + i%7, Attempts: 1,
+			Charge: &model.Charge{USD: c.Price.Cost(148, 0, 40+i%7)}}
 		if err := sink.Save(r); err != nil {
 			b.Fatal(err)
 		}
@@ -54,7 +55,7 @@ func BenchmarkReport100k(b *testing.B) {
 		if err != nil || res.Rules[0].Done != 100_000 {
 			b.Fatalf("results: %v", err)
 		}
-		if s, err := p.SpendOf(st.ForEachResponseMeta); err != nil || s.Calls != 100_000 {
+		if s, err := audit.SpendOf(st.ForEachPaid); err != nil || s.Calls != 100_000 {
 			b.Fatalf("spend %+v, %v", s, err)
 		}
 	}

@@ -164,7 +164,7 @@ func TestJudges_SimulatedDisagree(t *testing.T) {
 		t.Fatal(err)
 	}
 	// What the judges' calls cost is part of what the evidence cost.
-	spend, err := p.SpendWithJudges(st, status)
+	spend, err := audit.SpendOf(st.ForEachPaid)
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -120,7 +120,7 @@ func TestVerdict_NoFalseDeleteFromFalseAlarms(t *testing.T) {
 			}
 			q := labels.MeasureGrader(measured, labels.Grades{Name: model.PredicateGrader, Version: "v1", ByKey: grades}, labelled, labels.QualityScope{Rule: 0, Model: 0})
 			for i, pd := range plans {
-				rr, err := aggregateRule(pd, 0, 0, status, nil, grades, q, nil)
+				rr, err := aggregateRule(pd, 0, 0, status, nil, grades, q, nil, model.LabelledArms{})
 				if err != nil {
 					t.Fatal(err)
 				}

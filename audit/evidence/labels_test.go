@@ -381,12 +381,13 @@ func TestDrawLabelSample_Stratified(t *testing.T) {
 		t.Fatal(err)
 	}
 	for _, rr := range res.Rules {
-		if rr.Rule == rule && (rr.Quality.Estimator != labels.EstimatorSimple || rr.Quality.Labels != set.Population || rr.Quality.Unused != 0) {
-			t.Errorf("census: estimator %s over %d labels (%d unused), want simple over %d", rr.Quality.Estimator, rr.Quality.Labels, rr.Quality.Unused, set.Population)
+		if rr.Rule == rule && (rr.Quality.Estimator != labels.EstimatorSimple || rr.Quality.Labels != set.Population) {
+			t.Errorf("census: estimator %s over %d labels, want simple over %d", rr.Quality.Estimator, rr.Quality.Labels, set.Population)
 		}
 	}
-	if q := tally.MeasureSet(&set, nil)[0].Quality; q.Unused != set.Population-60 {
-		t.Errorf("measured on the set, %d labels unused, want %d", q.Unused, set.Population-60)
+	// The set's screen shows the same numbers: every label counts there too.
+	if q := tally.MeasureSet(&set, nil)[0].Quality; q.Labels != set.Population || q.Estimator != labels.EstimatorSimple {
+		t.Errorf("measured on the set: %d labels (%s), want all %d", q.Labels, q.Estimator, set.Population)
 	}
 
 	// Half-way through, labelling in order keeps both strata sampled.
@@ -457,7 +458,7 @@ func TestPredicateHistory_AmendedPredicate(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	hist, err := labels.PredicateHistory(st, p, 23, edited.Version, model.NewLabelBook(log, nil).Truth(), &set)
+	hist, err := labels.PredicateHistory(st, p, 23, edited.Version, model.NewLabelBook(log, nil).Truth(), []labels.LabelSet{set}, tally)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -473,7 +474,7 @@ func TestPredicateHistory_AmendedPredicate(t *testing.T) {
 	if after.Hits != hits || after.Total != positives {
 		t.Errorf("amended recall %s, independently %d/%d", after, hits, positives)
 	}
-	if _, err := labels.PredicateHistory(st, p, 99, "", nil, nil); err == nil {
+	if _, err := labels.PredicateHistory(st, p, 99, "", nil, nil, nil); err == nil {
 		t.Error("history of an unaudited line")
 	}
 }

@@ -37,58 +37,50 @@ func (t *Tally) SeenLabels() map[string]model.Label { return t.book.Seen() }
 // labeller's own labels, undo included. It is the tally's own.
 func (t *Tally) LabelBook() *model.LabelBook { return t.book }
 
-// chooseSet picks the design behind a rule's quality: the stratified set
-// with the most labelled answers in the rule's strata (ties go to the name
-// first in order), or nil when no stratified set has any, in which case
-// every label counts as a simple random sample. Labels of one stratified
-// set are never mixed with others: their weights would be wrong. A set
-// whose every stratum is now labelled in full (a census: labels beyond the
-// sample cover the whole population) needs no weights, so nil is returned.
-func (t *Tally) chooseSet(ri int) *labels.LabelSet {
-	line := t.plan.Audit.Rules[ri].Line
-	best := labels.ChooseSet(t.sets, line, t.Labels())
-	if best == nil || !t.censusOf(ri, best.Options.Kinds) {
-		return best
-	}
-	return nil
+// GradesAt returns the grades a grader version gave, by response key; nil
+// when the tally has not loaded that version (it loads every current
+// predicate's and judge's, and those the label sets were drawn with).
+func (t *Tally) GradesAt(version string) map[string]model.Grade { return t.grades[version] }
+
+// qualityScope is the scope every measurement of a rule's graders uses:
+// every blind label, the label sets combined (labels.MeasureGrader).
+func (t *Tally) qualityScope(ri, mi int) labels.QualityScope {
+	return labels.QualityScope{Rule: ri, Model: mi, Sets: t.sets, Population: t}
 }
 
-// censusOf reports whether every graded answer of a rule's cases of the
-// given kinds is labelled.
-func (t *Tally) censusOf(ri int, kinds []model.Kind) bool {
-	rule := t.plan.Audit.Rules[ri]
-	grades := t.PredicateGrades(ri)
-	for _, ci := range t.plan.CellsOfRule(ri) {
-		c := t.plan.Cells[ci]
-		if !slices.Contains(kinds, rule.Cases[c.Case].Kind) {
-			continue
-		}
-		if g, ok := grades[c.Key]; ok && !g.Unparseable {
-			if _, labelled := t.Labels()[c.Key]; !labelled {
-				return false
-			}
-		}
-	}
-	return true
+// RuleQuality is a rule's predicate quality for one model (-1: every
+// model pooled) exactly as the verdict uses it: every blind label of the
+// rule, label sets combined. Every screen shows this.
+func (t *Tally) RuleQuality(ri, mi int) labels.GraderQuality {
+	return t.ruleQuality(ri, mi, t.Labels())
 }
 
-// RuleQuality is a rule's predicate quality for one model exactly as the
-// verdict uses it: every blind label of the rule, label sets combined by
-// labels.CombineRule. Screens that show one set show this beside it.
-func (t *Tally) RuleQuality(ri, mi int) labels.GraderQuality { return t.ruleQuality(ri, mi) }
-
-// ruleQuality measures a rule's current predicate for one model, using the
-// stratified set chosen for the rule when there is one.
-func (t *Tally) ruleQuality(ri, mi int) labels.GraderQuality {
+// ruleQuality measures a rule's current predicate for one model against
+// labelled.
+func (t *Tally) ruleQuality(ri, mi int, labelled map[string]model.Label) labels.GraderQuality {
 	g := labels.Grades{Name: model.PredicateGrader, Version: t.PredicateVersion(ri), ByKey: t.PredicateGrades(ri)}
-	set := t.chooseSet(ri)
-	return labels.MeasureGrader(t.plan, g, t.Labels(), labels.QualityScope{Rule: ri, Model: mi, Set: set, Complete: true})
+	return labels.MeasureGrader(t.plan, g, labelled, t.qualityScope(ri, mi))
 }
 
-// MeasureSet measures each rule's current predicate on the labelled answers
-// of a set, every model pooled: what a labelling screen shows after each
-// label. labels are the truth to use (one labeller's, or nil for the
-// tally's current labels).
+// MeasureGrader measures any grader (a judge, an edited predicate) on rule
+// ri for model mi (-1: every model) against labelled, the label sets
+// combined as for the verdict.
+func (t *Tally) MeasureGrader(ri, mi int, g labels.Grades, labelled map[string]model.Label) labels.GraderQuality {
+	return labels.MeasureGrader(t.plan, g, labelled, t.qualityScope(ri, mi))
+}
+
+// VariantLabels returns the blind labels of a rule's provoking answers in
+// one variant (deleted: the rule's variant) for one model, for the
+// verdict's labels route.
+func (t *Tally) VariantLabels(ri, mi int, deleted bool) model.VariantLabels {
+	return labels.VariantLabels(t.plan, t.qualityScope(ri, mi), t.Labels(), deleted)
+}
+
+// MeasureSet measures the current predicate of each rule a set covers,
+// every model pooled, against labelled (the tally's current labels when
+// nil): what a labelling screen shows after each label. The numbers are
+// the combined ones, every blind label of the rule counted, not the set's
+// alone: one rule for every screen and report.
 func (t *Tally) MeasureSet(s *labels.LabelSet, labelled map[string]model.Label) []labels.SetQuality {
 	if labelled == nil {
 		labelled = t.Labels()
@@ -101,9 +93,7 @@ func (t *Tally) MeasureSet(s *labels.LabelSet, labelled map[string]model.Label) 
 		if _, in := s.PredicateVersions[r.Line]; !in {
 			continue
 		}
-		g := labels.Grades{Name: model.PredicateGrader, Version: t.PredicateVersion(ri), ByKey: t.PredicateGrades(ri)}
-		out = append(out, labels.SetQuality{RuleIndex: ri, Rule: r,
-			Quality: labels.MeasureGrader(t.plan, g, labelled, labels.QualityScope{Rule: ri, Model: -1, Set: s})})
+		out = append(out, labels.SetQuality{RuleIndex: ri, Rule: r, Quality: t.ruleQuality(ri, -1, labelled)})
 	}
 	return out
 }
@@ -118,7 +108,7 @@ func BuildSetReport(st audit.Reader, t *Tally, set labels.LabelSet, labelled map
 	}
 	r := labels.SetReport{Set: set, Labels: labelled, Who: who}
 	for _, sq := range t.MeasureSet(&set, labelled) {
-		hist, err := labels.PredicateHistory(st, t.plan, sq.Rule.Line, t.PredicateVersion(sq.RuleIndex), labelled, &set)
+		hist, err := labels.PredicateHistory(st, t.plan, sq.Rule.Line, t.PredicateVersion(sq.RuleIndex), labelled, t.sets, t)
 		if err != nil {
 			return r, err
 		}

@@ -214,6 +214,18 @@ func NewTally(p *audit.Plan, preds *grade.Predicates, src audit.Reader) (*Tally,
 			return nil, err
 		}
 	}
+	// The versions label sets were drawn with place the answers a stratified
+	// set did not draw in its strata (labels.Population).
+	for _, set := range sets {
+		for _, v := range set.PredicateVersions {
+			if _, ok := t.grades[v]; ok {
+				continue
+			}
+			if t.grades[v], err = src.GradesForUsing(model.PredicateGrader, v, p.Key); err != nil {
+				return nil, err
+			}
+		}
+	}
 	// Judge versions hash the judge's model and rubric, so they never collide
 	// with predicate versions and share the map.
 	for _, j := range p.Audit.Judges {
@@ -310,7 +322,8 @@ func (t *Tally) Results() (*Results, error) {
 			if rule.Config.NoInputClass() {
 				lengths = t.measureLengths(ri, mi)
 			}
-			rr, err := aggregateRule(p, ri, mi, t.status, t.settled, t.PredicateGrades(ri), t.ruleQuality(ri, mi), lengths)
+			rr, err := aggregateRule(p, ri, mi, t.status, t.settled, t.PredicateGrades(ri), t.ruleQuality(ri, mi, t.Labels()), lengths,
+				model.LabelledArms{Baseline: t.VariantLabels(ri, mi, false), Deleted: t.VariantLabels(ri, mi, true)})
 			if err != nil {
 				return nil, err
 			}
@@ -333,7 +346,7 @@ func (t *Tally) Results() (*Results, error) {
 	return res, nil
 }
 
-func aggregateRule(p *audit.Plan, ri, mi int, status map[string]bool, settled map[string]model.ErrorKind, grades map[string]model.Grade, quality labels.GraderQuality, lengths *Lengths) (*RuleResult, error) {
+func aggregateRule(p *audit.Plan, ri, mi int, status map[string]bool, settled map[string]model.ErrorKind, grades map[string]model.Grade, quality labels.GraderQuality, lengths *Lengths, labelled model.LabelledArms) (*RuleResult, error) {
 	rule := p.Audit.Rules[ri]
 	rr := &RuleResult{Rule: rule, RuleIndex: ri, Model: mi, ModelName: p.Audit.File.Models[mi].Name,
 		Arms: map[model.Kind]*Arm{}}
@@ -367,7 +380,7 @@ func aggregateRule(p *audit.Plan, ri, mi int, status map[string]bool, settled ma
 	rr.Quality = quality
 	CorrectArms(rr)
 
-	in := model.VerdictInput{Delta: p.Audit.File.Delta, AffectedShare: p.Audit.File.AffectedShare}
+	in := model.VerdictInput{Delta: p.Audit.File.Delta, AffectedShare: p.Audit.File.AffectedShare, Labelled: labelled}
 	// Every case of the file goes in, graded or not: Decide compares only
 	// the cases graded in both variants, and tells "no such case yet" from
 	// "no such case in the file".

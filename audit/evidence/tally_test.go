@@ -1,6 +1,7 @@
 package evidence
 
 import (
+	"math"
 	"testing"
 	"unsafe"
 
@@ -10,7 +11,7 @@ import (
 )
 
 // A tally loaded from the store keys its maps with the plan's own strings,
-// and SpendOf gives the same sum from records alone as from whole responses.
+// and the spend ledger holds what the run paid.
 func TestTally_SharesPlanKeys_SpendFromRecords(t *testing.T) {
 	t.Parallel()
 	fx := audittest.Demo(t, 3)
@@ -47,21 +48,18 @@ func TestTally_SharesPlanKeys_SpendFromRecords(t *testing.T) {
 		}
 	}
 
-	full, err := p.SpendOf(st.ForEachResponse)
+	// Every call the run paid for is in the ledger, priced as the plan's
+	// calls price it.
+	spend, err := audit.SpendOf(st.ForEachPaid)
 	if err != nil {
 		t.Fatal(err)
 	}
-	meta, err := p.SpendOf(st.ForEachResponseMeta)
-	if err != nil {
-		t.Fatal(err)
-	}
-	// The sum as the plan's calls price it, in key order like the store.
 	var want audit.Spend
 	byKey := map[string]int{}
 	for i, c := range p.Calls {
 		byKey[c.Key] = i
 	}
-	err = st.ForEachResponse(func(r model.Response) error {
+	err = st.ForEachResponseMeta(func(r model.Response) error {
 		i, ok := byKey[r.Key]
 		if !ok {
 			return nil
@@ -76,8 +74,20 @@ func TestTally_SharesPlanKeys_SpendFromRecords(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	want.TotalUSD = want.USD
-	if full != want || meta != want || want.Calls != len(p.Calls) {
-		t.Errorf("SpendOf: %+v from responses, %+v from records; want %+v", full, meta, want)
+	if spend.Calls != want.Calls || spend.PromptTokens != want.PromptTokens || spend.CachedTokens != want.CachedTokens ||
+		spend.CompletionTokens != want.CompletionTokens || math.Abs(spend.USD-want.USD) > 1e-9 || want.Calls != len(p.Calls) {
+		t.Errorf("ledger spend %+v; want %+v", spend, want)
+	}
+	// A store from before the ledger prices its responses the same way.
+	legacy, err := p.LegacyCharges(st.ForEachResponseMeta)
+	if err != nil {
+		t.Fatal(err)
+	}
+	usd := 0.0
+	for _, r := range legacy {
+		usd += r.Charge.USD
+	}
+	if math.Abs(usd-want.USD) > 1e-9 {
+		t.Errorf("legacy charges $%v, want $%v", usd, want.USD)
 	}
 }

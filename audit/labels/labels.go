@@ -45,6 +45,32 @@ type SampleOptions struct {
 	// then estimated with inverse-probability weights.
 	Stratify  bool
 	FailShare float64 // 0 means DefaultFailShare
+	// Variant restricts the draw to one variant's answers: VariantDeleted
+	// (the rule's variant: deleted, reworded or added line) or
+	// VariantBaseline; empty draws from both.
+	Variant string
+	// Unlabelled leaves out the answers that already have a label when the
+	// set is drawn, so the new labels continue the sample already taken
+	// (a uniform draw from the rest keeps the union uniform).
+	Unlabelled bool
+}
+
+// The variants a label set can be restricted to.
+const (
+	VariantDeleted  = "deleted"
+	VariantBaseline = "baseline"
+)
+
+// variantHolds reports whether a cell of the given variant (deleted: the
+// rule's variant) is in the options' draw.
+func (o SampleOptions) variantHolds(deleted bool) bool {
+	switch o.Variant {
+	case VariantDeleted:
+		return deleted
+	case VariantBaseline:
+		return !deleted
+	}
+	return true
 }
 
 func (o SampleOptions) withDefaults() SampleOptions {
@@ -83,6 +109,8 @@ func (o SampleOptions) validate(p *audit.Plan) error {
 		return fmt.Errorf("audit: label set %s: sample size %d, need at least 1", o.Name, o.N)
 	case o.Stratify && !(o.FailShare > 0 && o.FailShare < 1):
 		return fmt.Errorf("audit: label set %s: fail share %v, need a value between 0 and 1", o.Name, o.FailShare)
+	case o.Variant != "" && o.Variant != VariantDeleted && o.Variant != VariantBaseline:
+		return fmt.Errorf("audit: label set %s: variant %q (want %s or %s)", o.Name, o.Variant, VariantDeleted, VariantBaseline)
 	}
 	for _, k := range o.Kinds {
 		if _, ok := model.ParseKind(string(k)); !ok {
@@ -101,6 +129,12 @@ func (o SampleOptions) describe() string {
 	s := fmt.Sprintf("%d answers of %s (%s), seed %d", o.N, rule, kinds, o.Seed)
 	if o.Stratify {
 		s += fmt.Sprintf(", stratified with %.3g from failures", o.FailShare)
+	}
+	if o.Variant != "" {
+		s += ", " + o.Variant + " variant only"
+	}
+	if o.Unlabelled {
+		s += ", unlabelled answers only"
 	}
 	return s
 }
@@ -121,7 +155,7 @@ func (o SampleOptions) Scope() (rule, kinds string) {
 
 func (o SampleOptions) same(p SampleOptions) bool {
 	return o.N == p.N && o.Seed == p.Seed && o.Line == p.Line && slices.Equal(o.Kinds, p.Kinds) &&
-		o.Stratify == p.Stratify && o.FailShare == p.FailShare
+		o.Stratify == p.Stratify && o.FailShare == p.FailShare && o.Variant == p.Variant && o.Unlabelled == p.Unlabelled
 }
 
 // LabelStratum is one stratum of a stratified label set: the answers of one
@@ -233,6 +267,9 @@ type Graded interface {
 	// PredicateGrades its grades by response key.
 	PredicateVersion(ri int) string
 	PredicateGrades(ri int) map[string]model.Grade
+	// Labels are the blind labels given so far (SampleOptions.Unlabelled
+	// leaves their answers out).
+	Labels() map[string]model.Label
 }
 
 // DrawLabelSample draws a label set from the graded answers of the plan
@@ -320,15 +357,22 @@ type member struct {
 func population(p *audit.Plan, t Graded, opts SampleOptions) (map[string]member, []string) {
 	pop := map[string]member{}
 	var keys []string
+	var labelled map[string]model.Label
+	if opts.Unlabelled {
+		labelled = t.Labels()
+	}
 	for _, c := range p.Cells {
 		r := p.Audit.Rules[c.Rule]
 		if (opts.Line != 0 && r.Line != opts.Line) || !r.HasPredicate() {
 			continue
 		}
-		if !slices.Contains(opts.Kinds, r.Cases[c.Case].Kind) || !t.Answered(c.Key) {
+		if !slices.Contains(opts.Kinds, r.Cases[c.Case].Kind) || !opts.variantHolds(c.Deleted) || !t.Answered(c.Key) {
 			continue
 		}
 		if _, seen := pop[c.Key]; seen {
+			continue
+		}
+		if _, done := labelled[c.Key]; done {
 			continue
 		}
 		g, ok := t.PredicateGrades(c.Rule)[c.Key]
@@ -497,6 +541,12 @@ func (s *LabelSet) meta() (map[string]string, error) {
 		"created":    s.Created.Format(time.RFC3339Nano),
 		"population": strconv.Itoa(s.Population),
 	}
+	if s.Options.Variant != "" {
+		m["variant"] = s.Options.Variant
+	}
+	if s.Options.Unlabelled {
+		m["unlabelled"] = "true"
+	}
 	versions := map[string]string{}
 	for line, v := range s.PredicateVersions {
 		versions[strconv.Itoa(line)] = v
@@ -565,6 +615,16 @@ func decodeLabelSet(name string, keys []string, meta map[string]string) (LabelSe
 			return bad("kinds", fmt.Errorf("unknown kind %q", k))
 		}
 		o.Kinds = append(o.Kinds, kind)
+	}
+	switch o.Variant = meta["variant"]; o.Variant {
+	case "", VariantDeleted, VariantBaseline:
+	default:
+		return bad("variant", fmt.Errorf("unknown variant"))
+	}
+	if u, ok := meta["unlabelled"]; ok {
+		if o.Unlabelled, err = strconv.ParseBool(u); err != nil {
+			return bad("unlabelled", err)
+		}
 	}
 	if o.Stratify, err = strconv.ParseBool(meta["stratify"]); err != nil {
 		return bad("stratify", err)
@@ -642,43 +702,11 @@ func LoadLabelSets(r audit.Reader) ([]LabelSet, error) {
 }
 
 // CombineRule says, for people, how several label sets make one estimate
-// of a grader's quality: the rule ChooseSet and evidence.Tally implement,
-// and the only one; every screen and report shows the numbers it gives.
-const CombineRule = "label sets combine per rule: the stratified set with the most blind labels in the rule's strata, weighted by stratum " +
-	"(the rule's other labels of those kinds left out); without one, every blind label of the rule as one simple random sample; " +
-	"an answer in several sets counts once; review adjudications never count"
-
-// ChooseSet picks the design behind a rule's quality: the stratified set
-// with the most labelled answers in the strata of the rule on line (ties go
-// to the name first in order), or nil when no stratified set has any, in
-// which case every label counts as a simple random sample. Labels of one
-// stratified set are never mixed with others: their weights would be
-// wrong.
-func ChooseSet(sets []LabelSet, line int, labels map[string]model.Label) *LabelSet {
-	var best *LabelSet
-	bestN := 0
-	for i := range sets {
-		s := &sets[i]
-		if !s.Stratified() {
-			continue
-		}
-		n := 0
-		for _, st := range s.Strata {
-			if st.Line != line {
-				continue
-			}
-			for _, k := range s.strataKeys[st.Name] {
-				if _, ok := labels[k]; ok {
-					n++
-				}
-			}
-		}
-		if n > bestN || (n == bestN && n > 0 && s.Name < best.Name) {
-			best, bestN = s, n
-		}
-	}
-	return best
-}
+// of a grader's quality: the rule MeasureGrader implements, and the only
+// one; every screen and report shows the numbers it gives.
+const CombineRule = "every first blind label of a rule's answers counts, each answer once: label sets combine cell by cell " +
+	"(answers alike in the stratum every set drew them from, uniform within), cells weighted by their sizes; " +
+	"a cell with answers and no label leaves the estimate unmeasured; review adjudications never count"
 
 // SetQuality is the current predicate of one rule measured on a label set.
 type SetQuality struct {
@@ -742,10 +770,11 @@ func RecordPredicateVersion(st audit.Store, line int, version string, now time.T
 // PredicateHistory returns every recorded version of the predicate of the
 // rule on the given line, oldest first, each measured against labels with
 // the grades it gave (stored grades of old versions are kept, so nothing is
-// re-run). cur is the current version. set is the design to measure on: a label set, or nil for every
-// labelled answer. Every model is pooled. The current version is included
+// re-run). cur is the current version. Every blind label of the rule
+// counts, the label sets combined as MeasureGrader combines them (sets and
+// pop are the audit's). Every model is pooled. The current version is included
 // even if it was never recorded.
-func PredicateHistory(st audit.Reader, p *audit.Plan, line int, cur string, labels map[string]model.Label, set *LabelSet) ([]PredicateVersion, error) {
+func PredicateHistory(st audit.Reader, p *audit.Plan, line int, cur string, labels map[string]model.Label, sets []LabelSet, pop Population) ([]PredicateVersion, error) {
 	ri := p.RuleIndex(line)
 	if ri < 0 {
 		return nil, fmt.Errorf("audit: predicate history: line %d is not audited (audited lines: %s)", line, p.AuditedLines())
@@ -764,7 +793,7 @@ func PredicateHistory(st audit.Reader, p *audit.Plan, line int, cur string, labe
 			return nil, err
 		}
 		q := MeasureGrader(p, Grades{Name: model.PredicateGrader, Version: v.Version, ByKey: grades}, labels,
-			QualityScope{Rule: ri, Model: -1, Set: set})
+			QualityScope{Rule: ri, Model: -1, Sets: sets, Population: pop})
 		out = append(out, PredicateVersion{Version: v.Version, FirstSeen: v.FirstSeen, Current: v.Version == cur, Quality: q})
 	}
 	return out, nil

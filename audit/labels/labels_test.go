@@ -20,7 +20,7 @@ func near(got, want, eps float64) bool { return math.Abs(got-want) <= eps }
 // synthPlan is a one-rule plan (line 23) with one answer per case, keys
 // "k0000", "k0001", ... in the order of kinds.
 func synthPlan(kinds []model.Kind) *audit.Plan {
-	rule := &audit.Rule{Line: 23, Loaded: &model.Predicate{Version: "v1"}}
+	rule := &audit.Rule{Line: 23, PredicatePath: "p.predicate.toml", Loaded: &model.Predicate{Version: "v1"}}
 	a := &audit.Audit{File: &model.AuditFile{Models: []model.ModelConfig{{Name: "m"}}}, Rules: []*audit.Rule{rule}}
 	var cells []audit.Cell
 	for i, k := range kinds {
@@ -66,6 +66,25 @@ func labelAll(outs []outcome, version string) (Grades, map[string]model.Label) {
 		labels[key] = model.Label{Source: model.LabelBlind, Key: key, Violation: o.violation, Labeller: "ana"}
 	}
 	return g, labels
+}
+
+// gradedPop is a Population in which every graded key is answered.
+type gradedPop map[string]map[string]model.Grade
+
+func (g gradedPop) Answered(key string) bool {
+	for _, m := range g {
+		if _, ok := m[key]; ok {
+			return true
+		}
+	}
+	return false
+}
+func (g gradedPop) GradesAt(version string) map[string]model.Grade { return g[version] }
+
+// setScope is the scope of rule 0, every model, with one label set whose
+// strata the grades g place.
+func setScope(set *LabelSet, g Grades) QualityScope {
+	return QualityScope{Rule: 0, Model: -1, Sets: []LabelSet{*set}, Population: gradedPop{g.Version: g.ByKey}}
 }
 
 func checkMeasure(t *testing.T, name string, m *Measure, hits, total int, est, lo, hi float64) {
@@ -211,9 +230,9 @@ func stratifiedFixture() (*audit.Plan, *LabelSet, Grades, map[string]model.Label
 func TestMeasureGrader_IPWVector(t *testing.T) {
 	t.Parallel()
 	p, set, g, labels := stratifiedFixture()
-	q := MeasureGrader(p, g, labels, QualityScope{Rule: 0, Model: -1, Set: set})
-	if q.Estimator != EstimatorIPW || q.Set != "s" {
-		t.Errorf("estimator %s over %q, want ipw over s", q.Estimator, q.Set)
+	q := MeasureGrader(p, g, labels, setScope(set, g))
+	if q.Estimator != EstimatorIPW || !slices.Equal(q.Sets, []string{"s"}) {
+		t.Errorf("estimator %s over %q, want ipw over s", q.Estimator, q.Sets)
 	}
 	r := q.Recall
 	if r.Method != MethodIPW || !near(r.Est, 0.7037, tol) || !near(r.SE, 0.1396, tol) ||
@@ -233,7 +252,7 @@ func TestMeasureGrader_IPWVector(t *testing.T) {
 	// Another grader (here the same verdicts under another version) goes
 	// through the general ratio estimator, which must agree exactly.
 	g2 := Grades{Name: "judge:x", Version: "j1", ByKey: g.ByKey}
-	q2 := MeasureGrader(p, g2, labels, QualityScope{Rule: 0, Model: -1, Set: set})
+	q2 := MeasureGrader(p, g2, labels, setScope(set, g))
 	if !near(q2.Recall.Est, r.Est, 1e-12) || !near(q2.Recall.SE, r.SE, 1e-12) {
 		t.Errorf("ratio estimator %.6f SE %.6f, IPWRecall %.6f SE %.6f", q2.Recall.Est, q2.Recall.SE, r.Est, r.SE)
 	}
@@ -277,7 +296,7 @@ func TestMeasureGrader_IPWEdgeCases(t *testing.T) {
 		for _, k := range set.strataKeys["L23 passed"] {
 			delete(labels, k)
 		}
-		q := MeasureGrader(p, g, labels, QualityScope{Rule: 0, Model: -1, Set: set})
+		q := MeasureGrader(p, g, labels, setScope(set, g))
 		if q.Recall.Measured() || !strings.Contains(q.Recall.String(), "L23 passed") {
 			t.Errorf("recall with no passed labels = %q; must say the stratum has none", q.Recall)
 		}
@@ -291,7 +310,7 @@ func TestMeasureGrader_IPWEdgeCases(t *testing.T) {
 		for _, k := range set.strataKeys["L23 passed"] {
 			labels[k] = model.Label{Source: model.LabelBlind, Key: k, Violation: false}
 		}
-		q := MeasureGrader(p, g, labels, QualityScope{Rule: 0, Model: -1, Set: set})
+		q := MeasureGrader(p, g, labels, setScope(set, g))
 		r := q.Recall
 		// IPW gives 1 with SE 0; 40 clean passes of 480 do not prove that.
 		if r.Est != 1 || r.Method != MethodIPWBounds || r.CI.Hi != 1 || r.CI.Lo > 0.7 {
@@ -410,7 +429,7 @@ func TestAllocate(t *testing.T) {
 	}
 }
 
-func TestMeasureGrader_CompleteKindsOutsideSet(t *testing.T) {
+func TestMeasureGrader_LabelsOutsideTheSetCount(t *testing.T) {
 	t.Parallel()
 	kinds := append(append(repeatKind(model.Provoke, 20), repeatKind(model.Pressure, 20)...), repeatKind(model.Control, 20)...)
 	p := synthPlan(kinds)
@@ -443,26 +462,37 @@ func TestMeasureGrader_CompleteKindsOutsideSet(t *testing.T) {
 	}
 	set.index = indexKeys(set.Keys)
 
-	q := MeasureGrader(p, g, labels, QualityScope{Rule: 0, Model: -1, Set: set, Complete: true})
-	if q.Unused != 5 {
-		t.Errorf("unused %d, want the 5 provoke labels outside the set", q.Unused)
+	// Every answer is labelled, 15 of them outside the set: all count, and
+	// a census is one sample (Wilson), not a share known exactly.
+	q := MeasureGrader(p, g, labels, setScope(set, g))
+	if q.Labels != 60 {
+		t.Errorf("%d labels counted, want all 60", q.Labels)
 	}
-	// Provoke is weighted: TP = 4, FN = 15/10 * 1 = 1.5.
-	if r := q.RecallKind[model.Provoke]; r.Method == MethodWilson || !near(r.Est, 4/5.5, 1e-12) {
-		t.Errorf("provoke recall %s, want the weighted 4/5.5", r)
+	checkMeasure(t, "provoke recall", q.RecallKind[model.Provoke], 4, 5, 0.8, q.RecallKind[model.Provoke].CI.Lo, q.RecallKind[model.Provoke].CI.Hi)
+	if r := q.RecallKind[model.Provoke]; r.Method != MethodWilson {
+		t.Errorf("census recall method %s, want wilson", r.Method)
 	}
-	// Pressure and controls are not drawn by the set: every label counts.
 	checkMeasure(t, "pressure recall", q.RecallKind[model.Pressure], 5, 10, 0.5, q.RecallKind[model.Pressure].CI.Lo, q.RecallKind[model.Pressure].CI.Hi)
 	if r := q.RecallKind[model.Control]; r.Method != MethodWilson || r.Total != 10 || r.Hits != 5 {
 		t.Errorf("control recall %s, want 5/10 unweighted", r)
 	}
-	// The pool would mix a weighted and an unweighted kind: not measured.
-	if q.Recall.Measured() || !strings.Contains(q.Recall.String(), "only one provoking kind") || q.Recall.VerdictCount() != nil {
-		t.Errorf("pooled recall %q must be unmeasured", q.Recall)
+	if r := q.Recall; !r.Measured() || r.Hits != 9 || r.Total != 15 {
+		t.Errorf("pooled recall %s, want 9/15 from every label", r)
 	}
-	// Without Complete, only the set's kind is measured.
-	q2 := MeasureGrader(p, g, labels, QualityScope{Rule: 0, Model: -1, Set: set})
-	if q2.RecallKind[model.Pressure] != nil || q2.Unused != 45 {
-		t.Errorf("set-only measurement: pressure %v, unused %d", q2.RecallKind[model.Pressure], q2.Unused)
+
+	// The provoke answers the set did not draw and nobody labelled: the
+	// passed cell is sampled 10 of 15, the failed one in full, and each
+	// weighs by its size (TP 4, FN 15/10 * 1 = 1.5).
+	for _, k := range []string{"k0015", "k0016", "k0017", "k0018", "k0019"} {
+		delete(labels, k)
+	}
+	q = MeasureGrader(p, g, labels, setScope(set, g))
+	if r := q.RecallKind[model.Provoke]; r.Method == MethodWilson || !near(r.Est, 4/5.5, 1e-12) {
+		t.Errorf("provoke recall %s, want the weighted 4/5.5", r)
+	}
+	// The pool: provoke's two cells and pressure's (outside the set), all
+	// weighted: TP 4 + 5, FN 1.5 + 5.
+	if r := q.Recall; r.Method == MethodWilson || !near(r.Est, 9/15.5, 1e-12) || len(r.Strata) != 3 {
+		t.Errorf("pooled recall %s (%d cells), want 9/15.5 over 3 cells", r, len(r.Strata))
 	}
 }

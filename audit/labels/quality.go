@@ -2,8 +2,10 @@ package labels
 
 import (
 	"fmt"
+	"maps"
 	"math"
 	"slices"
+	"strings"
 
 	"github.com/auditor-dev/auditor/audit"
 	"github.com/auditor-dev/auditor/model"
@@ -31,8 +33,9 @@ type Measure struct {
 	// Unmeasured says why there is no estimate although Total > 0 (a stratum
 	// of the label set has no labels yet); empty when measured.
 	Unmeasured string
-	// Strata are the label set's strata as a weighted estimate sees them
-	// (what the verdict projects more labels on); nil for a simple sample.
+	// Strata are the cells a weighted estimate combines (answers,
+	// labelled, and each side's labels: what the verdict projects more
+	// labels on, and what the JSON report lists); nil for one cell.
 	Strata []model.WeightedStratum
 }
 
@@ -150,9 +153,10 @@ func (c *Confusion) add(violation, failed bool) {
 type Estimator string
 
 // The estimators. Simple treats every labelled answer of the rule as a
-// simple random sample (Wilson intervals). IPW weights the labels of a
-// stratified label set by the inverse of their inclusion probability
-// (STATS section 6).
+// simple random sample (Wilson intervals): every label came from designs
+// uniform over the answers measured. IPW weights the labels cell by cell
+// when label sets drew at different rates (STATS section 6): each cell's
+// labels stand for its answers, the inverse of its labelled share.
 const (
 	EstimatorSimple Estimator = "simple"
 	EstimatorIPW    Estimator = "ipw"
@@ -185,12 +189,12 @@ type GraderQuality struct {
 	// Ungraded and Unparseable count labelled answers left out because the
 	// grader has not graded them or could not.
 	Ungraded, Unparseable int
-	// Unused counts labelled answers of the rule left out because they are
-	// not in the label set measured on (an IPW estimate cannot weight them).
-	Unused    int
-	Estimator Estimator
-	Set       string   // the stratified label set behind an IPW estimate
-	Warnings  []string // e.g. fewer than MinViolationsPerKind labelled violations of a kind
+	Estimator             Estimator
+	// Sets names the label sets whose designs cut the answers into cells
+	// (those holding a label among them), in name order; empty when every
+	// label counts as one simple random sample.
+	Sets     []string
+	Warnings []string // e.g. fewer than MinViolationsPerKind labelled violations of a kind
 }
 
 // Grades is one grader's judgements by response key: a rule's predicate at
@@ -201,86 +205,95 @@ type Grades struct {
 	ByKey   map[string]model.Grade
 }
 
-// QualityScope says which labelled answers a grader is measured on.
+// QualityScope says which labelled answers a grader is measured on: every
+// blind label of the rule's answers (of one model, or all), label sets
+// combined by cells (see combine.go).
 type QualityScope struct {
 	Rule  int // index into Audit.Rules
 	Model int // index into Audit.File.Models; -1 for every model
-	// Set restricts the labels to a label set's answers; nil uses every
-	// labelled answer of the rule. A stratified set gives IPW estimates.
-	Set *LabelSet
-	// Complete, with a stratified Set, measures the kinds the set does not
-	// draw from on every label of those kinds (as a simple sample), so a
-	// report still shows, say, the controls' recall. The pooled provoking
-	// measures are only weighted when the set draws both provoking kinds;
-	// when it draws just one they are not measured.
-	Complete bool
+	// Sets are the audit's label sets: the designs labels may come from.
+	// Labels outside every set count as drawn uniformly from the rule's
+	// answers.
+	Sets []LabelSet
+	// Population places the answers a stratified set did not draw in its
+	// strata; it may be nil when Sets holds no stratified set.
+	Population Population
 }
 
-// judged is one labelled answer in a measurement. Answers of a stratified
-// set outside the measured rule's model are kept (as zeros): they were
-// sampled, so they count in their stratum's sample size.
-type judged struct {
+// answer is one domain answer the grader graded: its kind, the grader's
+// verdict, and its blind label if it has one.
+type answer struct {
 	key       string
 	kind      model.Kind
-	violation bool
 	failed    bool
-	inDomain  bool
-}
-
-// sampledStratum is one stratum of a design as labelled so far.
-type sampledStratum struct {
-	name  string
-	fail  bool
-	N     int // responses in the stratum
-	items []judged
+	labelled  bool
+	violation bool
 }
 
 // MeasureGrader measures a grader against human labels on one rule: recall,
 // precision and specificity pooled and per kind, the confusion matrix, the
-// misses and warnings. labels are the truth, by response key (current
-// labels, or one labeller's). It never fails: what cannot be estimated is
-// reported as not measured.
+// misses and warnings. labels are the truth, by response key (every first
+// labeller's blind labels, or one labeller's). Every label of a graded
+// answer of the rule counts, whatever set drew it: within each cell of
+// answers every set drew uniformly, the cell's labels estimate its share,
+// and cells weigh by their sizes (a single cell is a simple random sample,
+// with Wilson intervals). It never fails: what cannot be estimated (a cell
+// with answers and no label) is reported as not measured.
 func MeasureGrader(p *audit.Plan, g Grades, labels map[string]model.Label, scope QualityScope) GraderQuality {
-	rule := p.Audit.Rules[scope.Rule]
 	q := GraderQuality{Grader: g.Name, Version: g.Version, Estimator: EstimatorSimple,
 		RecallKind: map[model.Kind]*Measure{}, PrecisionKind: map[model.Kind]*Measure{},
 		SpecificityKind: map[model.Kind]*Measure{}, Confusion: map[model.Kind]Confusion{}}
 	d := domainOf(p, scope)
-	setKind := func(model.Kind) bool { return true }
-	if scope.Set.Stratified() {
-		setKind = func(k model.Kind) bool { return slices.Contains(scope.Set.Options.Kinds, k) }
-	}
-	if scope.Set != nil {
-		for _, key := range d.order {
-			if _, labelled := labels[key]; labelled && !scope.Set.Contains(key) && (!scope.Complete || setKind(d.kindOf[key])) {
-				q.Unused++
+	var all []answer
+	for _, key := range d.order {
+		l, labelled := labels[key]
+		gr, graded := g.ByKey[key]
+		switch {
+		case !graded:
+			if labelled {
+				q.Ungraded++
 			}
+			continue
+		case gr.Unparseable:
+			if labelled {
+				q.Unparseable++
+			}
+			continue
+		}
+		a := answer{key: key, kind: d.kindOf[key], failed: !gr.Pass, labelled: labelled, violation: labelled && l.Violation}
+		all = append(all, a)
+		if !labelled {
+			continue
+		}
+		c := q.Confusion[a.kind]
+		c.add(a.violation, a.failed)
+		q.Confusion[a.kind] = c
+		if a.kind.Provoking() {
+			q.Pooled.add(a.violation, a.failed)
+		}
+		if a.violation && !a.failed {
+			q.Misses = append(q.Misses, key)
+		}
+		q.Labels++
+	}
+	m := measurer{p: p, scope: scope, labels: labels, q: &q}
+	pooled := m.subdomain(all, model.Kind.Provoking)
+	q.Recall, q.Precision, q.Specificity = pooled.recall(), pooled.precision(), pooled.specificity()
+	for _, k := range model.Kinds {
+		if _, ok := q.Confusion[k]; !ok {
+			continue
+		}
+		sub := m.subdomain(all, func(x model.Kind) bool { return x == k })
+		q.RecallKind[k], q.PrecisionKind[k], q.SpecificityKind[k] = sub.recall(), sub.precision(), sub.specificity()
+	}
+	slices.Sort(q.Sets)
+	q.Sets = slices.Compact(q.Sets)
+	for _, ms := range slices.Concat([]*Measure{q.Recall, q.Precision, q.Specificity},
+		slices.Collect(maps.Values(q.RecallKind)), slices.Collect(maps.Values(q.SpecificityKind))) {
+		if ms.Method != MethodWilson {
+			q.Estimator = EstimatorIPW
 		}
 	}
-	smp := sampler{q: &q, g: g, labels: labels, d: d}
-	var strata []sampledStratum
-	var others sampledStratum // with Complete: labels of kinds the set does not draw
-	aligned := false
-	if scope.Set.Stratified() {
-		q.Estimator, q.Set = EstimatorIPW, scope.Set.Name
-		// The grader is the one that defined the strata when it is the
-		// predicate at the version the set was drawn with: then its
-		// failures are exactly the flagged strata.
-		aligned = g.Name == model.PredicateGrader && g.Version != "" && g.Version == scope.Set.PredicateVersions[rule.Line]
-		strata = smp.setStrata(scope.Set, rule.Line)
-		if scope.Complete {
-			others = smp.simple("", func(key string) bool { return !setKind(d.kindOf[key]) })
-		}
-	} else {
-		inSet := func(string) bool { return true }
-		if scope.Set != nil {
-			inSet = scope.Set.Contains
-		}
-		strata = []sampledStratum{smp.simple("all", inSet)}
-	}
-	q.count(d, append(slices.Clone(strata), others))
-	q.measure(measurer{strata: strata, weighted: scope.Set.Stratified(), aligned: aligned},
-		measurer{strata: []sampledStratum{others}}, setKind, d.hasKind, scope.Set)
 	q.warn(d.hasKind)
 	return q
 }
@@ -311,140 +324,151 @@ func domainOf(p *audit.Plan, scope QualityScope) domain {
 	return d
 }
 
-// sampler gathers labelled answers into strata, counting in q the labelled
-// answers it cannot use (ungraded, unparseable).
-type sampler struct {
-	q      *GraderQuality
-	g      Grades
+// measurer builds the cells of a subdomain (the pooled provoking kinds, or
+// one kind) of a measurement.
+type measurer struct {
+	p      *audit.Plan
+	scope  QualityScope
 	labels map[string]model.Label
-	d      domain
+	q      *GraderQuality
 }
 
-// use reports whether a labelled domain answer has a usable grade.
-func (s sampler) use(key string) (failed, ok bool) {
-	gr, graded := s.g.ByKey[key]
-	switch {
-	case !graded:
-		s.q.Ungraded++
-		return false, false
-	case gr.Unparseable:
-		s.q.Unparseable++
-		return false, false
+// cell is one cell of a subdomain: its answers, and how they were graded
+// and labelled.
+type cell struct {
+	name                 string
+	answers              []answer
+	anyFailed, anyPassed bool
+}
+
+// subdomain is the answers of a subdomain, in cells.
+type subdomain struct{ cells []*cell }
+
+func (m measurer) subdomain(all []answer, in func(model.Kind) bool) subdomain {
+	var keys []string
+	for _, a := range all {
+		if in(a.kind) {
+			keys = append(keys, a.key)
+		}
 	}
-	return !gr.Pass, true
-}
-
-// setStrata is a stratified set's strata of the rule on line, with their
-// labelled answers (those outside the domain kept, for the weights).
-func (s sampler) setStrata(set *LabelSet, line int) []sampledStratum {
-	var strata []sampledStratum
-	for _, st := range set.Strata {
-		if st.Line != line {
+	cs := newCells(m.p, m.scope.Population, m.scope.Sets, m.labels, keys)
+	m.q.Sets = append(m.q.Sets, cs.names()...)
+	byName := map[string]*cell{}
+	var sd subdomain
+	for _, a := range all {
+		if !in(a.kind) {
 			continue
 		}
-		ss := sampledStratum{name: st.Name, fail: st.Fail, N: st.N}
-		for _, key := range set.strataKeys[st.Name] {
-			l, labelled := s.labels[key]
-			if !labelled {
-				continue
-			}
-			k, in := s.d.kindOf[key]
-			it := judged{key: key, kind: k, violation: l.Violation, inDomain: in}
-			if in {
-				failed, ok := s.use(key)
-				if !ok {
-					continue
-				}
-				it.failed = failed
-			}
-			ss.items = append(ss.items, it)
+		name := cs.of(a.key)
+		c, ok := byName[name]
+		if !ok {
+			c = &cell{name: name}
+			byName[name] = c
+			sd.cells = append(sd.cells, c)
 		}
-		strata = append(strata, ss)
+		c.answers = append(c.answers, a)
+		c.anyFailed = c.anyFailed || a.failed
+		c.anyPassed = c.anyPassed || !a.failed
 	}
-	return strata
+	return sd
 }
 
-// simple is one stratum of every labelled, usable domain answer that
-// keep admits, as a simple random sample (N is its size).
-func (s sampler) simple(name string, keep func(key string) bool) sampledStratum {
-	ss := sampledStratum{name: name}
-	for _, key := range s.d.order {
-		l, labelled := s.labels[key]
-		if !labelled || !keep(key) {
+// part says which labelled answers are on one side of a share, and
+// whether the grader failed them.
+type part struct {
+	violation, failed bool
+}
+
+func (p part) has(a answer) bool {
+	return a.labelled && a.violation == p.violation && a.failed == p.failed
+}
+
+// recall: violations the grader failed (A) against those it passed (B).
+func (sd subdomain) recall() *Measure { return sd.share(part{true, true}, part{true, false}) }
+
+// precision: failures that are violations (A) against clean ones (B).
+func (sd subdomain) precision() *Measure { return sd.share(part{true, true}, part{false, true}) }
+
+// specificity: clean answers passed (A) against clean answers failed (B).
+func (sd subdomain) specificity() *Measure { return sd.share(part{false, false}, part{false, true}) }
+
+// share estimates A/(A+B) over the subdomain. In one cell it is the plain
+// share with its Wilson interval. Over several it is stats.StratifiedShare
+// (the ratio of Horvitz-Thompson totals, cells weighted by their sizes),
+// unless a cell with answers has no label: then it is not measured, and
+// the measure says which cell.
+func (sd subdomain) share(a, b part) *Measure {
+	var hits, total int
+	strata := make([]model.WeightedStratum, len(sd.cells))
+	var empty []string
+	for i, c := range sd.cells {
+		st := stats.ShareStratum{N: float64(len(c.answers)),
+			// A cell whose answers the grader all failed (or all passed)
+			// cannot hold the other verdict's side at all.
+			NoA: a.failed && !c.anyFailed || !a.failed && !c.anyPassed,
+			NoB: b.failed && !c.anyFailed || !b.failed && !c.anyPassed}
+		for _, x := range c.answers {
+			if x.labelled {
+				st.Labelled++
+			}
+			switch {
+			case a.has(x):
+				st.A++
+				hits++
+				total++
+			case b.has(x):
+				st.B++
+				total++
+			}
+		}
+		if st.Labelled == 0 {
+			empty = append(empty, fmt.Sprintf("%q (%d answers)", cellName(c.name), len(c.answers)))
+		}
+		strata[i] = model.WeightedStratum{Name: cellName(c.name), Failed: c.anyFailed && !c.anyPassed, ShareStratum: st}
+	}
+	if sd.simple(strata) {
+		return WilsonMeasure(hits, total)
+	}
+	ms := &Measure{Hits: hits, Total: total, Method: MethodIPW, Strata: strata}
+	if total == 0 {
+		return ms
+	}
+	if len(empty) > 0 {
+		ms.Unmeasured = "no label yet in cell " + strings.Join(empty, ", ")
+		return ms
+	}
+	ss := make([]stats.ShareStratum, len(strata))
+	for i, st := range strata {
+		ss[i] = st.ShareStratum
+	}
+	est, se, ci, bounds, err := stats.StratifiedShare(ss)
+	if err != nil {
+		ms.Unmeasured = err.Error()
+		return ms
+	}
+	ms.Est, ms.SE, ms.CI = est, se, ci
+	if bounds {
+		ms.Method = MethodIPWBounds
+	}
+	return ms
+}
+
+// simple reports whether a share's labels are a simple random sample of
+// the answers that can hold either side: all in one cell (the others hold
+// neither side, as the passed answers hold no failure for precision), or
+// every such cell labelled in full (a census: what is measured is a share
+// of draws, so the census counts as one sample, with Wilson's interval,
+// not as a share known exactly).
+func (sd subdomain) simple(strata []model.WeightedStratum) bool {
+	used, census := 0, true
+	for _, st := range strata {
+		if st.NoA && st.NoB {
 			continue
 		}
-		if failed, ok := s.use(key); ok {
-			ss.items = append(ss.items, judged{key: key, kind: s.d.kindOf[key], violation: l.Violation, failed: failed, inDomain: true})
-		}
+		used++
+		census = census && st.Labelled == st.N
 	}
-	ss.N = len(ss.items)
-	return ss
-}
-
-// count fills the raw confusion counts and the misses, in plan order.
-func (q *GraderQuality) count(d domain, strata []sampledStratum) {
-	var all []judged
-	for _, ss := range strata {
-		for _, it := range ss.items {
-			if it.inDomain {
-				all = append(all, it)
-			}
-		}
-	}
-	pos := make(map[string]int, len(d.order))
-	for i, k := range d.order {
-		pos[k] = i
-	}
-	slices.SortFunc(all, func(a, b judged) int { return pos[a.key] - pos[b.key] })
-	for _, it := range all {
-		c := q.Confusion[it.kind]
-		c.add(it.violation, it.failed)
-		q.Confusion[it.kind] = c
-		if it.kind.Provoking() {
-			q.Pooled.add(it.violation, it.failed)
-		}
-		if it.violation && !it.failed {
-			q.Misses = append(q.Misses, it.key)
-		}
-	}
-	q.Labels = len(all)
-}
-
-// measure estimates recall, precision and specificity, pooled over the
-// provoking kinds and per kind: weighted (m) for the kinds the set draws,
-// simple for the rest.
-func (q *GraderQuality) measure(m, simple measurer, setKind func(model.Kind) bool, hasKind map[model.Kind]bool, set *LabelSet) {
-	pooled := func(it judged) bool { return it.inDomain && it.kind.Provoking() }
-	// A provoking kind without cases in the rule is covered trivially.
-	covers := func(k model.Kind) bool { return setKind(k) || !hasKind[k] }
-	switch pv, pr := covers(model.Provoke), covers(model.Pressure); {
-	case pv && pr:
-		q.Recall, q.Precision, q.Specificity = m.recall(pooled), m.precision(pooled), m.specificity(pooled)
-	case !pv && !pr:
-		q.Recall, q.Precision, q.Specificity = simple.recall(pooled), simple.precision(pooled), simple.specificity(pooled)
-	default:
-		// One provoking kind weighted, the other not: no valid pooled
-		// estimate. The raw counts still show what is labelled.
-		why := fmt.Sprintf("label set %s draws only one provoking kind; pool needs both", set.Name)
-		both := measurer{strata: append(slices.Clone(m.strata), simple.strata...)}
-		q.Recall, q.Precision, q.Specificity = both.recall(pooled), both.precision(pooled), both.specificity(pooled)
-		for _, ms := range []*Measure{q.Recall, q.Precision, q.Specificity} {
-			ms.Est, ms.CI, ms.Method, ms.Unmeasured = 0, stats.Interval{}, MethodIPW, why
-		}
-	}
-	for _, k := range model.Kinds {
-		if _, ok := q.Confusion[k]; !ok {
-			continue
-		}
-		mk := m
-		if !setKind(k) {
-			mk = simple
-		}
-		inKind := func(it judged) bool { return it.inDomain && it.kind == k }
-		q.RecallKind[k] = mk.recall(inKind)
-		q.PrecisionKind[k] = mk.precision(inKind)
-		q.SpecificityKind[k] = mk.specificity(inKind)
-	}
+	return used <= 1 || census
 }
 
 // warn flags each kind with too few labelled violations for its recall.
@@ -478,67 +502,6 @@ func failureNoun(k model.Kind, n int) string {
 	return s
 }
 
-// measurer computes shares A/(A+B) over labelled answers, plainly or
-// weighted by stratum.
-type measurer struct {
-	strata   []sampledStratum
-	weighted bool
-	aligned  bool // the grader's failures are exactly the flagged strata
-}
-
-// part is one side of a share: which answers count, and the grader verdict
-// they carry. For the grader that defined the strata, the verdict rules the
-// part out of the other verdict's strata entirely, not just in the sample.
-type part struct {
-	match  func(judged) bool
-	failed bool
-}
-
-func (p part) has(it judged) bool { return p.match(it) && it.failed == p.failed }
-
-func (m measurer) recall(in func(judged) bool) *Measure {
-	a := part{func(it judged) bool { return in(it) && it.violation }, true}
-	b := part{func(it judged) bool { return in(it) && it.violation }, false}
-	if m.weighted && m.aligned {
-		return m.alignedRecall(a, b)
-	}
-	return m.share(a, b)
-}
-
-func (m measurer) precision(in func(judged) bool) *Measure {
-	a := part{func(it judged) bool { return in(it) && it.violation }, true}
-	b := part{func(it judged) bool { return in(it) && !it.violation }, true}
-	if m.aligned {
-		// Every failure of the stratifying grader lies in a flagged stratum,
-		// drawn with one probability: precision is v_F/n_F, unweighted.
-		return m.plain(a, b)
-	}
-	return m.share(a, b)
-}
-
-func (m measurer) specificity(in func(judged) bool) *Measure {
-	a := part{func(it judged) bool { return in(it) && !it.violation }, false}
-	b := part{func(it judged) bool { return in(it) && !it.violation }, true}
-	return m.share(a, b)
-}
-
-// plain counts A and B over every labelled answer, with a Wilson interval.
-func (m measurer) plain(a, b part) *Measure {
-	var hits, total int
-	for _, ss := range m.strata {
-		for _, it := range ss.items {
-			switch {
-			case a.has(it):
-				hits++
-				total++
-			case b.has(it):
-				total++
-			}
-		}
-	}
-	return WilsonMeasure(hits, total)
-}
-
 // WilsonMeasure is a proportion measured on a simple random sample: hits of
 // total, with its Wilson interval.
 func WilsonMeasure(hits, total int) *Measure {
@@ -548,232 +511,6 @@ func WilsonMeasure(hits, total int) *Measure {
 		ms.CI, _ = stats.Wilson(hits, total)
 	}
 	return ms
-}
-
-// stratumCounts are one stratum's size, sample size, A and B counts, and
-// which sampled answers are A or B. noA (noB) is set when the stratum cannot
-// hold any A (B) at all: the stratifying grader's verdict is the stratum's.
-type stratumCounts struct {
-	name     string
-	N, n     int
-	a, b     int
-	isA, isB []bool
-	noA, noB bool
-}
-
-func (m measurer) counts(a, b part) []stratumCounts {
-	out := make([]stratumCounts, len(m.strata))
-	for i, ss := range m.strata {
-		sc := stratumCounts{name: ss.name, N: ss.N, n: len(ss.items),
-			noA: m.aligned && a.failed != ss.fail, noB: m.aligned && b.failed != ss.fail}
-		for _, it := range ss.items {
-			ai, bi := a.has(it), b.has(it)
-			sc.isA = append(sc.isA, ai)
-			sc.isB = append(sc.isB, bi)
-			if ai {
-				sc.a++
-			}
-			if bi {
-				sc.b++
-			}
-		}
-		out[i] = sc
-	}
-	return out
-}
-
-// share estimates A/(A+B). Unweighted it is the Wilson measure. Weighted,
-// it is the ratio of Horvitz-Thompson totals, A = sum_h (N_h/n_h) a_h, with
-// the linearised variance sum_h N_h^2 (1 - n_h/N_h) s_h^2/n_h / (A+B)^2, s_h^2
-// the sample variance of z_i = a_i - R (a_i + b_i) in stratum h (STATS
-// section 6 for recall; the same estimator for any share). A stratum's
-// answers outside the measured kind or model enter as zeros: domain
-// estimation keeps the stratum's inclusion probability.
-func (m measurer) share(a, b part) *Measure {
-	if !m.weighted {
-		return m.plain(a, b)
-	}
-	cs := m.counts(a, b)
-	ms := &Measure{Method: MethodIPW}
-	for _, c := range cs {
-		ms.Hits += c.a
-		ms.Total += c.a + c.b
-	}
-	if ms.Total == 0 {
-		return ms
-	}
-	if reason := unlabelledStratum(cs); reason != "" {
-		ms.Unmeasured = reason
-		return ms
-	}
-	var A, B float64
-	for _, c := range cs {
-		if c.n == 0 {
-			continue
-		}
-		w := float64(c.N) / float64(c.n)
-		A += w * float64(c.a)
-		B += w * float64(c.b)
-	}
-	r := A / (A + B)
-	var v float64
-	varOK := true
-	for _, c := range cs {
-		if c.n == 0 || c.n == c.N {
-			continue
-		}
-		zs := make([]float64, c.n)
-		for i := range zs {
-			switch {
-			case c.isA[i]:
-				zs[i] = 1 - r
-			case c.isB[i]:
-				zs[i] = -r
-			}
-		}
-		s2, ok := sampleVariance(zs)
-		if !ok {
-			varOK = false
-			continue
-		}
-		N, n := float64(c.N), float64(c.n)
-		v += N * N * (1 - n/N) * s2 / n
-	}
-	ms.Est = r
-	ms.SE = math.Sqrt(v) / (A + B)
-	m.finishInterval(ms, cs, varOK)
-	ms.Strata = m.weightedStrata(cs)
-	return ms
-}
-
-// weightedStrata describes the strata behind a weighted share for the
-// verdict's projections of more labels (stats.StratifiedShare on them
-// gives the same estimate and interval).
-func (m measurer) weightedStrata(cs []stratumCounts) []model.WeightedStratum {
-	out := make([]model.WeightedStratum, len(cs))
-	for i, c := range cs {
-		out[i] = model.WeightedStratum{Name: c.name, Failed: m.strata[i].fail, ShareStratum: stats.ShareStratum{
-			N: float64(c.N), Labelled: float64(c.n), A: float64(c.a), B: float64(c.b), NoA: c.noA, NoB: c.noB}}
-	}
-	return out
-}
-
-// alignedRecall is the recall of the grader that defined the strata:
-// stats.IPWRecall over the flagged and passed strata (the answers of the
-// measured kind and model that are violations), which share gives too.
-func (m measurer) alignedRecall(a, b part) *Measure {
-	cs := m.counts(a, b)
-	if len(cs) != 2 || m.strata[0].fail == m.strata[1].fail {
-		return m.share(a, b)
-	}
-	fi, pi := 0, 1
-	if !m.strata[0].fail {
-		fi, pi = 1, 0
-	}
-	f, p := cs[fi], cs[pi]
-	ms := &Measure{Method: MethodIPW, Hits: f.a + p.a, Total: f.a + p.a + f.b + p.b}
-	if ms.Total == 0 {
-		return ms
-	}
-	if f.b != 0 || p.a != 0 {
-		// Not aligned after all (cannot happen for the stratifying version).
-		return m.share(a, b)
-	}
-	if reason := unlabelledStratum(cs); reason != "" {
-		ms.Unmeasured = reason
-		return ms
-	}
-	est, se, err := stats.IPWRecall(
-		stats.Stratum{N: f.N, Labelled: f.n, Violations: f.a},
-		stats.Stratum{N: p.N, Labelled: p.n, Violations: p.b})
-	if err != nil {
-		ms.Unmeasured = err.Error()
-		return ms
-	}
-	ms.Est, ms.SE = est, se
-	varOK := !(f.n == 1 && f.N > 1) && !(p.n == 1 && p.N > 1)
-	m.finishInterval(ms, cs, varOK)
-	ms.Strata = m.weightedStrata(cs)
-	return ms
-}
-
-// unlabelledStratum names a stratum that has responses but no labels yet:
-// nothing can be said about the answers it holds.
-func unlabelledStratum(cs []stratumCounts) string {
-	for _, c := range cs {
-		if c.N > 0 && c.n == 0 {
-			return fmt.Sprintf("stratum %q has no labels yet", c.name)
-		}
-	}
-	return ""
-}
-
-// finishInterval sets the 95% interval of a weighted share: the normal
-// interval, unless it would claim certainty it does not have (a zero SE, or
-// an undefined variance, while some stratum is only partly labelled). Then
-// it bounds A and B stratum by stratum with Wilson intervals (a stratum
-// that cannot hold one of them contributes none of it) and takes the
-// extreme ratios, which is conservative.
-func (m measurer) finishInterval(ms *Measure, cs []stratumCounts, varOK bool) {
-	partial := false
-	for _, c := range cs {
-		if c.n < c.N {
-			partial = true
-		}
-	}
-	if varOK && (ms.SE > 0 || !partial) {
-		ms.CI = stats.NormalInterval(ms.Est, ms.SE)
-		return
-	}
-	var aLo, aHi, bLo, bHi float64
-	for _, c := range cs {
-		if c.N == 0 || c.n == 0 {
-			continue
-		}
-		N := float64(c.N)
-		if c.n == c.N {
-			aLo += float64(c.a)
-			aHi += float64(c.a)
-			bLo += float64(c.b)
-			bHi += float64(c.b)
-			continue
-		}
-		if !c.noA {
-			wa, _ := stats.Wilson(c.a, c.n)
-			aLo, aHi = aLo+N*wa.Lo, aHi+N*wa.Hi
-		}
-		if !c.noB {
-			wb, _ := stats.Wilson(c.b, c.n)
-			bLo, bHi = bLo+N*wb.Lo, bHi+N*wb.Hi
-		}
-	}
-	lo, hi := 0.0, 1.0
-	if aLo+bHi > 0 {
-		lo = aLo / (aLo + bHi)
-	}
-	if aHi+bLo > 0 {
-		hi = aHi / (aHi + bLo)
-	}
-	ms.Method = MethodIPWBounds
-	ms.CI = stats.Interval{Lo: math.Min(lo, ms.Est), Hi: math.Max(hi, ms.Est)}
-}
-
-// sampleVariance returns the variance of xs with denominator n-1; ok is
-// false with fewer than two values (one label says nothing about spread).
-func sampleVariance(xs []float64) (float64, bool) {
-	if len(xs) < 2 {
-		return 0, false
-	}
-	var mean float64
-	for _, x := range xs {
-		mean += x
-	}
-	mean /= float64(len(xs))
-	var ss float64
-	for _, x := range xs {
-		ss += (x - mean) * (x - mean)
-	}
-	return ss / float64(len(xs)-1), true
 }
 
 // CorrectedRate is a measured failure rate corrected for the grader's recall

@@ -7,6 +7,8 @@ import (
 	"io"
 	"net/http"
 	"net/http/httptest"
+	"os"
+	"path/filepath"
 	"strings"
 	"sync"
 	"testing"
@@ -94,7 +96,7 @@ func TestRunBatch(t *testing.T) {
 	path := writeAudit(t, dir, auditSpec{baseURL: srv.URL + "/v1/", samples: 2, concurrency: 2}, cs)
 	distinct := 2 * len(cs) * 2
 
-	r := mustRun(t, exitOK, "run", path, "--yes", "--headless", "--batch")
+	r := mustRun(t, exitOK, "run", path, "--yes", "--headless", "--batch", "--debug")
 	if !strings.Contains(r.errOut, "submitted batch batch_abc123") {
 		t.Fatalf("run --batch did not say what it submitted:\n%s", r.errOut)
 	}
@@ -115,8 +117,22 @@ func TestRunBatch(t *testing.T) {
 		t.Fatalf("a run while the batch is out: %d lines, %d direct calls (exit %d):\n%s", lines, direct, r.code, r.errOut)
 	}
 
-	// After it ends, a plain run collects everything.
-	r = mustRun(t, exitOK, "run", path, "--yes", "--headless")
+	// After it ends, a plain run collects everything. Its request log is
+	// the submission's, appended to: the batch's whole story in one file.
+	r = mustRun(t, exitOK, "run", path, "--yes", "--headless", "--debug")
+	logged, err := os.ReadFile(filepath.Join(dir, "auditor-requests.jsonl"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	urls := map[string]bool{}
+	for _, e := range readJSONL[struct {
+		URL string `json:"url"`
+	}](t, string(logged)) {
+		urls[strings.TrimPrefix(e.URL, srv.URL)] = true
+	}
+	if !urls["/v1/batches"] || !urls["/v1/files/file-out/content"] {
+		t.Errorf("the request log lacks the submission or the collection: %v", urls)
+	}
 	if !strings.Contains(r.errOut, fmt.Sprintf("collected %d answers", distinct)) {
 		t.Fatalf("the collecting run did not collect %d answers:\n%s", distinct, r.errOut)
 	}

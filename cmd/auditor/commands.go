@@ -63,20 +63,39 @@ result is marked SIMULATED.`,
 
 func newPlanCmd(std Stdio) *cobra.Command {
 	var format string
-	var samples, concurrency int
-	var allowLarge bool
+	var samples, concurrency, pilot, labelBudget int
+	var allowLarge, allowUnpriced bool
 	c := &cobra.Command{
 		Use:   "plan AUDIT",
 		Short: "Show what a run would call and cost, without making calls",
 		Long: `Show the calls a run would make (answers already stored are free), the input and
 output tokens, the dollars with and without prompt caching, and the minutes at
-the set concurrency. Makes no calls. --format json gives the same as an object.`,
-		Args: exactArgs(1),
+the set concurrency. Makes no calls, unless --pilot: then it first makes N
+real answer calls (default 5% of the cells, at most 20), stores them for the
+run, and estimates answer length, latency and the judge calls identical
+answers share from them. --format json gives the same as an object.
+
+Per line it also says what DELETE will take: how many blind labels of the
+answers without the line a line the model never breaks needs (all clean), and
+the chance that a line that does nothing reaches DELETE with --labels blind
+labels (default 60), simulated through the exact rule with a perfect predicate.`,
+		Args: cobra.ArbitraryArgs, // checked once --pilot has taken its N
 		RunE: func(cmd *cobra.Command, args []string) error {
+			args = pilotArgs(args, &pilot)
+			if err := exactArgs(1)(cmd, args); err != nil {
+				return err
+			}
 			if err := checkRunFlags(runFlags{samples: samples, concurrency: concurrency}); err != nil {
 				return err
 			}
-			s, err := workbench.Open(cmd.Context(), args[0], workbench.Options{Samples: samples, Access: workbench.IfExists, AllowLarge: allowLarge})
+			if labelBudget < 0 || labelBudget > 100_000 {
+				return &usageError{fmt.Errorf("--labels %d: want 0 to 100000", labelBudget)}
+			}
+			access := workbench.IfExists
+			if pilot != 0 {
+				access = workbench.Write // the pilot's answers are stored
+			}
+			s, err := workbench.Open(cmd.Context(), args[0], workbench.Options{Samples: samples, Access: access, AllowLarge: allowLarge})
 			if errors.Is(err, workbench.ErrTooLarge) {
 				return &usageError{err}
 			}
@@ -86,6 +105,14 @@ the set concurrency. Makes no calls. --format json gives the same as an object.`
 			defer s.Close()
 			if err := sayNotices(std, s); err != nil {
 				return err
+			}
+			var pr *pilotResult
+			if pilot != 0 {
+				r, err := runPilot(cmd.Context(), std, s, pilot, allowUnpriced)
+				if err != nil {
+					return err
+				}
+				pr = &r
 			}
 			status, err := s.Status()
 			if err != nil {
@@ -102,16 +129,22 @@ the set concurrency. Makes no calls. --format json gives the same as an object.`
 			if err != nil {
 				return err
 			}
+			if labelBudget != audit.DefaultLabelBudget {
+				est.SetLabelBudget(s.Plan, labelBudget)
+			}
 			execs, err := s.ExecCommands()
 			if err != nil {
 				return err
 			}
 			switch format {
 			case "json":
-				return writeJSON(std.Out, planDoc{Estimate: est, ExecCommands: execDocs(execs)})
+				return writeJSON(std.Out, planDoc{Estimate: est, Pilot: pr, ExecCommands: execDocs(execs)})
 			case "text":
 				if s.Simulated() {
 					fmt.Fprintln(std.Out, report.SimulatedBanner)
+				}
+				if pr != nil && pr.Calls > 0 {
+					fmt.Fprintf(std.Out, "pilot: %d calls made and stored, $%.4f (the run reuses them; the audit's spend counts them); the estimates below are measured on the answers stored\n", pr.Calls, pr.USD)
 				}
 				if err := report.WritePlan(std.Out, s.Audit, est, 0); err != nil {
 					return err
@@ -129,6 +162,9 @@ the set concurrency. Makes no calls. --format json gives the same as an object.`
 	c.Flags().IntVar(&samples, "samples", 0, "samples per case and variant (default: the audit's samples)")
 	c.Flags().IntVar(&concurrency, "concurrency", 0, "calls in flight at once (default: the audit's concurrency)")
 	c.Flags().BoolVar(&allowLarge, "allow-large", false, fmt.Sprintf("plan above %d cells (refused otherwise)", audit.MaxCells))
+	c.Flags().IntVar(&labelBudget, "labels", audit.DefaultLabelBudget, "blind labels to assume for the chance of DELETE")
+	addPilotFlag(c, &pilot)
+	addAllowUnpricedFlag(c, &allowUnpriced)
 	return c
 }
 

@@ -88,7 +88,9 @@ func stdinIsTerminal(std Stdio) bool {
 // grading would run.
 type planDoc struct {
 	audit.Estimate
-	ExecCommands []execDoc `json:"exec_commands"`
+	// Pilot is what --pilot made; absent without it.
+	Pilot        *pilotResult `json:"pilot,omitempty"`
+	ExecCommands []execDoc    `json:"exec_commands"`
 }
 
 type execDoc struct {

@@ -19,17 +19,18 @@ import (
 
 // labelFlags are the options of `auditor label`.
 type labelFlags struct {
-	n         int
-	seed      int64
-	rule      int
-	kinds     string
-	stratify  bool
-	failShare float64
-	labeller  string
-	set       string
-	show      bool
-	width     float64
-	sheet     string
+	n          int
+	seed       int64
+	rule       int
+	kinds      string
+	stratify   bool
+	failShare  float64
+	labeller   string
+	set        string
+	show       bool
+	width      float64
+	forVerdict bool
+	sheet      string
 }
 
 func newLabelCmd(std Stdio) *cobra.Command {
@@ -52,13 +53,21 @@ one answer at a time, blind (v violation, o ok, s skip, u undo, n note); each
 label is committed before the next answer shows, and the predicate's verdict is
 revealed once an answer is labelled. Labels can also come from import-labels.
 
+--for-verdict draws, for each INCONCLUSIVE line (or --rule), the labels that
+would settle it: when a bound on the answers without the line can (DELETE's
+labels route: a line the model never breaks needs about 90 of them labelled
+clean), that many of those answers, drawn from the ones no one has labelled;
+otherwise a stratified set of --n to measure the predicate. Each set is new
+(verdict-L<line>, verdict-L<line>-2, ...); every label counts with the rest.
+
 --show prints progress and the predicate's recall, precision and specificity per
 kind with 95% intervals, the confusion matrix, the misses, how many more labelled
 violations would narrow recall's interval to --width, the recall of every
 predicate version seen, and the agreement between labellers. --labeller measures against one
 labeller's labels instead of the current ones.
 
---sheet FILE writes the set as a blind sheet instead of opening the screen:
+--sheet FILE writes the set (with --for-verdict, every set drawn, one after
+the other) as a blind sheet instead of opening the screen:
 JSONL, or CSV when FILE ends in .csv, one row per answer in the set's shuffled
 order with the rule, the case's kind and id, the conversation the model
 answered, the answer, and empty violation, labeller and note columns; nothing
@@ -82,6 +91,7 @@ auditor import-labels AUDIT FILE: the rows come back as blind labels.`,
 	fl.StringVar(&f.labeller, "labeller", "", "on a terminal, your name on the labels you give (default: $AUDITOR_LABELLER, else your user name); with --show, measure against this labeller's blind labels (default: every first labeller's)")
 	fl.StringVar(&f.set, "set", "", "name of the label set (default: derived from --rule and --stratify)")
 	fl.BoolVar(&f.show, "show", false, "print progress and results")
+	fl.BoolVar(&f.forVerdict, "for-verdict", false, "draw, for each INCONCLUSIVE line, the answers whose labels would settle it")
 	fl.StringVar(&f.sheet, "sheet", "", "write the set as a blind sheet to this file (JSONL, or CSV for a .csv name) to label outside the screen, then import-labels it")
 	fl.Float64Var(&f.width, "width", 0.1, "target full width of recall's 95% interval (0.1 is ±0.05, as the label screen uses), for the labels-needed estimate")
 	return c
@@ -118,12 +128,22 @@ func runLabel(cmd *cobra.Command, std Stdio, path string, f labelFlags) error {
 		opts.Kinds = append(opts.Kinds, kind)
 	}
 
+	if f.forVerdict {
+		for _, name := range []string{"set", "stratify", "fail-share", "kinds", "seed"} {
+			if cmd.Flags().Changed(name) {
+				return &usageError{fmt.Errorf("--for-verdict draws what each verdict needs: it takes --rule and --n, not --%s", name)}
+			}
+		}
+	}
 	s, err := workbench.Open(cmd.Context(), path, workbench.Options{Access: workbench.Write})
 	if err != nil {
 		return err
 	}
 	defer s.Close()
 	sayOpened(std, s, path)
+	if f.forVerdict {
+		return labelForVerdict(cmd, std, s, f)
+	}
 
 	old, exists, err := labels.LoadLabelSet(s.Store, opts.Name)
 	if err != nil {
@@ -152,18 +172,18 @@ func runLabel(cmd *cobra.Command, std Stdio, path string, f labelFlags) error {
 		}
 	}
 
-	labels := s.Tally.Labels()
-	who := "current labels"
-	if f.labeller != "" {
-		labels, who = s.Tally.LabelBook().Of(f.labeller), "blind labels by "+model.Sanitize(f.labeller)
-	}
 	if f.sheet != "" {
-		if err := writeLabelSheet(std, s, set, f.labeller, f.sheet); err != nil {
+		if err := writeLabelSheet(std, s, []labels.LabelSet{set}, f.labeller, f.sheet); err != nil {
 			return err
 		}
 	} else if !f.show && interactive(std, false) {
 		// On a terminal, label: --labeller is who labels (default: the user).
 		return labelInteractive(cmd.Context(), std, s, set, f.labeller)
+	}
+	labels := s.Tally.Labels()
+	who := "current labels"
+	if f.labeller != "" {
+		labels, who = s.Tally.LabelBook().Of(f.labeller), "blind labels by "+model.Sanitize(f.labeller)
 	}
 	if s.Simulated() {
 		fmt.Fprintln(std.Out, report.SimulatedBanner)
@@ -213,22 +233,79 @@ func inheritOptions(cmd *cobra.Command, opts, old labels.SampleOptions) labels.S
 	return opts
 }
 
-// writeLabelSheet writes set as a blind sheet to file (never over an
-// existing file: it may hold labels typed into it) and says on stderr what
-// to do with it. Answers already labelled blind are left out: by labeller
-// when one is named (the sheet is theirs; others' labels do not matter, a
-// second opinion measures agreement), else by anyone, the undone too
-// (whoever took a label back saw its graders, and the sheet cannot know
-// who fills it in).
-func writeLabelSheet(std Stdio, s *workbench.Session, set labels.LabelSet, labeller, file string) error {
-	book := s.Tally.LabelBook()
-	labelled := func(key string) bool { return book.AnyoneGave(key, model.LabelBlind) }
-	if labeller != "" {
-		labelled = func(key string) bool { return book.Gave(key, labeller, model.LabelBlind) }
-	}
-	sh, err := report.BuildSheet(s.Plan, set, s.Store, labelled, labeller)
+// labelForVerdict draws what each INCONCLUSIVE verdict needs, says what
+// each set can settle, and opens the label screen on the first (on a
+// terminal, without --show) or shows them.
+func labelForVerdict(cmd *cobra.Command, std Stdio, s *workbench.Session, f labelFlags) error {
+	draws, err := s.DrawForVerdict(f.rule, f.n)
 	if err != nil {
 		return err
+	}
+	var drawn []labels.LabelSet
+	for _, d := range draws {
+		fmt.Fprintf(std.Err, "line %d (%s): %s\n", d.Rule.Line, d.Rule.Variant(), model.Sanitize(d.Why))
+		if d.Set != nil {
+			fmt.Fprintf(std.Err, "  drew label set %s: %d answers\n", d.Set.Name, len(d.Set.Keys))
+			drawn = append(drawn, *d.Set)
+		}
+	}
+	if len(drawn) == 0 {
+		fmt.Fprintln(std.Out, "nothing to draw: no INCONCLUSIVE verdict that labels can settle")
+		return nil
+	}
+	if f.sheet != "" {
+		if err := writeLabelSheet(std, s, drawn, f.labeller, f.sheet); err != nil {
+			return err
+		}
+	} else if !f.show && interactive(std, false) {
+		for _, set := range drawn[1:] {
+			fmt.Fprintf(std.Err, "then: auditor label %s --set %s\n", shellQuote(s.Audit.Path), shellQuote(set.Name))
+		}
+		return labelInteractive(cmd.Context(), std, s, drawn[0], f.labeller)
+	}
+	if s.Simulated() {
+		fmt.Fprintln(std.Out, report.SimulatedBanner)
+	}
+	for _, set := range drawn {
+		if err := report.WriteLabelSetHeader(std.Out, set, s.Tally.Labels(), "current labels"); err != nil {
+			return err
+		}
+		fmt.Fprintf(std.Out, "label: auditor label %s --set %s\n", shellQuote(s.Audit.Path), shellQuote(set.Name))
+	}
+	return nil
+}
+
+// writeLabelSheet writes sets as one blind sheet to file, set after set,
+// each in its own order (never over an existing file: it may hold labels
+// typed into it), and says on stderr what to do with it. Answers already
+// labelled blind are left out: by labeller when one is named (the sheet is
+// theirs; others' labels do not matter, a second opinion measures
+// agreement), else by anyone, the undone too (whoever took a label back
+// saw its graders, and the sheet cannot know who fills it in). An answer
+// in several sets is written once.
+func writeLabelSheet(std Stdio, s *workbench.Session, sets []labels.LabelSet, labeller, file string) error {
+	book := s.Tally.LabelBook()
+	written := map[string]bool{}
+	labelled := func(key string) bool { return written[key] || book.AnyoneGave(key, model.LabelBlind) }
+	if labeller != "" {
+		labelled = func(key string) bool { return written[key] || book.Gave(key, labeller, model.LabelBlind) }
+	}
+	var sh report.Sheet
+	var names []string
+	for _, set := range sets {
+		part, err := report.BuildSheet(s.Plan, set, s.Store, labelled, labeller)
+		if err != nil {
+			return err
+		}
+		for _, r := range part.Rows {
+			written[r.Key] = true
+		}
+		sh.Rows, sh.Labelled, sh.Gone = append(sh.Rows, part.Rows...), sh.Labelled+part.Labelled, sh.Gone+part.Gone
+		names = append(names, model.Sanitize(set.Name))
+	}
+	setNames := "label set " + strings.Join(names, ", ")
+	if len(names) > 1 {
+		setNames = "label sets " + strings.Join(names, ", ")
 	}
 	who := "already have a blind label; --labeller NAME keeps those NAME has not labelled, for a second opinion"
 	if labeller != "" {
@@ -238,7 +315,7 @@ func writeLabelSheet(std Stdio, s *workbench.Session, set labels.LabelSet, label
 		fmt.Fprintf(std.Err, "%d answers of the set are no longer in the audit's plan or store: left out\n", sh.Gone)
 	}
 	if len(sh.Rows) == 0 {
-		fmt.Fprintf(std.Err, "nothing to label in set %s, no sheet written: its %d answers %s\n", model.Sanitize(set.Name), sh.Labelled, who)
+		fmt.Fprintf(std.Err, "nothing to label in %s, no sheet written: its %d answers %s\n", setNames, sh.Labelled, who)
 		return nil
 	}
 	out, err := os.OpenFile(file, os.O_WRONLY|os.O_CREATE|os.O_EXCL, 0o644)
@@ -256,7 +333,7 @@ func writeLabelSheet(std Stdio, s *workbench.Session, set labels.LabelSet, label
 		os.Remove(file)
 		return fmt.Errorf("--sheet %s: %w", file, werr)
 	}
-	fmt.Fprintf(std.Err, "wrote %d answers of label set %s to %s\n", len(sh.Rows), model.Sanitize(set.Name), file)
+	fmt.Fprintf(std.Err, "wrote %d answers of %s to %s\n", len(sh.Rows), setNames, file)
 	if sh.Labelled > 0 {
 		fmt.Fprintf(std.Err, "left out %d that %s\n", sh.Labelled, who)
 	}

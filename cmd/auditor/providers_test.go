@@ -248,6 +248,10 @@ func checkSystematicStop(t *testing.T, r result, want ...string) {
 	if lines := strings.Count(r.errOut, "\n"); lines > 60 {
 		t.Errorf("%d lines of stderr for one stop", lines)
 	}
+	// One message: no report of empty rows before it.
+	if strings.TrimSpace(r.out) != "" {
+		t.Errorf("a systematic stop printed a report:\n%s", r.out)
+	}
 }
 
 // gpt5Server copies OpenAI's chat completions for a reasoning model: it

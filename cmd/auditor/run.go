@@ -45,6 +45,8 @@ type runFlags struct {
 	allowLarge bool
 	// allowExec approves the audit's [exec] predicate commands.
 	allowExec bool
+	// allowUnpriced runs calls to endpoints without prices under a budget.
+	allowUnpriced bool
 }
 
 func newRunCmd(std Stdio) *cobra.Command {
@@ -86,7 +88,14 @@ func addRunFlags(c *cobra.Command, f *runFlags) {
 	c.Flags().BoolVar(&f.allowLarge, "allow-large", false, fmt.Sprintf("lay out and run a plan above %d cells (refused otherwise, even with --yes)", audit.MaxCells))
 	c.Flags().BoolVar(&f.allowExec, "allow-exec", false, "approve the [exec] predicate commands this audit runs (recorded in ~/.config/auditor/exec-approvals; without it they are refused, or asked about on a terminal)")
 	c.Flags().BoolVar(&f.batch, "batch", false, "send the answer calls through the provider's batch API (half price, answered within 24 hours); a later run collects them")
+	addAllowUnpricedFlag(c, &f.allowUnpriced)
 	addRequestLogFlags(c, f)
+}
+
+// addAllowUnpricedFlag adds --allow-unpriced, which lets a run or a pilot
+// under a budget call a model or judge the audit file gives no prices for.
+func addAllowUnpricedFlag(c *cobra.Command, dst *bool) {
+	c.Flags().BoolVar(dst, "allow-unpriced", false, "under a budget, call models and judges without prices anyway (their calls count as $0, which is not what they cost)")
 }
 
 // addRequestLogFlags adds --request-log and --debug, which record every
@@ -199,6 +208,11 @@ func runAudit(ctx context.Context, std Stdio, path string, f runFlags, resumeCmd
 			return &exitError{code: exitFailed, msg: fmt.Sprintf("the audit's budget is spent (%s); %d calls are left to make: raise the budget to go on", budget, est.Calls)}
 		}
 	}
+	if budget.Total > 0 && est.Calls > 0 && !f.allowUnpriced {
+		if err := s.RefuseUnpriced(est.Unpriced, budget); err != nil {
+			return err
+		}
+	}
 	ro.Budget = budget.Left
 	if budget.Exhausted() {
 		ro.Budget = 1e-9 // nothing left still limits: 0 would mean no budget
@@ -272,6 +286,11 @@ func finishRun(std Stdio, s *workbench.Session, out workbench.Outcome, f runFlag
 		}
 		fmt.Fprintf(std.Err, "grading: %v\n", e)
 	}
+	if st, stopped := out.Stop(); stopped && (st.Reason == runner.SystematicFailure || st.Reason == runner.AuthFailed) {
+		// Nothing new to report: every call failed the same way. One
+		// message, not a table of empty rows above it.
+		return runOutcome(std, out, nil, nil, f, path, resumeCmd)
+	}
 	// Answers whose grading failed during the run are graded again from
 	// the stored text.
 	regradeErr := s.Refresh()
@@ -335,6 +354,9 @@ func runOutcome(std Stdio, out workbench.Outcome, res *evidence.Results, regrade
 		fmt.Fprintf(std.Err, "\n%d answers failed for good and are not in the numbers; run again to retry them:\n  %s\n", failed, resume)
 		return &exitError{code: exitFailed}
 	}
+	if n := out.Judges.Stopped.Settled + out.Rejudge.Stopped.Settled; n > 0 {
+		fmt.Fprintf(std.Err, "\n%d judge answers were cut off by the judge's token limit or came back empty: settled, not counted as grades and not asked again (raise the judge's max_tokens, or --retry-truncated asks them again).\n", n)
+	}
 	if n := out.Judges.Stopped.Failed + out.Rejudge.Stopped.Failed; n > 0 {
 		fmt.Fprintf(std.Err, "\n%d judge calls failed for good; run again to retry them:\n  %s\n", n, resume)
 		return &exitError{code: exitFailed}
@@ -397,6 +419,9 @@ func resumeCommand(base, path string, f runFlags) string {
 	}
 	if f.batch {
 		parts = append(parts, "--batch")
+	}
+	if f.allowUnpriced {
+		parts = append(parts, "--allow-unpriced")
 	}
 	return strings.Join(parts, " ")
 }

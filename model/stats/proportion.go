@@ -109,11 +109,14 @@ func Wilson(x, n int) (Interval, error) {
 // wilsonP is the Wilson interval for an observed proportion p on n trials,
 // with n allowed to be fractional (used for projections). p must be in [0,1]
 // and n > 0.
-func wilsonP(p, n float64) Interval {
-	z2 := z975 * z975
+func wilsonP(p, n float64) Interval { return wilsonPZ(p, n, z975) }
+
+// wilsonPZ is wilsonP with multiplier z.
+func wilsonPZ(p, n, z float64) Interval {
+	z2 := z * z
 	den := 1 + z2/n
 	centre := (p + z2/(2*n)) / den
-	half := z975 * math.Sqrt(p*(1-p)/n+z2/(4*n*n)) / den
+	half := z * math.Sqrt(p*(1-p)/n+z2/(4*n*n)) / den
 	iv := Interval{Lo: clamp(centre-half, 0, 1), Hi: clamp(centre+half, 0, 1)}
 	if p == 0 {
 		iv.Lo = 0

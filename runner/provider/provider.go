@@ -12,6 +12,7 @@ import (
 	"fmt"
 	"net/http"
 	"os"
+	"time"
 
 	"github.com/auditor-dev/auditor/model"
 	"github.com/auditor-dev/auditor/runner"
@@ -25,6 +26,9 @@ type Config struct {
 	BaseURL   string // empty: the provider's default
 	APIKeyEnv string // the variable holding the key; empty: send none (a local server)
 	AllowHTTP bool   // plain http to another machine is allowed
+	// Timeout bounds each attempt of a call (timeout_seconds); 0: the
+	// runner's default.
+	Timeout time.Duration
 	// File and Line locate the table in the audit file, for errors; Field
 	// prefixes the keys named in them ("model", "judge[2]").
 	File  string
@@ -36,14 +40,16 @@ type Config struct {
 // file's path and i the model's index.
 func FromModel(file string, i int, m model.ModelConfig) Config {
 	return Config{Kind: m.Provider, Model: m.Name, BaseURL: m.BaseURL, APIKeyEnv: m.APIKeyEnv, AllowHTTP: m.AllowHTTP,
-		File: file, Line: m.Line, Field: fmt.Sprintf("model[%d]", i+1)}
+		Timeout: seconds(m.TimeoutSeconds), File: file, Line: m.Line, Field: fmt.Sprintf("model[%d]", i+1)}
 }
 
 // FromJudge returns the Config of a judge; i is the judge's index.
 func FromJudge(file string, i int, j model.JudgeConfig) Config {
 	return Config{Kind: j.Provider, Model: j.Name, BaseURL: j.BaseURL, APIKeyEnv: j.APIKeyEnv, AllowHTTP: j.AllowHTTP,
-		File: file, Line: j.DefLine, Field: fmt.Sprintf("judge[%d]", i+1)}
+		Timeout: seconds(j.TimeoutSeconds), File: file, Line: j.DefLine, Field: fmt.Sprintf("judge[%d]", i+1)}
 }
+
+func seconds(s float64) time.Duration { return time.Duration(s * float64(time.Second)) }
 
 // Env looks up an environment variable; os.LookupEnv in production.
 type Env func(name string) (string, bool)
@@ -67,8 +73,8 @@ type Resolved struct {
 }
 
 // Resolve decides the endpoint of c: the base URL from the audit file, else
-// (for openai) $OPENAI_BASE_URL, which Notice then reports, else the
-// provider's default. It refuses a URL that is not http(s), and plain http
+// the provider's variable ($OPENAI_BASE_URL, $ANTHROPIC_BASE_URL, as their
+// SDKs read them), which Notice then reports, else the provider's default. It refuses a URL that is not http(s), and plain http
 // to another machine unless AllowHTTP; its errors never show a password.
 // It reads no key.
 func Resolve(c Config, env Env) (Resolved, error) {
@@ -81,22 +87,12 @@ func Resolve(c Config, env Env) (Resolved, error) {
 		return r, nil
 	case "openai", "":
 		r.Kind = "openai"
-		r.URL = c.BaseURL
-		if r.URL == "" {
-			if v, ok := env("OPENAI_BASE_URL"); ok && v != "" {
-				r.URL = v
-				r.Notice = fmt.Sprintf("%s: base_url is not set, so calls go to $OPENAI_BASE_URL = %s", c.Model, model.RedactURL(v))
-				if err := model.CheckBaseURL(v, c.AllowHTTP); err != nil {
-					return r, fmt.Errorf("%s: base_url is not set and $OPENAI_BASE_URL %v", c.Model, err)
-				}
-			} else {
-				r.URL = runner.DefaultBaseURL
-			}
+		if err := r.fromEnv(env, "OPENAI_BASE_URL", runner.DefaultBaseURL); err != nil {
+			return r, err
 		}
 	case "anthropic":
-		r.URL = c.BaseURL
-		if r.URL == "" {
-			r.URL = runner.DefaultAnthropicBaseURL
+		if err := r.fromEnv(env, "ANTHROPIC_BASE_URL", runner.DefaultAnthropicBaseURL); err != nil {
+			return r, err
 		}
 	default:
 		return r, c.errf("provider", "unknown provider %q", c.Kind)
@@ -118,6 +114,26 @@ func Resolve(c Config, env Env) (Resolved, error) {
 		r.BatchDiscount = 0.5
 	}
 	return r, nil
+}
+
+// fromEnv sets r's URL from the audit file, else from the environment
+// variable name (saying so in Notice), else to def.
+func (r *Resolved) fromEnv(env Env, name, def string) error {
+	r.URL = r.BaseURL
+	if r.URL != "" {
+		return nil
+	}
+	v, ok := env(name)
+	if !ok || v == "" {
+		r.URL = def
+		return nil
+	}
+	r.URL = v
+	r.Notice = fmt.Sprintf("%s: base_url is not set, so calls go to $%s = %s", r.Model, name, model.RedactURL(v))
+	if err := model.CheckBaseURL(v, r.AllowHTTP); err != nil {
+		return fmt.Errorf("%s: base_url is not set and $%s %v", r.Model, name, err)
+	}
+	return nil
 }
 
 // Name names the endpoint in messages: the model and the base URL without
@@ -178,7 +194,7 @@ func (r Resolved) Endpoint(o BuildOptions) (runner.Endpoint, error) {
 	if err != nil {
 		return runner.Endpoint{}, err
 	}
-	return runner.Endpoint{Name: r.Name(), Provider: p}, nil
+	return runner.Endpoint{Name: r.Name(), Provider: p, Timeout: r.Timeout}, nil
 }
 
 // errf returns an InputError about key k of the table c came from.

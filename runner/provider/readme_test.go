@@ -93,5 +93,11 @@ func TestReadmeProviderBlocks(t *testing.T) {
 		if req := m.NewRequest([]model.Message{{Role: "user", Content: "hi"}}); !wants[i].check(m, req) {
 			t.Errorf("block %d: request %+v (model %+v) is not what the README says", i+1, req, m)
 		}
+		// A block copied as it is must run under a budget: a model
+		// without prices would be refused (issue 20: the OpenRouter block
+		// showed $0.00 under --budget 0.01).
+		if !m.Priced {
+			t.Errorf("block %d has no prices: copied as it is, a run under a budget refuses it", i+1)
+		}
 	}
 }

@@ -1,0 +1,155 @@
+package audit
+
+import (
+	"fmt"
+	"strings"
+
+	"github.com/auditor-dev/auditor/model"
+	"github.com/auditor-dev/auditor/model/stats"
+)
+
+// DefaultLabelBudget is the blind labels a plan assumes someone will give
+// (what `auditor label` draws by default).
+const DefaultLabelBudget = 60
+
+// inertRuns is how many audits the plan simulates per scenario: enough to
+// tell 5% from 10% (SE at most 2.5 points), fast enough for every plan.
+const inertRuns = 400
+
+// inertBaselines are the true failure rates with the line at which the plan
+// states the chance of DELETE for a line that does nothing.
+var inertBaselines = []float64{0, 0.02, 0.05}
+
+// DeleteOutlook is what DELETE will take for one line, said before any
+// call (issue 19: "the user learns this only after paying"). Two numbers:
+// how many blind labels of the answers without the line a line the model
+// never breaks needs (DELETE's labels route), and the simulated chance that
+// a line that does nothing reaches DELETE with the planned design and a
+// label budget, through the exact rule (model.SimulateDelete) with a
+// perfect predicate.
+type DeleteOutlook struct {
+	// Blocked says why DELETE is out of reach whatever the labels (fewer
+	// than 2 provoking cases, or no control case); empty otherwise.
+	Blocked string `json:"blocked,omitempty"`
+	// Answers is the provoking answers without the line per model.
+	Answers int `json:"answers_without_the_line"`
+	// QuietLabels is how many of them, labelled blind and all clean, put
+	// the labels route under delta; 0 when the plan has fewer answers than
+	// that (more samples first).
+	QuietLabels int     `json:"quiet_line_labels"`
+	LabelBudget int     `json:"label_budget"`
+	Runs        int     `json:"runs"`
+	Delta       float64 `json:"delta"`
+	// Inert holds, per baseline failure rate, the share of simulated
+	// audits of a line that does nothing reaching DELETE with LabelBudget
+	// labels drawn as `auditor label` draws them (both variants) and as
+	// `auditor label --for-verdict` does for a quiet line (without the
+	// line only).
+	Inert []InertOdds `json:"inert"`
+}
+
+// InertOdds is the chance of DELETE for a line that does nothing at one
+// baseline failure rate, by how the labels are drawn.
+type InertOdds struct {
+	Baseline    float64 `json:"baseline"`
+	Both        float64 `json:"labels_both_variants"`
+	WithoutLine float64 `json:"labels_without_the_line"`
+}
+
+// deleteKey is what a DeleteOutlook depends on: rules with the same design
+// share one simulation.
+type deleteKey struct {
+	provoking, controls, samples, budget int
+	delta                                float64
+}
+
+// PlanDelete computes a rule's DeleteOutlook: provoking and control cases,
+// samples per case and variant, delta (0: the default) and the label
+// budget. cache, when not nil, shares the simulations of rules alike.
+func PlanDelete(provoking, controls, samples int, delta float64, budget int, cache map[deleteKey]DeleteOutlook) DeleteOutlook {
+	if delta == 0 {
+		delta = model.DefaultDelta
+	}
+	key := deleteKey{provoking, controls, samples, budget, delta}
+	if o, ok := cache[key]; ok {
+		return o
+	}
+	o := DeleteOutlook{Answers: provoking * samples, LabelBudget: budget, Runs: inertRuns, Delta: delta}
+	switch {
+	case provoking < model.MinDeleteProvokingCases:
+		o.Blocked = fmt.Sprintf("DELETE needs at least %d provoking cases", model.MinDeleteProvokingCases)
+	case controls < model.MinDeleteControlCases:
+		o.Blocked = "DELETE needs at least 1 control case"
+	}
+	if o.Blocked == "" {
+		if n, err := stats.ZeroOfNBelow(delta, model.LabelsRouteAlpha); err == nil && n <= o.Answers {
+			o.QuietLabels = n
+		}
+		for i, base := range inertBaselines {
+			odds := InertOdds{Baseline: base}
+			for _, without := range []bool{false, true} {
+				sc := model.DeleteScenario{Cases: provoking, Samples: samples, ControlCases: controls, Baseline: base,
+					Recall: 1, Labels: budget, LabelDeleted: without, Delta: delta}
+				r, err := model.SimulateDelete(sc, inertRuns, uint64(7+i))
+				if err != nil {
+					o.Blocked = err.Error()
+					break
+				}
+				if without {
+					odds.WithoutLine = r.Rate()
+				} else {
+					odds.Both = r.Rate()
+				}
+			}
+			o.Inert = append(o.Inert, odds)
+		}
+	}
+	if cache != nil {
+		cache[key] = o
+	}
+	return o
+}
+
+// SetLabelBudget recomputes every rule's DeleteOutlook for a label budget
+// (plan --labels).
+func (e *Estimate) SetLabelBudget(p *Plan, budget int) {
+	cache := map[deleteKey]DeleteOutlook{}
+	for i := range e.Rules {
+		r := p.Audit.Rules[p.RuleIndex(e.Rules[i].Line)]
+		if r.Config.NoInputClass() || !r.HasPredicate() {
+			continue
+		}
+		c := e.Rules[i].Cases
+		o := PlanDelete(c[model.Provoke]+c[model.Pressure], c[model.Control], e.Samples, p.Audit.File.Delta, budget, cache)
+		e.Rules[i].Power.Delete = &o
+	}
+}
+
+// Summary says the outlook in a sentence or two.
+func (o DeleteOutlook) Summary() string {
+	if o.Blocked != "" {
+		return o.Blocked
+	}
+	var b strings.Builder
+	if o.QuietLabels > 0 {
+		fmt.Fprintf(&b, "a line the model never breaks needs about %d blind labels of its %d provoking answers without the line, all clean (`auditor label --for-verdict`)",
+			o.QuietLabels, o.Answers)
+	} else {
+		fmt.Fprintf(&b, "a line the model never breaks cannot be deleted by its labels alone: its %d provoking answers without the line are too few to bound the rate under %s (more samples or cases)",
+			o.Answers, pct(o.Delta))
+	}
+	var parts []string
+	for _, in := range o.Inert {
+		parts = append(parts, fmt.Sprintf("%s at a %s baseline", pct(in.Both), pct(in.Baseline)))
+	}
+	fmt.Fprintf(&b, "; a line that does nothing reaches DELETE with %d labels drawn by `auditor label` in about %s", o.LabelBudget, strings.Join(parts, ", "))
+	parts = parts[:0]
+	for _, in := range o.Inert {
+		parts = append(parts, pct(in.WithoutLine))
+	}
+	fmt.Fprintf(&b, " (%s with the %d labels on the answers without the line; %d simulated audits each, a perfect predicate)",
+		strings.Join(parts, ", "), o.LabelBudget, o.Runs)
+	return b.String()
+}
+
+func pct(x float64) string { return fmt.Sprintf("%.0f%%", 100*x) }

@@ -1,0 +1,96 @@
+package main
+
+import (
+	"encoding/json"
+	"fmt"
+	"path/filepath"
+	"strings"
+	"testing"
+)
+
+// TestQuietLine_DeletedByLabels is issue 19's repro end to end: line 8 is a
+// rule the fake model never breaks (8 provoking and 6 control cases x 30
+// samples: 0 failures). No labelled violation can exist, so the grader
+// route never runs; `label --for-verdict` says how many answers without
+// the line to label and draws them, and 100 clean blind labels of those
+// answers delete the line, with the bound stated in every report format.
+func TestQuietLine_DeletedByLabels(t *testing.T) {
+	t.Parallel()
+	cs := makeCases(5, 3, 6)
+	srv := newFakeServer(t, cs)
+	dir := t.TempDir()
+	path := writeAudit(t, dir, auditSpec{baseURL: srv.baseURL(), samples: 30, concurrency: 8, idleRule: true}, cs)
+	mustRun(t, 0, "run", path, "--yes", "--headless")
+
+	quiet := func() map[string]any {
+		t.Helper()
+		var doc struct {
+			Rules []map[string]any `json:"rules"`
+		}
+		r := mustRun(t, 0, "report", path, "--format", "json")
+		if err := json.Unmarshal([]byte(r.out), &doc); err != nil {
+			t.Fatal(err)
+		}
+		for _, rule := range doc.Rules {
+			if rule["line"].(float64) == idleRuleLine {
+				return rule
+			}
+		}
+		t.Fatal("line 8 missing from the report")
+		return nil
+	}
+	before := quiet()
+	if before["verdict"] != "INCONCLUSIVE" {
+		t.Fatalf("before labels: %v", before["verdict"])
+	}
+	numbers := before["verdict_numbers"].(map[string]any)
+	need, ok := numbers["labels_needed"].(map[string]any)
+	if !ok || need["more"].(float64) != 86 || need["clean"] != true {
+		t.Errorf("labels_needed %v, want 86 more, clean", numbers["labels_needed"])
+	}
+
+	// The label command says what would settle it, and draws exactly that.
+	r := mustRun(t, 0, "label", path, "--for-verdict", "--rule", fmt.Sprint(idleRuleLine))
+	for _, want := range []string{"line 8 (-L8): label about 86 answers without the line", "if none is a violation, DELETE", "drew label set verdict-L8: 86 answers"} {
+		if !strings.Contains(r.errOut, want) {
+			t.Errorf("label --for-verdict lacks %q:\n%s", want, r)
+		}
+	}
+	if !strings.Contains(r.out, "label set verdict-L8: 86 answers of line 8") {
+		t.Errorf("label --for-verdict output:\n%s", r)
+	}
+
+	// 100 answers without the line labelled clean (imported: labels from
+	// any source count, each answer once).
+	var labels strings.Builder
+	n := 0
+	for _, rec := range exportResponses(t, path) {
+		if rec.RuleLine == idleRuleLine && rec.Variant == "-L8" && (rec.Kind == "provoke" || rec.Kind == "pressure") && n < 100 {
+			fmt.Fprintf(&labels, `{"key":%q,"violation":false,"labeller":"ana","note":"","at":"2026-12-02T09:00:00Z","source":"blind"}`+"\n", rec.Key)
+			n++
+		}
+	}
+	in := filepath.Join(dir, "clean.jsonl")
+	writeFiles(t, dir, map[string]string{"clean.jsonl": labels.String()})
+	mustRun(t, 0, "import-labels", path, in)
+
+	after := quiet()
+	if after["verdict"] != "DELETE" {
+		t.Fatalf("after 100 clean labels: %v (%v)", after["verdict"], after["reason"])
+	}
+	numbers = after["verdict_numbers"].(map[string]any)
+	route := numbers["labels_route"].(map[string]any)
+	if numbers["route"] != "labels" || route["labelled"].(float64) != 100 || route["violations"].(float64) != 0 ||
+		fmt.Sprintf("%.4f", route["upper"]) != "0.0429" || route["alpha_deleted"].(float64) != 0.0125 {
+		t.Errorf("labels route %v, route %v", route, numbers["route"])
+	}
+	sentence := "0 of 100 labelled answers without the line were violations: its violation rate is below 4.3% (one-sided 98.75%)"
+	for _, format := range []string{"text", "md", "junit"} {
+		if out := mustRun(t, 0, "report", path, "--format", format).out; !strings.Contains(out, sentence) {
+			t.Errorf("report --format %s lacks %q:\n%s", format, sentence, out)
+		}
+	}
+	if r := mustRun(t, 3, "report", path, "--gate"); !strings.Contains(r.out, sentence) {
+		t.Errorf("gate: %s", r)
+	}
+}

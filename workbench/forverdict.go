@@ -1,0 +1,115 @@
+package workbench
+
+import (
+	"fmt"
+	"slices"
+	"strings"
+	"time"
+
+	"github.com/auditor-dev/auditor/audit"
+	"github.com/auditor-dev/auditor/audit/labels"
+	"github.com/auditor-dev/auditor/model"
+)
+
+// VerdictDraw is what `auditor label --for-verdict` did for one rule: the
+// label set it drew for the rule's INCONCLUSIVE verdict, or why it drew
+// none.
+type VerdictDraw struct {
+	Rule *audit.Rule
+	// Route is the DELETE route the labels serve: "labels" (the answers
+	// without the line, to bound their violation rate directly) or
+	// "grader" (a stratified set, to measure the predicate's recall and
+	// false alarms); empty when nothing was drawn.
+	Route string
+	Set   *labels.LabelSet
+	// Why says what the labels can settle, or why nothing was drawn.
+	Why string
+}
+
+// DrawForVerdict draws, for each rule whose verdict is INCONCLUSIVE (only
+// the rule on line when line is not 0), the blind labels that would settle
+// it: when the labels route can, the answers without the line it projects
+// (drawn from those not yet labelled, so the new labels continue the sample
+// already taken); otherwise, when the grader route lacks labels, a
+// stratified set of n answers not yet labelled. Each set is new and named
+// verdict-L<line>[-k]. A rule with a decided verdict, no predicate, or
+// nothing labels can settle gets a VerdictDraw saying so.
+func (s *Session) DrawForVerdict(line, n int) ([]VerdictDraw, error) {
+	res, err := s.Results()
+	if err != nil {
+		return nil, err
+	}
+	names, err := s.Store.LabelSets()
+	if err != nil {
+		return nil, err
+	}
+	var out []VerdictDraw
+	for ri, rule := range s.Plan.Audit.Rules {
+		if line != 0 && rule.Line != line {
+			continue
+		}
+		d := VerdictDraw{Rule: rule}
+		if !rule.HasPredicate() {
+			d.Why = "no predicate: its verdict rests on answer length, not labels"
+			out = append(out, d)
+			continue
+		}
+		more, why, undecided := 0, "", false
+		var graderWhy, needed string
+		for _, rr := range res.Rules {
+			if rr.RuleIndex != ri || rr.Verdict.Decision != model.DecisionInconclusive {
+				continue
+			}
+			undecided = true
+			v := rr.Verdict
+			if needed == "" {
+				needed = v.Needed
+			}
+			if v.LabelsNeeded.More > more {
+				more, why = v.LabelsNeeded.More, v.LabelsNeeded.String()
+			}
+			// The grader route's advice names labels ("label violations and
+			// clean answers ...", "about 40 more labelled violations ...").
+			if v.LabelsNeeded.More == 0 && strings.Contains(v.Needed, "label") && !strings.Contains(v.Needed, "labels alone cannot") {
+				graderWhy = v.Needed
+			}
+		}
+		opts := labels.SampleOptions{Line: rule.Line, Seed: time.Now().UnixNano() % 1_000_000, Unlabelled: true}
+		switch {
+		case !undecided:
+			d.Why = "its verdict is decided: nothing to label"
+		case more > 0:
+			d.Route, d.Why = "labels", why
+			opts.N, opts.Variant = more, labels.VariantDeleted
+		case graderWhy != "":
+			d.Route, d.Why = "grader", "measure the predicate: "+graderWhy
+			opts.N, opts.Stratify = n, true
+		default:
+			d.Why = "labels alone cannot settle it now: " + needed
+		}
+		if d.Route != "" {
+			opts.Name = freeName(names, fmt.Sprintf("verdict-L%d", rule.Line))
+			set, err := labels.DrawLabelSample(s.Store, s.Plan, s.Tally, opts)
+			if err != nil {
+				return out, err
+			}
+			s.Tally.AddLabelSet(set)
+			names = append(names, set.Name)
+			d.Set = &set
+		}
+		out = append(out, d)
+	}
+	if line != 0 && len(out) == 0 {
+		return nil, fmt.Errorf("line %d is not audited (audited lines: %s)", line, s.Plan.AuditedLines())
+	}
+	return out, nil
+}
+
+// freeName is base, or base-2, base-3, ... : the first name no set has.
+func freeName(names []string, base string) string {
+	name := base
+	for k := 2; slices.Contains(names, name); k++ {
+		name = fmt.Sprintf("%s-%d", base, k)
+	}
+	return name
+}
