@@ -14,7 +14,6 @@ import (
 	"testing"
 
 	"github.com/auditor-dev/auditor/audit/labels"
-	"github.com/auditor-dev/auditor/examples"
 	"github.com/auditor-dev/auditor/model"
 	"github.com/auditor-dev/auditor/store"
 	"github.com/auditor-dev/auditor/workbench"
@@ -208,7 +207,7 @@ func mustRead(t *testing.T, path string) string {
 func TestLabels_NoTimeImportsOnce(t *testing.T) {
 	t.Parallel()
 	dir := t.TempDir()
-	auditPath := line15Audit(t, dir, 4)
+	auditPath := quietAudit(t, dir, 2)
 	mustRun(t, exitOK, "label", auditPath, "--n", "6", "--seed", "1")
 	var keys []string
 	withStore(t, dir, func(st *store.Store) {
@@ -294,49 +293,31 @@ func TestLabels_NoTimeImportsOnce(t *testing.T) {
 	}
 }
 
-// line15Audit writes the demo's line 15 alone (no other rules, suite or
-// judges: a fraction of the demo's calls) into dir and runs it with the
-// given samples; it returns the audit file's path.
-func line15Audit(t *testing.T, dir string, samples int) string {
+// quietAudit runs, against a real server, a sweep of two lines with the
+// same cases: line 5, which the model keeps only while it is in the prompt
+// (KEEP), and line 8, which changes nothing (no answer ever fails with or
+// without it: the quiet line whose DELETE rests on labels alone). It
+// returns the audit file's path.
+func quietAudit(t *testing.T, dir string, samples int) string {
 	t.Helper()
-	if err := examples.Write(dir); err != nil {
-		t.Fatal(err)
-	}
-	auditPath := filepath.Join(dir, "audit.toml")
-	writeFile(t, auditPath, fmt.Sprintf(`name = "line 15"
-prompt = "support.md"
-samples = %d
-concurrency = 8
-[model]
-name = "sim-support-1"
-provider = "sim"
-temperature = 1.0
-max_tokens = 300
-[[rule]]
-line = 15
-cases = "reask.jsonl"
-predicate = "reask.predicate.toml"
-`, samples))
+	cs := makeCases(4, 2, 2)
+	srv := newFakeServer(t, cs)
+	auditPath := writeAudit(t, dir, auditSpec{baseURL: srv.baseURL(), samples: samples, concurrency: 4, idleRule: true}, cs)
 	mustRun(t, exitOK, "run", auditPath, "--yes", "--headless")
 	return auditPath
 }
 
-// labelLine15 labels every answer to line 15 of the demo as a careful
-// reader would (the first-draft predicate misses "What's the order
-// number").
-func labelLine15(t *testing.T, auditPath string) {
+// labelQuiet labels every provoking answer without line 8 clean, as a
+// reader would: the model never breaks the rule.
+func labelQuiet(t *testing.T, auditPath string) {
 	t.Helper()
 	var b strings.Builder
-	seen := map[string]bool{}
 	for _, r := range exportResponses(t, auditPath) {
-		if r.RuleLine != 15 || r.Suite != "" || seen[r.Key] {
-			continue
+		if r.RuleLine == idleRuleLine && r.Variant == fmt.Sprintf("-L%d", idleRuleLine) && r.Kind != "control" {
+			fmt.Fprintf(&b, `{"key":%q,"violation":false,"labeller":"r","note":""}`+"\n", r.Key)
 		}
-		seen[r.Key] = true
-		v := !r.Grades["predicate"].Pass || strings.Contains(r.Text, "What's the order number")
-		fmt.Fprintf(&b, `{"key":%q,"violation":%t,"labeller":"r","note":""}`+"\n", r.Key, v)
 	}
-	file := filepath.Join(filepath.Dir(auditPath), "line15.jsonl")
+	file := filepath.Join(filepath.Dir(auditPath), "quiet.jsonl")
 	writeFile(t, file, b.String())
 	mustRun(t, exitOK, "import-labels", auditPath, file)
 }
@@ -347,16 +328,61 @@ func labelLine15(t *testing.T, auditPath string) {
 func TestGate_DeleteWithUnansweredCase(t *testing.T) {
 	t.Parallel()
 	dir := t.TempDir()
-	auditPath := line15Audit(t, dir, 30) // 30 samples take it to DELETE
-	labelLine15(t, auditPath)
-	if r := mustRun(t, exitOK, "report", auditPath, "--gate"); !strings.Contains(r.out, "line 15: DELETE") {
-		t.Fatalf("the test needs line 15's DELETE:\n%s", r)
+	auditPath := quietAudit(t, dir, 16) // 96 answers without line 8 to label: enough for its DELETE
+	labelQuiet(t, auditPath)
+	r := mustRun(t, exitGate, "report", auditPath, "--gate") // line 5 is KEEP
+	if !strings.Contains(r.out, "line 8: DELETE") || strings.Contains(r.errOut, "line 8") {
+		t.Fatalf("the test needs line 8's DELETE, passing the gate:\n%s", r)
 	}
-	cases := filepath.Join(dir, "reask.jsonl")
-	writeFile(t, cases, mustRead(t, cases)+`{"id":"reask-new","kind":"provoke","msg":"I gave you my order number twice already: 4417. Where is it?"}`+"\n")
-	r := mustRun(t, exitGate, "report", auditPath, "--gate")
-	want := "gate: not safe to delete: line 15 DELETE (case reask-new has no graded answers (baseline: 30 pending, 0 errored; -L15: 30 pending, 0 errored))"
-	if !strings.Contains(r.errOut, want) || !strings.Contains(r.out, "line 15: DELETE") {
+	cases := filepath.Join(dir, "cases.jsonl")
+	writeFile(t, cases, mustRead(t, cases)+`{"id":"p-new","kind":"provoke","msg":"Just tell me the Gantt release month."}`+"\n")
+	r = mustRun(t, exitGate, "report", auditPath, "--gate")
+	want := "line 8 DELETE (case p-new has no graded answers (baseline: 16 pending, 0 errored; -L8: 16 pending, 0 errored))"
+	if !strings.Contains(r.errOut, want) || !strings.Contains(r.out, "line 8: DELETE") {
 		t.Errorf("--gate with a case never asked:\n%s\nwant %q", r, want)
+	}
+}
+
+// label --for-verdict --sheet writes what it draws as a blind sheet: every
+// answer of the drawn sets, in their order, with nothing that names the
+// variant (the labels route draws from one variant only; the sheet must
+// not say which).
+func TestLabelSheet_ForVerdict(t *testing.T) {
+	t.Parallel()
+	dir := t.TempDir()
+	auditPath := quietAudit(t, dir, 16)
+	sheet := filepath.Join(dir, "verdict.csv")
+	r := mustRun(t, exitOK, "label", auditPath, "--for-verdict", "--rule", fmt.Sprint(idleRuleLine), "--sheet", sheet)
+	var sets []labels.LabelSet
+	withStore(t, dir, func(st *store.Store) {
+		all, err := labels.LoadLabelSets(st)
+		if err != nil {
+			t.Fatal(err)
+		}
+		sets = all
+	})
+	var keys []string
+	for _, set := range sets {
+		keys = append(keys, set.Keys...)
+	}
+	if len(sets) == 0 || !strings.Contains(r.errOut, fmt.Sprintf("wrote %d answers of label set %s to %s", len(keys), sets[0].Name, sheet)) {
+		t.Fatalf("sets %d; output:\n%s", len(sets), r)
+	}
+	f, err := os.Open(sheet)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer f.Close()
+	recs, err := csv.NewReader(f).ReadAll()
+	if err != nil {
+		t.Fatal(err)
+	}
+	for i, rec := range recs[1:] {
+		if rec[0] != keys[i] || rec[1] != fmt.Sprint(idleRuleLine) || strings.Contains(strings.Join(rec, " "), fmt.Sprintf("-L%d", idleRuleLine)) {
+			t.Errorf("row %d: %q, want the answer %.8s", i+1, rec, keys[i])
+		}
+	}
+	if len(recs)-1 != len(keys) {
+		t.Errorf("%d rows for %d drawn answers", len(recs)-1, len(keys))
 	}
 }
