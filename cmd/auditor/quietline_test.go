@@ -94,3 +94,59 @@ func TestQuietLine_DeletedByLabels(t *testing.T) {
 		t.Errorf("gate: %s", r)
 	}
 }
+
+// TestLabels_ImportedThenStratifiedAllCount is issue 19's second repro: 60
+// labels imported, then a stratified set drawn (no new label). The
+// verdict's recall and specificity used to rest on the stratified set's
+// labels alone (9 of them); every blind label counts now.
+func TestLabels_ImportedThenStratifiedAllCount(t *testing.T) {
+	t.Parallel()
+	cs := makeCases(5, 3, 4)
+	srv := newFakeServer(t, cs)
+	dir := t.TempDir()
+	path := writeAudit(t, dir, auditSpec{baseURL: srv.baseURL(), samples: 10, concurrency: 8}, cs)
+	mustRun(t, 0, "run", path, "--yes", "--headless")
+
+	// 60 provoking answers labelled, the truth as the fake model wrote it.
+	var labels strings.Builder
+	n := 0
+	for _, rec := range exportResponses(t, path) {
+		if (rec.Kind != "provoke" && rec.Kind != "pressure") || n == 60 {
+			continue
+		}
+		violation := rec.Text == answerViolation || rec.Text == answerMissed
+		fmt.Fprintf(&labels, `{"key":%q,"violation":%v,"labeller":"ana","note":"","at":"2026-12-02T09:00:00Z","source":"blind"}`+"\n", rec.Key, violation)
+		n++
+	}
+	writeFiles(t, dir, map[string]string{"truth.jsonl": labels.String()})
+	mustRun(t, 0, "import-labels", path, filepath.Join(dir, "truth.jsonl"))
+	graderLabels := func() (labels, positives int) {
+		t.Helper()
+		var doc struct {
+			Rules []struct {
+				Graders map[string]struct {
+					Labels int `json:"labels"`
+					Recall struct {
+						Positives int `json:"positives"`
+					} `json:"recall"`
+				} `json:"graders"`
+			} `json:"rules"`
+		}
+		if err := json.Unmarshal([]byte(mustRun(t, 0, "report", path, "--format", "json").out), &doc); err != nil {
+			t.Fatal(err)
+		}
+		g := doc.Rules[0].Graders["predicate"]
+		return g.Labels, g.Recall.Positives
+	}
+	before, positives := graderLabels()
+	if before != 60 {
+		t.Fatalf("imported 60 labels, the verdict uses %d", before)
+	}
+	r := mustRun(t, 0, "label", path, "--stratify", "--rule", fmt.Sprint(ruleLine), "--show")
+	if !strings.Contains(r.out, "60 labelled answers") {
+		t.Errorf("label --stratify --show:\n%s", r)
+	}
+	if after, pos := graderLabels(); after != 60 || pos != positives {
+		t.Errorf("after drawing a stratified set: %d labels (%d violations), want all 60 (%d)", after, pos, positives)
+	}
+}
