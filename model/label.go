@@ -49,6 +49,16 @@ type Label struct {
 // exactly the hard ones. Seen labels (review adjudications) never enter
 // the truth; Seen gives the latest per response, by anyone.
 //
+// A blind label that repeats its labeller's current blind label of the
+// response (same verdict and note) says nothing new and is left out of the
+// history: nobody gives one on purpose (the label screen refuses a second
+// blind label), but imports of files without times once appended such a
+// copy on every import and open, and a copy would make one undo take back
+// only the copy. Leaving them out here collapses those copies in every
+// label file the next time it is written. A repeated seen label is kept:
+// the review queue may decide an answer again with the same verdict, and
+// its undo takes back that decision alone.
+//
 // A LabelBook is not safe for concurrent use.
 type LabelBook struct {
 	legacy func(Label) string
@@ -66,7 +76,7 @@ func NewLabelBook(history []Label, legacy func(Label) string) *LabelBook {
 	b := &LabelBook{legacy: legacy, hist: map[string][]Label{}, truth: map[string]Label{},
 		seen: map[string]Label{}, by: map[string]map[string]Label{}}
 	for _, l := range history {
-		b.hist[l.Key] = append(b.hist[l.Key], l)
+		b.push(l)
 	}
 	for key := range b.hist {
 		b.resolve(key)
@@ -76,8 +86,19 @@ func NewLabelBook(history []Label, legacy func(Label) string) *LabelBook {
 
 // Add appends a record to its response's history.
 func (b *LabelBook) Add(l Label) {
-	b.hist[l.Key] = append(b.hist[l.Key], l)
+	b.push(l)
 	b.resolve(l.Key)
+}
+
+// push appends a record to its response's history unless it is a blind
+// label repeating its labeller's current one (see LabelBook).
+func (b *LabelBook) push(l Label) {
+	if !l.Undo && b.SourceOf(l) == LabelBlind {
+		if cur, ok := b.Current(l.Key, l.Labeller, LabelBlind); ok && cur.Violation == l.Violation && cur.Note == l.Note {
+			return
+		}
+	}
+	b.hist[l.Key] = append(b.hist[l.Key], l)
 }
 
 // SourceOf is a record's source: its own, or the legacy rule's for a
@@ -194,9 +215,20 @@ func (b *LabelBook) Gave(key, labeller, source string) bool {
 	return false
 }
 
-// History returns every record of every response, each response's records
-// in the order given, responses sorted by key: a stable order for files
-// kept in a repository.
+// AnyoneGave reports whether anybody ever gave key a record of source,
+// undone or not.
+func (b *LabelBook) AnyoneGave(key, source string) bool {
+	for _, l := range b.hist[key] {
+		if b.SourceOf(l) == source {
+			return true
+		}
+	}
+	return false
+}
+
+// History returns every record of every response (repeated blind labels
+// left out, see LabelBook), each response's records in the order given,
+// responses sorted by key: a stable order for files kept in a repository.
 func (b *LabelBook) History() []Label {
 	keys := make([]string, 0, len(b.hist))
 	for k := range b.hist {

@@ -89,3 +89,43 @@ func TestLabelBook_Gave(t *testing.T) {
 		t.Error("ben gave no blind label")
 	}
 }
+
+// TestLabelBook_RepeatedBlindCollapses: copies of a labeller's current
+// blind label (what imports of files without times once appended on every
+// import) say nothing new: they leave the history, and one undo takes the
+// label back. A repeated seen label (the review queue deciding again) stays.
+func TestLabelBook_RepeatedBlindCollapses(t *testing.T) {
+	at := time.Date(2026, 5, 1, 9, 0, 0, 0, time.UTC)
+	l := func(key, who, src string, v bool, note string, min int) Label {
+		return Label{Key: key, Labeller: who, Source: src, Violation: v, Note: note, At: at.Add(time.Duration(min) * time.Minute)}
+	}
+	hist := []Label{
+		l("a", "ana", LabelBlind, true, "", 0),
+		l("a", "ana", LabelBlind, true, "", 1), // a copy, another time
+		l("a", "ben", LabelBlind, false, "", 2),
+		l("a", "ana", LabelBlind, true, "", 3),    // a copy after another labeller's
+		l("a", "ana", LabelBlind, true, "why", 4), // a note: new
+		l("b", "ana", LabelSeen, true, "", 5),     // decided in review
+		l("b", "ana", LabelSeen, true, "", 6),     // and again
+		l("c", "ana", LabelBlind, false, "", 7),   //
+		{Key: "c", Labeller: "ana", Source: LabelBlind, Undo: true, At: at.Add(8 * time.Minute)},
+	}
+	b := NewLabelBook(hist, nil)
+	h := b.History()
+	if len(h) != 7 {
+		t.Fatalf("history has %d records, want 7 (two copies left out):\n%+v", len(h), h)
+	}
+	if got := b.Truth()["a"]; got.Labeller != "ana" || got.Note != "why" {
+		t.Errorf("truth of a = %+v, want ana's label with her note", got)
+	}
+	b.Add(l("c", "ana", LabelBlind, false, "", 9)) // after an undo: not a copy of anything current
+	b.Add(l("c", "ana", LabelBlind, false, "", 10))
+	b.Add(Label{Key: "c", Labeller: "ana", Source: LabelBlind, Undo: true, At: at.Add(11 * time.Minute)})
+	if _, ok := b.Truth()["c"]; ok {
+		t.Errorf("one undo after a copy left c labelled: %+v", b.Truth()["c"])
+	}
+	b.Add(Label{Key: "b", Labeller: "ana", Source: LabelSeen, Undo: true, At: at.Add(12 * time.Minute)})
+	if got, ok := b.Seen()["b"]; !ok || !got.Violation {
+		t.Errorf("undoing the second review decision took both back: %+v %v", got, ok)
+	}
+}

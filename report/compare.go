@@ -30,13 +30,15 @@ type ComparisonDoc struct {
 // ModelDiffDoc is A's failure rate minus B's on one kind's cases: Diff with
 // Newcombe's interval on pooled counts (null until both have answers), and
 // Paired, the case-paired t interval (null with fewer than two cases
-// answered by both).
+// answered by both, and when every case's difference is the same: it would
+// have zero width, and PairedNote says so).
 type ModelDiffDoc struct {
-	A      CountDoc   `json:"a"`
-	B      CountDoc   `json:"b"`
-	Diff   *float64   `json:"diff"`
-	CI     *BoundsDoc `json:"ci"`
-	Paired *PairedDoc `json:"paired"`
+	A          CountDoc   `json:"a"`
+	B          CountDoc   `json:"b"`
+	Diff       *float64   `json:"diff"`
+	CI         *BoundsDoc `json:"ci"`
+	Paired     *PairedDoc `json:"paired"`
+	PairedNote string     `json:"paired_note,omitempty"`
 }
 
 // PairedDoc is a difference paired by case with its 95% interval.
@@ -106,7 +108,9 @@ func comparisonDocs(res *evidence.Results) []ComparisonDoc {
 				dd.Diff, dd.CI = &diff, &BoundsDoc{Lo: md.CI.Lo, Hi: md.CI.Hi}
 			}
 			if p := md.Paired; p != nil {
-				dd.Paired = &PairedDoc{Est: p.D, Lo: p.Lo, Hi: p.Hi, Cases: p.Cases}
+				if dd.PairedNote = PairedNote(p); dd.PairedNote == "" {
+					dd.Paired = &PairedDoc{Est: p.D, Lo: p.Lo, Hi: p.Hi, Cases: p.Cases}
+				}
 			}
 			d.Kinds[string(k)] = dd
 		}
@@ -149,7 +153,7 @@ func kindDiffText(k model.Kind, d *evidence.ModelDiff) string {
 		s += fmt.Sprintf("; A - B %+.3f [%+.3f, %+.3f]", d.Diff, d.CI.Lo, d.CI.Hi)
 	}
 	if p := d.Paired; p != nil {
-		s += fmt.Sprintf("; paired by case %+.3f [%+.3f, %+.3f] over %d cases", p.D, p.Lo, p.Hi, p.Cases)
+		s += "; " + PairedText(p)
 	}
 	return s
 }

@@ -377,63 +377,6 @@ func labelRecord(book *model.LabelBook, l model.Label) LabelRecord {
 		SchemaVersion: SchemaVersion}
 }
 
-// ParseLabels reads import-labels JSONL (what ExportLabels writes). A
-// record without a source is blind; an undo record needs no verdict.
-// Errors name the file and line.
-func ParseLabels(file string, data []byte) ([]model.Label, error) {
-	var out []model.Label
-	lines := strings.Split(strings.TrimPrefix(string(data), "\ufeff"), "\n")
-	for i, line := range lines {
-		line = strings.TrimRight(line, "\r")
-		if strings.TrimSpace(line) == "" {
-			continue
-		}
-		dec := json.NewDecoder(strings.NewReader(line))
-		dec.DisallowUnknownFields()
-		var raw struct {
-			Key       *string `json:"key"`
-			Violation *bool   `json:"violation"`
-			Labeller  *string `json:"labeller"`
-			Note      string  `json:"note"`
-			At        string  `json:"at"`
-			Schema    int     `json:"schema_version"`
-			Source    string  `json:"source"`
-			Undo      bool    `json:"undo"`
-		}
-		if err := dec.Decode(&raw); err != nil {
-			return nil, &model.InputError{File: file, Line: i + 1, Msg: "invalid label: " + err.Error()}
-		}
-		switch {
-		case raw.Schema > SchemaVersion:
-			return nil, &model.InputError{File: file, Line: i + 1, Field: "schema_version",
-				Msg: fmt.Sprintf("%d is newer than this auditor reads (%d): upgrade auditor", raw.Schema, SchemaVersion)}
-		case raw.Key == nil || *raw.Key == "":
-			return nil, &model.InputError{File: file, Line: i + 1, Field: "key", Msg: "missing"}
-		case raw.Violation == nil && !raw.Undo:
-			return nil, &model.InputError{File: file, Line: i + 1, Field: "violation", Msg: "missing (want true or false)"}
-		case raw.Labeller == nil:
-			return nil, &model.InputError{File: file, Line: i + 1, Field: "labeller", Msg: "missing: every label records who gave it"}
-		case raw.Source != "" && raw.Source != model.LabelBlind && raw.Source != model.LabelSeen:
-			return nil, &model.InputError{File: file, Line: i + 1, Field: "source", Msg: fmt.Sprintf("%q (want blind or seen)", raw.Source)}
-		}
-		if raw.Source == "" {
-			raw.Source = model.LabelBlind
-		}
-		violation := raw.Violation != nil && *raw.Violation
-		at := time.Now().UTC()
-		if raw.At != "" {
-			t, err := time.Parse(time.RFC3339, raw.At)
-			if err != nil {
-				return nil, &model.InputError{File: file, Line: i + 1, Field: "at", Msg: "not an RFC 3339 time: " + raw.At}
-			}
-			at = t
-		}
-		out = append(out, model.Label{Key: *raw.Key, Violation: violation, Labeller: *raw.Labeller, Note: raw.Note, At: at,
-			Source: raw.Source, Undo: raw.Undo})
-	}
-	return out, nil
-}
-
 // csvSafe sanitizes untrusted cells: control sequences are stripped, and a
 // cell a spreadsheet would run as a formula is prefixed with a quote. A
 // number stays a number, and the tool's own variant names (-L20, ~L20,

@@ -90,6 +90,9 @@ type RuleDoc struct {
 	// Adjudications are the review queue's decisions (seen labels, never
 	// in recall or the verdict) and each grader's agreement with them.
 	Adjudications AdjudicationsDoc `json:"adjudications"`
+	// Labellers compares every pair of labellers on the blind labels both
+	// gave the rule's answers (Cohen's kappa); empty with fewer than two.
+	Labellers []LabellerDoc `json:"labellers"`
 	// PredicateWarning is set when the predicate failed every graded
 	// baseline answer (or every control one): "" otherwise.
 	PredicateWarning string `json:"predicate_warning"`
@@ -118,9 +121,11 @@ type RuleDoc struct {
 
 // VerdictNumbersDoc is what Decide computed: pooled provoking counts over
 // the cases graded in both variants, the difference with its Newcombe and
-// paired 95% intervals (paired null with fewer than two such cases), Upper
-// (the larger upper bound at the grader route's one-sided UpperAlpha,
-// 0.0125; UpperFrom says which), the grader's recall and
+// paired 95% intervals (paired null with fewer than two such cases, and,
+// with PairedNote saying so, when every case's difference is the same: a
+// zero-width interval is never given), Upper (the larger upper bound at the
+// grader route's one-sided UpperAlpha, 0.0125; UpperFrom says which), the
+// grader's recall and
 // specificity lower bounds and J_L = recall_lo + specificity_lo - 1 (from
 // the labels YoudenFrom names: "provoking" pooled, or a kind), and Scaled,
 // max(Upper, 0)/J_L capped at 1 (the fields are null while unmeasured;
@@ -137,6 +142,7 @@ type VerdictNumbersDoc struct {
 	Diff              float64    `json:"diff"`
 	Newcombe          BoundsDoc  `json:"newcombe"`
 	Paired            *BoundsDoc `json:"paired"`
+	PairedNote        string     `json:"paired_note,omitempty"` // why paired is null although two or more cases are compared
 	Upper             float64    `json:"upper"`
 	UpperFrom         string     `json:"upper_from"` // "newcombe" or "paired"
 	RecallLo          *float64   `json:"recall_lo"`
@@ -261,8 +267,10 @@ func verdictNumbers(v model.Verdict) *VerdictNumbersDoc {
 	if n := v.LabelsNeeded; n.More > 0 || n.Hopeless != "" {
 		d.LabelsNeeded = &LabelsNeededDoc{More: n.More, Have: n.Have, Room: n.Room, Clean: n.Clean, Hopeless: model.Sanitize(n.Hopeless)}
 	}
-	if v.Paired != nil {
-		d.Paired = &BoundsDoc{Lo: v.Paired.Lo, Hi: v.Paired.Hi}
+	if lo, hi, note := pairedBounds(v.Paired); lo != nil {
+		d.Paired = &BoundsDoc{Lo: *lo, Hi: *hi}
+	} else {
+		d.PairedNote = note
 	}
 	if v.RecallMeasured || v.YoudenMeasured {
 		lo := v.RecallLo
@@ -447,6 +455,10 @@ type DiffDoc struct {
 	Hi       float64  `json:"hi"`
 	PairedLo *float64 `json:"paired_lo,omitempty"`
 	PairedHi *float64 `json:"paired_hi,omitempty"`
+	// PairedNote says why paired_lo and paired_hi are absent although two
+	// or more cases are compared: every case's difference is the same, and
+	// the interval would have zero width.
+	PairedNote string `json:"paired_note,omitempty"`
 }
 
 // GraderDoc is a grader measured against human labels. Estimator is
@@ -629,6 +641,7 @@ func Build(res *evidence.Results, spend audit.Spend, simulated bool) Doc {
 		for _, g := range rr.Adjudications.Graders {
 			rd.Adjudications.Graders = append(rd.Adjudications.Graders, AdjudicationGraderDoc{Grader: g.Grader, Graded: g.Graded, Agree: g.Agree})
 		}
+		rd.Labellers = labellerDocs(rr)
 		rd.Lengths = lengthsDoc(rr)
 		if st := rr.Staleness; st != nil {
 			rd.Staleness = &StalenessDoc{ChangedAt: st.ChangedAt.UTC().Format(time.RFC3339), Recorded: st.Recorded,
@@ -699,10 +712,7 @@ func WriteJSON(w io.Writer, d Doc) error {
 func armDoc(a *evidence.Arm) ArmDoc {
 	ad := ArmDoc{Cases: a.Cases, UnmatchedCases: a.Unmatched, Baseline: rateDoc(a.Baseline), Deleted: rateDoc(a.Deleted),
 		Diff: DiffDoc{Est: a.Diff, Lo: a.DiffCI.Lo, Hi: a.DiffCI.Hi}}
-	if a.Paired != nil {
-		lo, hi := a.Paired.Lo, a.Paired.Hi
-		ad.Diff.PairedLo, ad.Diff.PairedHi = &lo, &hi
-	}
+	ad.Diff.PairedLo, ad.Diff.PairedHi, ad.Diff.PairedNote = pairedBounds(a.Paired)
 	return ad
 }
 

@@ -139,6 +139,9 @@ func writeMarkdownRule(b *strings.Builder, rr *evidence.RuleResult, multiModel b
 		if line := AdjudicationsLine(rr); line != "" {
 			gl += line + "\n"
 		}
+		for _, l := range LabellersLines(rr) {
+			gl += l + "\n"
+		}
 		if gl != "" {
 			for _, line := range strings.Split(strings.TrimRight(gl, "\n"), "\n") {
 				fmt.Fprintf(b, "- %s\n", mdEscape(line))

@@ -175,10 +175,7 @@ func regressionDocs(rr *evidence.RuleResult) []RegressionDoc {
 			Baseline: side(r.All.Baseline), Variant: side(r.All.Deleted),
 			Diff:  DiffDoc{Est: r.All.Diff, Lo: r.All.DiffCI.Lo, Hi: r.All.DiffCI.Hi},
 			Flips: flipsDoc(r.Flips), Broken: r.Broken()}
-		if p := r.All.Paired; p != nil {
-			lo, hi := p.Lo, p.Hi
-			d.Diff.PairedLo, d.Diff.PairedHi = &lo, &hi
-		}
+		d.Diff.PairedLo, d.Diff.PairedHi, d.Diff.PairedNote = pairedBounds(r.All.Paired)
 		out = append(out, d)
 	}
 	return out

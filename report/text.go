@@ -132,6 +132,9 @@ func ruleText(rr *evidence.RuleResult, multiModel bool) string {
 		if line := AdjudicationsLine(rr); line != "" {
 			fmt.Fprintf(&b, "  %s\n", line)
 		}
+		for _, l := range LabellersLines(rr) {
+			fmt.Fprintf(&b, "  %s\n", l)
+		}
 		for _, l := range qualityLines(rr.Quality) {
 			fmt.Fprintf(&b, "  %s\n", l)
 		}

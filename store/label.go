@@ -115,8 +115,11 @@ type LabelConflict struct {
 
 // ImportResult counts what ImportLabels did with each record.
 type ImportResult struct {
-	Added       int             // records appended: a labeller's first label of a response, or an undo
-	Unchanged   int             // records the history already holds: nothing written
+	Added int // records appended: a labeller's first label of a response, or an undo
+	// Noted counts labels appended because they add or change the note of
+	// their labeller's label of the same verdict: not a conflict.
+	Noted       int
+	Unchanged   int             // records the history already holds, or say no more than it: nothing written
 	Overwritten []LabelConflict // differing labels applied because overwrite was set
 	Conflicts   []LabelConflict // differing labels not applied (overwrite unset)
 }
@@ -127,17 +130,20 @@ func (r ImportResult) Refused() int { return len(r.Conflicts) }
 // ImportLabels merges label records, in order, in one transaction committed
 // before it returns. A record the response's history already holds (same
 // labeller, source, verdict, note and undo mark, and the same At to the
-// second, or a zero At) is unchanged: importing a file twice writes
-// nothing. A label from a labeller with no label of that source on the
-// response, and any undo record, is appended. A label that differs from its
-// labeller's current label (of that source) is a conflict: skipped and
-// listed, or, with overwrite, appended and listed in Overwritten. A second
-// labeller's label is never a conflict with the first's. A record without
-// a source is imported as blind (label sheets are filled in without the
-// graders' verdicts). A zero At is set to the import time. Labels for keys
-// with no stored response are imported too: the caller, which knows the
-// plan, reports unknown keys. If a record has an invalid key, nothing is
-// imported.
+// second, or a zero At: a record without a time is the same record
+// whenever it is imported) is unchanged: importing a file twice writes
+// nothing. So is a label with its labeller's current verdict and no note,
+// or the same note: it says nothing new. A label from a labeller with no
+// label of that source on the response, and any undo record, is appended;
+// so is a label with its labeller's current verdict and another note
+// (Noted). A label whose verdict differs from its labeller's current label
+// (of that source) is a conflict: skipped and listed, or, with overwrite,
+// appended and listed in Overwritten. A second labeller's label is never a
+// conflict with the first's. A record without a source is imported as blind (label sheets are filled
+// in without the graders' verdicts). A zero At is set to the import time.
+// Labels for keys with no stored response are imported too: the caller,
+// which knows the plan, reports unknown keys. If a record has an invalid
+// key, nothing is imported.
 func (s *Store) ImportLabels(ls []model.Label, overwrite bool) (ImportResult, error) {
 	for i, l := range ls {
 		if err := validateKey(l.Key); err != nil {
@@ -161,6 +167,11 @@ func (s *Store) ImportLabels(ls []model.Label, overwrite bool) (ImportResult, er
 			switch {
 			case l.Undo || !ok:
 				res.Added++
+			case cur.Violation == l.Violation && (l.Note == "" || l.Note == cur.Note):
+				res.Unchanged++
+				continue
+			case cur.Violation == l.Violation:
+				res.Noted++
 			case overwrite:
 				res.Overwritten = append(res.Overwritten, LabelConflict{Key: l.Key, Current: cur, Incoming: l})
 			default:

@@ -110,6 +110,7 @@ func TestStore_ImportLabels(t *testing.T) {
 		in         []model.Label
 		overwrite  bool
 		added      int
+		noted      int
 		unchanged  int
 		conflicts  []string // keys
 		overwrote  []string // keys
@@ -145,6 +146,22 @@ func TestStore_ImportLabels(t *testing.T) {
 			conflicts:  []string{k2},
 			wantLabels: map[string]bool{k1: true, k2: false, k3: false},
 			historyK2:  1,
+		},
+		{
+			name:       "the same verdict at another time, with no note, says nothing new",
+			in:         []model.Label{label(k2, false, "ana", testAt.Add(time.Hour))},
+			unchanged:  1,
+			wantLabels: map[string]bool{k1: true, k2: false},
+			historyK2:  1,
+		},
+		{
+			name: "a note on the same verdict is added, not a conflict",
+			in: []model.Label{{Key: k2, Labeller: "ana", Note: "reads fine", At: testAt.Add(time.Hour)},
+				{Key: k2, Labeller: "ana", Note: "reads fine"}},
+			noted:      1,
+			unchanged:  1,
+			wantLabels: map[string]bool{k1: true, k2: false},
+			historyK2:  2,
 		},
 		{
 			name:       "a second labeller needs no overwrite and does not replace the first",
@@ -197,10 +214,10 @@ func TestStore_ImportLabels(t *testing.T) {
 				}
 				return ks
 			}
-			if res.Added != tc.added || res.Unchanged != tc.unchanged ||
+			if res.Added != tc.added || res.Noted != tc.noted || res.Unchanged != tc.unchanged ||
 				!slices.Equal(keys(res.Conflicts), tc.conflicts) || !slices.Equal(keys(res.Overwritten), tc.overwrote) {
-				t.Errorf("result = %+v; want added %d, unchanged %d, conflicts %v, overwritten %v",
-					res, tc.added, tc.unchanged, tc.conflicts, tc.overwrote)
+				t.Errorf("result = %+v; want added %d, noted %d, unchanged %d, conflicts %v, overwritten %v",
+					res, tc.added, tc.noted, tc.unchanged, tc.conflicts, tc.overwrote)
 			}
 			for _, c := range append(res.Conflicts, res.Overwritten...) {
 				if c.Current.Key != c.Key || c.Incoming.Key != c.Key || c.Current.Violation == c.Incoming.Violation {
@@ -274,5 +291,34 @@ func TestStore_LabelSets(t *testing.T) {
 	}
 	if err := s.PutLabelSet("", keys, nil); err == nil {
 		t.Error("PutLabelSet with no name succeeded")
+	}
+}
+
+// TestStore_ImportLabels_NoTimeTwice: a record without a time gets the
+// import's time when first appended and is the same record on every later
+// import, whenever it comes (the bug: each import appended a copy).
+func TestStore_ImportLabels_NoTimeTwice(t *testing.T) {
+	t.Parallel()
+	s, _ := mustOpen(t)
+	in := []model.Label{{Key: testKey(1), Violation: true, Labeller: "ana"}, {Key: testKey(2), Labeller: "ana", Note: "fine"}}
+	for i, want := range []ImportResult{{Added: 2}, {Unchanged: 2}, {Unchanged: 2}} {
+		res, err := s.ImportLabels(in, false)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if res.Added != want.Added || res.Unchanged != want.Unchanged || res.Refused() != 0 {
+			t.Errorf("import %d: %+v, want %+v", i+1, res, want)
+		}
+		n, err := s.MergeLabels(in)
+		if err != nil || n != 0 {
+			t.Errorf("merge after import %d appended %d (%v), want 0", i+1, n, err)
+		}
+	}
+	log, err := s.LabelLog()
+	if err != nil {
+		t.Fatal(err)
+	}
+	if len(log) != 2 || log[0].At.IsZero() {
+		t.Errorf("history = %+v, want the two records, timed", log)
 	}
 }

@@ -8,6 +8,7 @@ import (
 	"github.com/auditor-dev/auditor/audit/evidence"
 	"github.com/auditor-dev/auditor/audit/labels"
 	"github.com/auditor-dev/auditor/model"
+	"github.com/auditor-dev/auditor/report"
 )
 
 // View renders the queue's answer, or a panel.
@@ -439,7 +440,7 @@ func (v *reviewView) compareLines() []string {
 				s += fmt.Sprintf(" · A − B %+.3f [%+.3f, %+.3f]", d.Diff, d.CI.Lo, d.CI.Hi)
 			}
 			if d.Paired != nil {
-				s += fmt.Sprintf(" · paired by case %+.3f [%+.3f, %+.3f] over %d cases", d.Paired.D, d.Paired.Lo, d.Paired.Hi, d.Paired.Cases)
+				s += " · " + report.PairedText(d.Paired)
 			}
 			for _, l := range wrapWords(s, max(w-4, 20)) {
 				add(l)

@@ -45,11 +45,11 @@ func (s *Session) mergeLabelFile() (int, error) {
 	if err != nil {
 		return 0, &model.InputError{File: path, Msg: "cannot read: " + err.Error()}
 	}
-	ls, err := report.ParseLabels(path, data)
+	rows, err := report.ParseLabels(path, data, report.ParseOptions{})
 	if err != nil {
 		return 0, err
 	}
-	return s.Store.MergeLabels(ls)
+	return s.Store.MergeLabels(rows.Labels)
 }
 
 // SaveLabelFile writes every label record in the store to the label file,

@@ -177,8 +177,9 @@ func newReportCmd(std Stdio) *cobra.Command {
 		Long: `Print each audited line's verdict with the evidence behind it, from what is stored:
 no calls are made. Answers are re-graded first if a predicate changed.
 --format md for a review, json for scripts (stable fields), junit for CI.
-With --gate, exit 3 when any line's verdict is not DELETE or its change broke a
-regression case.`,
+With --gate, exit 3 when any line's verdict is not DELETE, its change broke a
+regression case, or one of its cases has no graded answer under a variant
+(still pending, or every call failed): the message names the case.`,
 		Args: exactArgs(1),
 		RunE: func(cmd *cobra.Command, args []string) error {
 			s, err := workbench.Open(cmd.Context(), args[0], workbench.Options{Access: workbench.Write})
@@ -217,7 +218,7 @@ regression case.`,
 		},
 	}
 	c.Flags().StringVar(&format, "format", "text", "text, md, json or junit")
-	c.Flags().BoolVar(&gate, "gate", false, "exit 3 when any line's verdict is not DELETE or its change broke a regression case")
+	c.Flags().BoolVar(&gate, "gate", false, "exit 3 when any line's verdict is not DELETE, its change broke a regression case, or a case of it has no graded answers")
 	return c
 }
 
@@ -279,17 +280,32 @@ guarded against spreadsheet formulas.`,
 
 func newImportLabelsCmd(std Stdio) *cobra.Command {
 	var overwrite bool
+	var labeller string
 	c := &cobra.Command{
 		Use:   "import-labels AUDIT FILE",
-		Short: "Merge hand labels from a JSONL file into the audit's store",
-		Long: `Read label records (one JSON object a line: key, violation, labeller, note, at,
-and optionally source "blind" or "seen" (default blind) and undo) and merge them
-into the store. A record the store already holds is unchanged, so importing the
-same file twice is a no-op. A second labeller's label is added beside the
-first's. A label that differs from the same labeller's label of the same answer
-is a conflict and is not imported unless --overwrite is given; the previous label
-stays in the history either way. Records for responses this audit does not use
-are reported and skipped. Afterwards the audit's label file
+		Short: "Merge hand labels (a label export or a filled-in blind sheet) into the audit's store",
+		Long: `Read label records and merge them into the store. FILE is JSONL, or CSV when its
+name ends in .csv, in either of two shapes:
+
+  - the label export (export --what labels): key, violation, labeller, note, at,
+    and optionally source "blind" or "seen" (default blind) and undo;
+  - a blind sheet written by auditor label --sheet, with the violation column
+    filled in. Its other columns (the rule, case, conversation, answer) are
+    read and ignored.
+
+violation takes ` + report.ViolationWords + `:
+rows left empty are skipped and counted. A row's labeller is its own, else
+--labeller's; a row with neither is refused. A row without at gets the time of
+its import and is the same label on every later import. Labels without a
+source are blind labels: a sheet shows no grader's verdict.
+
+A record the store already holds is unchanged, so importing the same file twice
+is a no-op; so is a label that repeats its labeller's verdict. A label with the
+same verdict and another note adds the note. A second labeller's label is added
+beside the first's. A label whose verdict differs from the same labeller's label
+of the same answer is a conflict and is not imported unless --overwrite is given;
+the previous label stays in the history either way. Records for responses this
+audit does not use are reported and skipped. Afterwards the audit's label file
 (<audit>.labels.jsonl) is rewritten.
 
 Exit codes: 0 every record imported or already held; 4 some records were not
@@ -301,7 +317,7 @@ read (nothing imported).`,
 			if err != nil {
 				return &model.InputError{File: args[1], Msg: "cannot read: " + err.Error()}
 			}
-			labels, err := report.ParseLabels(args[1], data)
+			rows, err := report.ParseLabels(args[1], data, report.ParseOptions{Labeller: labeller, RequireLabeller: true})
 			if err != nil {
 				return err
 			}
@@ -312,7 +328,7 @@ read (nothing imported).`,
 			defer s.Close()
 			var known []model.Label
 			unknown := 0
-			for _, l := range labels {
+			for _, l := range rows.Labels {
 				if _, ok := s.Plan.ByKey[l.Key]; ok {
 					known = append(known, l)
 				} else {
@@ -326,8 +342,15 @@ read (nothing imported).`,
 			if err := s.SaveLabelFile(); err != nil {
 				return err
 			}
-			fmt.Fprintf(std.Out, "labels: %d added, %d unchanged, %d overwritten, %d conflicts, %d for responses this audit does not use (skipped)\n",
+			fmt.Fprintf(std.Out, "labels: %d added, %d unchanged, %d overwritten, %d conflicts, %d for responses this audit does not use (skipped)",
 				res.Added, res.Unchanged, len(res.Overwritten), len(res.Conflicts), unknown)
+			if res.Noted > 0 {
+				fmt.Fprintf(std.Out, ", %d %s to a label of the same verdict", res.Noted, plural(res.Noted, "note added", "notes added"))
+			}
+			fmt.Fprintln(std.Out)
+			if rows.Unlabelled > 0 {
+				fmt.Fprintf(std.Out, "%d %s not yet labelled (violation empty): skipped\n", rows.Unlabelled, plural(rows.Unlabelled, "row", "rows"))
+			}
 			for i, c := range res.Conflicts {
 				if i == 10 {
 					fmt.Fprintf(std.Err, "  ... and %d more\n", len(res.Conflicts)-10)
@@ -337,7 +360,7 @@ read (nothing imported).`,
 					c.Key, model.Sanitize(c.Current.Labeller), c.Current.Violation, c.Incoming.Violation)
 			}
 			if refused := res.Refused() + unknown; refused > 0 {
-				msg := fmt.Sprintf("partial import: %d of %d records not imported", refused, len(labels))
+				msg := fmt.Sprintf("partial import: %d of %d records not imported", refused, len(rows.Labels))
 				if len(res.Conflicts) > 0 {
 					msg += "; re-run with --overwrite to replace the conflicting labels (history keeps the old values)"
 				}
@@ -347,19 +370,24 @@ read (nothing imported).`,
 		},
 	}
 	c.Flags().BoolVar(&overwrite, "overwrite", false, "replace existing labels that differ (the old value stays in the history)")
+	c.Flags().StringVar(&labeller, "labeller", "", "who labelled the rows that name no labeller (a sheet's empty labeller column)")
 	return c
 }
 
 // gateError is the --gate outcome: nil when every line's verdict is DELETE
-// (every rewording's or addition's BETTER or NOT WORSE), else exit 3 naming
-// every line that is not.
+// (every rewording's or addition's BETTER or NOT WORSE) and every case of
+// every line has answers under both variants, else exit 3 naming every
+// line that is not.
 func gateError(res *evidence.Results) error {
 	var held []string
 	for _, rr := range res.Rules {
 		// A deletion the frozen regression suite says broke other cases is
-		// not safe to ship whatever its own evidence says.
+		// not safe to ship whatever its own evidence says; nor is one that
+		// rests on fewer cases than the user wrote (a case still pending,
+		// or whose every call failed, may be the one the line protects).
 		broken := rr.RegressionBroken()
-		if rr.Verdict.Decision.Passes() && broken == 0 {
+		missing := unansweredCase(rr)
+		if rr.Verdict.Decision.Passes() && broken == 0 && missing == "" {
 			continue
 		}
 		name := fmt.Sprintf("line %d %s", rr.Rule.Line, rr.Verdict.Decision)
@@ -368,6 +396,9 @@ func gateError(res *evidence.Results) error {
 		}
 		if broken > 0 {
 			name += fmt.Sprintf(" (regression suite: %d broken)", broken)
+		}
+		if missing != "" && rr.Verdict.Decision.Passes() {
+			name += " (" + missing + ")"
 		}
 		if len(res.Plan.Audit.File.Models) > 1 {
 			name += " on " + model.Sanitize(rr.ModelName)
@@ -378,4 +409,46 @@ func gateError(res *evidence.Results) error {
 		return nil
 	}
 	return &exitError{code: exitGate, msg: "gate: not safe to delete: " + strings.Join(held, ", ")}
+}
+
+// plural picks the noun for a count.
+func plural(n int, one, many string) string {
+	if n == 1 {
+		return one
+	}
+	return many
+}
+
+// unansweredCase names the first case of a rule with no graded answer under
+// a variant (still pending, every call failed, or every answer cut off), with
+// why, and counts the others; "" when every case has answers under both.
+func unansweredCase(rr *evidence.RuleResult) string {
+	var first string
+	more := 0
+	for _, c := range rr.Cases {
+		var why []string
+		for _, side := range []struct {
+			name  string
+			count evidence.Count
+		}{{audit.Baseline, c.Baseline}, {rr.Rule.Variant(), c.Deleted}} {
+			if k := side.count; k.N == 0 {
+				w := fmt.Sprintf("%s: %d pending, %d errored", side.name, k.Pending, k.Errors)
+				if k.Truncated > 0 {
+					w += fmt.Sprintf(", %d truncated or empty", k.Truncated)
+				}
+				why = append(why, w)
+			}
+		}
+		switch {
+		case len(why) == 0:
+		case first == "":
+			first = fmt.Sprintf("case %s has no graded answers (%s)", model.Sanitize(c.Case.ID), strings.Join(why, "; "))
+		default:
+			more++
+		}
+	}
+	if more > 0 {
+		first += fmt.Sprintf(", nor %d more %s", more, plural(more, "case", "cases"))
+	}
+	return first
 }

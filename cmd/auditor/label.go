@@ -3,6 +3,7 @@ package main
 import (
 	"errors"
 	"fmt"
+	"os"
 	"slices"
 	"strings"
 	"time"
@@ -29,6 +30,7 @@ type labelFlags struct {
 	show       bool
 	width      float64
 	forVerdict bool
+	sheet      string
 }
 
 func newLabelCmd(std Stdio) *cobra.Command {
@@ -62,7 +64,17 @@ otherwise a stratified set of --n to measure the predicate. Each set is new
 kind with 95% intervals, the confusion matrix, the misses, how many more labelled
 violations would narrow recall's interval to --width, the recall of every
 predicate version seen, and the agreement between labellers. --labeller measures against one
-labeller's labels instead of the current ones.`,
+labeller's labels instead of the current ones.
+
+--sheet FILE writes the set (with --for-verdict, every set drawn, one after
+the other) as a blind sheet instead of opening the screen:
+JSONL, or CSV when FILE ends in .csv, one row per answer in the set's shuffled
+order with the rule, the case's kind and id, the conversation the model
+answered, the answer, and empty violation, labeller and note columns; nothing
+that shows a grader's verdict, the variant or the stratum. Answers that already
+have a blind label are left out (with --labeller, those that labeller labelled,
+and the labeller column is filled in). Fill in the violation column, then
+auditor import-labels AUDIT FILE: the rows come back as blind labels.`,
 		Args: exactArgs(1),
 		RunE: func(cmd *cobra.Command, args []string) error {
 			return runLabel(cmd, std, args[0], f)
@@ -80,6 +92,7 @@ labeller's labels instead of the current ones.`,
 	fl.StringVar(&f.set, "set", "", "name of the label set (default: derived from --rule and --stratify)")
 	fl.BoolVar(&f.show, "show", false, "print progress and results")
 	fl.BoolVar(&f.forVerdict, "for-verdict", false, "draw, for each INCONCLUSIVE line, the answers whose labels would settle it")
+	fl.StringVar(&f.sheet, "sheet", "", "write the set as a blind sheet to this file (JSONL, or CSV for a .csv name) to label outside the screen, then import-labels it")
 	fl.Float64Var(&f.width, "width", 0.1, "target full width of recall's 95% interval (0.1 is ±0.05, as the label screen uses), for the labels-needed estimate")
 	return c
 }
@@ -159,14 +172,18 @@ func runLabel(cmd *cobra.Command, std Stdio, path string, f labelFlags) error {
 		}
 	}
 
+	if f.sheet != "" {
+		if err := writeLabelSheet(std, s, []labels.LabelSet{set}, f.labeller, f.sheet); err != nil {
+			return err
+		}
+	} else if !f.show && interactive(std, false) {
+		// On a terminal, label: --labeller is who labels (default: the user).
+		return labelInteractive(cmd.Context(), std, s, set, f.labeller)
+	}
 	labels := s.Tally.Labels()
 	who := "current labels"
 	if f.labeller != "" {
 		labels, who = s.Tally.LabelBook().Of(f.labeller), "blind labels by "+model.Sanitize(f.labeller)
-	}
-	if !f.show && interactive(std, false) {
-		// On a terminal, label: --labeller is who labels (default: the user).
-		return labelInteractive(cmd.Context(), std, s, set, f.labeller)
 	}
 	if s.Simulated() {
 		fmt.Fprintln(std.Out, report.SimulatedBanner)
@@ -236,7 +253,11 @@ func labelForVerdict(cmd *cobra.Command, std Stdio, s *workbench.Session, f labe
 		fmt.Fprintln(std.Out, "nothing to draw: no INCONCLUSIVE verdict that labels can settle")
 		return nil
 	}
-	if !f.show && interactive(std, false) {
+	if f.sheet != "" {
+		if err := writeLabelSheet(std, s, drawn, f.labeller, f.sheet); err != nil {
+			return err
+		}
+	} else if !f.show && interactive(std, false) {
 		for _, set := range drawn[1:] {
 			fmt.Fprintf(std.Err, "then: auditor label %s --set %s\n", shellQuote(s.Audit.Path), shellQuote(set.Name))
 		}
@@ -251,5 +272,81 @@ func labelForVerdict(cmd *cobra.Command, std Stdio, s *workbench.Session, f labe
 		}
 		fmt.Fprintf(std.Out, "label: auditor label %s --set %s\n", shellQuote(s.Audit.Path), shellQuote(set.Name))
 	}
+	return nil
+}
+
+// writeLabelSheet writes sets as one blind sheet to file, set after set,
+// each in its own order (never over an existing file: it may hold labels
+// typed into it), and says on stderr what to do with it. Answers already
+// labelled blind are left out: by labeller when one is named (the sheet is
+// theirs; others' labels do not matter, a second opinion measures
+// agreement), else by anyone, the undone too (whoever took a label back
+// saw its graders, and the sheet cannot know who fills it in). An answer
+// in several sets is written once.
+func writeLabelSheet(std Stdio, s *workbench.Session, sets []labels.LabelSet, labeller, file string) error {
+	book := s.Tally.LabelBook()
+	written := map[string]bool{}
+	labelled := func(key string) bool { return written[key] || book.AnyoneGave(key, model.LabelBlind) }
+	if labeller != "" {
+		labelled = func(key string) bool { return written[key] || book.Gave(key, labeller, model.LabelBlind) }
+	}
+	var sh report.Sheet
+	var names []string
+	for _, set := range sets {
+		part, err := report.BuildSheet(s.Plan, set, s.Store, labelled, labeller)
+		if err != nil {
+			return err
+		}
+		for _, r := range part.Rows {
+			written[r.Key] = true
+		}
+		sh.Rows, sh.Labelled, sh.Gone = append(sh.Rows, part.Rows...), sh.Labelled+part.Labelled, sh.Gone+part.Gone
+		names = append(names, model.Sanitize(set.Name))
+	}
+	setNames := "label set " + strings.Join(names, ", ")
+	if len(names) > 1 {
+		setNames = "label sets " + strings.Join(names, ", ")
+	}
+	who := "already have a blind label; --labeller NAME keeps those NAME has not labelled, for a second opinion"
+	if labeller != "" {
+		who = model.Sanitize(labeller) + " has labelled blind"
+	}
+	if sh.Gone > 0 {
+		fmt.Fprintf(std.Err, "%d answers of the set are no longer in the audit's plan or store: left out\n", sh.Gone)
+	}
+	if len(sh.Rows) == 0 {
+		fmt.Fprintf(std.Err, "nothing to label in %s, no sheet written: its %d answers %s\n", setNames, sh.Labelled, who)
+		return nil
+	}
+	out, err := os.OpenFile(file, os.O_WRONLY|os.O_CREATE|os.O_EXCL, 0o644)
+	if errors.Is(err, os.ErrExist) {
+		return &usageError{fmt.Errorf("--sheet %s: the file exists and may hold labels typed into it: import it, or remove it, or choose another name", file)}
+	}
+	if err != nil {
+		return fmt.Errorf("--sheet: %w", err)
+	}
+	werr := report.WriteSheet(out, sh.Rows, report.SheetFormat(file))
+	if cerr := out.Close(); werr == nil {
+		werr = cerr
+	}
+	if werr != nil {
+		os.Remove(file)
+		return fmt.Errorf("--sheet %s: %w", file, werr)
+	}
+	fmt.Fprintf(std.Err, "wrote %d answers of %s to %s\n", len(sh.Rows), setNames, file)
+	if sh.Labelled > 0 {
+		fmt.Fprintf(std.Err, "left out %d that %s\n", sh.Labelled, who)
+	}
+	fmt.Fprintf(std.Err, `The sheet is blind: no grader's verdict, no variant, no stratum; its rows are in
+the set's shuffled order, so label them from the top and skip as few as you can
+(the labelled rows must stay a random part of the set).
+In each row's violation column write yes (or v, true, 1) if the answer breaks
+the rule, no (or o, false, 0) if it does not; leave it empty to skip the row. On
+a control case (kind control: a request the rule allows) a violation is a
+refusal: the answer refused or dodged what was asked.
+Put your name in the labeller column, or pass --labeller to import-labels; the
+note is optional. Then:
+  auditor import-labels %s %s
+`, shellQuote(s.Audit.Path), shellQuote(file))
 	return nil
 }

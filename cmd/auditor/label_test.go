@@ -82,6 +82,10 @@ func TestLabel_Headless(t *testing.T) {
 	}
 	// The recall --show says the verdict uses is the report's, to the letter.
 	_, rep, _ := labelMain(t, "report", auditPath)
+	// The labellers' agreement is in the report too, where the verdict is read.
+	if !regexp.MustCompile(`(?m)^  labellers on the same answers .*: ana vs ben: kappa [0-9.]+ \(SE [0-9.]+\), agree 11/12 = 0.92, 1 disagreement$`).MatchString(rep) {
+		t.Errorf("report lacks the labellers' kappa:\n%s", rep)
+	}
 	inVerdict := regexp.MustCompile(`(?m)^  line 23: recall (.*); specificity`).FindStringSubmatch(out)
 	inReport := regexp.MustCompile(`(?m)^  predicate recall: (.*)$`).FindStringSubmatch(rep)
 	if inVerdict == nil || inReport == nil || inVerdict[1] != inReport[1] {

@@ -646,6 +646,7 @@ type responseRecord struct {
 	Attempts     int    `json:"attempts"`
 	CachedTokens int    `json:"cached_tokens"`
 	Error        string `json:"error"`
+	Suite        string `json:"suite"`
 	Grades       map[string]struct {
 		Pass bool `json:"pass"`
 	} `json:"grades"`

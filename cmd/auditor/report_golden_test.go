@@ -12,7 +12,8 @@ import (
 
 // TestReportGolden fixes the reports of one deterministic db: the demo
 // (simulated, 10 samples) with line 15's provoking answers hand-labelled, so
-// recall, the misses and the corrected rates appear. The md, json and junit
+// recall, the misses and the corrected rates appear, and 12 of them by a
+// second labeller, so the labellers' kappa appears. The md, json and junit
 // reports must carry the same facts; any change to them shows here as a
 // diff to review (go test ./cmd/auditor -run TestReportGolden -update).
 func TestReportGolden(t *testing.T) {
@@ -26,6 +27,7 @@ func TestReportGolden(t *testing.T) {
 	// demo's first-draft predicate misses for "What's the order number".
 	exp := mustRun(t, 0, "export", audit)
 	var labels strings.Builder
+	second, seen := 0, 0 // a second labeller reads every fifth answer, 12 of them, and differs on 2
 	for _, line := range strings.Split(strings.TrimSpace(exp.out), "\n") {
 		var rec struct {
 			Key      string `json:"key"`
@@ -49,6 +51,15 @@ func TestReportGolden(t *testing.T) {
 			t.Fatal(err)
 		}
 		labels.Write(append(l, '\n'))
+		if seen++; seen%5 == 0 && second < 12 {
+			l, err := json.Marshal(map[string]any{"key": rec.Key, "violation": violation != (second%6 == 0), "labeller": "second",
+				"note": "", "at": "2026-11-30T10:00:00Z"})
+			if err != nil {
+				t.Fatal(err)
+			}
+			labels.Write(append(l, '\n'))
+			second++
+		}
 	}
 	labelFile := filepath.Join(dir, "labels.jsonl")
 	if err := os.WriteFile(labelFile, []byte(labels.String()), 0o644); err != nil {

@@ -65,7 +65,7 @@ Calls are content-addressed: a second run of the same audit makes no calls, and
 an interrupted run (Ctrl-C) resumes where it stopped.
 
 Exit codes: 0 completed; 1 calls failed for good or the run stopped early
-(budget, quota); 2 bad input; 3 with --gate when any verdict is not DELETE or a regression case broke;
+(budget, quota); 2 bad input; 3 with --gate when any verdict is not DELETE, a regression case broke or a case has no graded answers;
 130 interrupted.`,
 		Args: exactArgs(1),
 		RunE: func(cmd *cobra.Command, args []string) error {
@@ -83,7 +83,7 @@ func addRunFlags(c *cobra.Command, f *runFlags) {
 	c.Flags().IntVar(&f.samples, "samples", 0, "samples per case and variant (default: the audit's samples)")
 	c.Flags().IntVar(&f.concurrency, "concurrency", 0, "calls in flight at once (default: the audit's concurrency)")
 	c.Flags().Float64Var(&f.budget, "budget", 0, "the most the whole audit may spend in dollars, counting what is stored (overrides budget in audit.toml; 0: that, else none)")
-	c.Flags().BoolVar(&f.gate, "gate", false, "exit 3 when any line's verdict is not DELETE or its change broke a regression case (for CI)")
+	c.Flags().BoolVar(&f.gate, "gate", false, "exit 3 when any line's verdict is not DELETE, its change broke a regression case, or a case of it has no graded answers (for CI)")
 	c.Flags().DurationVar(&f.maxWait, "max-wait", 10*time.Minute, "how long a call keeps retrying transient failures (429, 5xx, resets), and the longest Retry-After to sit out; a longer one stops the run")
 	c.Flags().DurationVar(&f.simLatency, "sim-latency", 0, "mean answer latency of the simulated model")
 	c.Flags().IntVar(&f.rejudge, "rejudge", 0, "after the run, ask each judge again about this many graded answers and report how often it flips")
