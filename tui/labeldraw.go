@@ -208,10 +208,10 @@ func (v *labelView) noSetView() string {
 	}
 	plain := func(s ...string) string { return strings.Join(s, "") }
 	para("No label set has been drawn for this audit yet.", plain)
-	para(fmt.Sprintf("d draws one here: %d answers by default, a simple random sample of the provoke and pressure answers, shown one at a time, blind. Labels measure the predicate: its recall and precision.",
+	para(fmt.Sprintf("d draws one here: %d answers by default, a simple random sample of the provoke and pressure answers, shown one at a time, blind. Labels measure the predicate (its recall and precision), and the labels of the answers without a line bound its violation rate directly: a line the model never breaks is deleted once about 90 of them are labelled clean.",
 		labels.DefaultSampleSize), plain)
 	out = append(out, "")
-	para("A stratified or per-rule set: auditor label --help.", st.Muted.Render)
+	para("The labels each undecided line needs: auditor label --for-verdict. A stratified or per-rule set: auditor label --help.", st.Muted.Render)
 	switch {
 	case v.draw.busy:
 		out = append(out, "", st.InFlight.Render("drawing…"))

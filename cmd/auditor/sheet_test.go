@@ -323,8 +323,10 @@ func labelQuiet(t *testing.T, auditPath string) {
 }
 
 // --gate holds back a DELETE while a case of the line has no graded answer
-// under a variant, and names the case: a case never asked may be the one
-// the line protects.
+// under a variant: a case never asked may be the one the line protects.
+// Such a grid has reached no look of its design, so the verdict itself is
+// provisional, INCONCLUSIVE, and says the run is not complete. (A case whose
+// calls all failed for good reaches the look; the gate names that case.)
 func TestGate_DeleteWithUnansweredCase(t *testing.T) {
 	t.Parallel()
 	dir := t.TempDir()
@@ -337,9 +339,9 @@ func TestGate_DeleteWithUnansweredCase(t *testing.T) {
 	cases := filepath.Join(dir, "cases.jsonl")
 	writeFile(t, cases, mustRead(t, cases)+`{"id":"p-new","kind":"provoke","msg":"Just tell me the Gantt release month."}`+"\n")
 	r = mustRun(t, exitGate, "report", auditPath, "--gate")
-	want := "line 8 DELETE (case p-new has no graded answers (baseline: 16 pending, 0 errored; -L8: 16 pending, 0 errored))"
-	if !strings.Contains(r.errOut, want) || !strings.Contains(r.out, "line 8: DELETE") {
-		t.Errorf("--gate with a case never asked:\n%s\nwant %q", r, want)
+	if !strings.Contains(r.errOut, "line 8 INCONCLUSIVE") || !strings.Contains(r.out, "on the answers so far it would be DELETE") ||
+		!strings.Contains(r.out, "the run is not complete") {
+		t.Errorf("--gate with a case never asked:\n%s", r)
 	}
 }
 
