@@ -625,6 +625,9 @@ func decodeTOML(file string, data []byte) (doc *tomlDoc, err error) {
 		}
 	}()
 	src := string(data)
+	if err := checkTOMLShape(file, src); err != nil {
+		return nil, err
+	}
 	var root map[string]any
 	if _, err := toml.Decode(src, &root); err != nil {
 		var pe toml.ParseError

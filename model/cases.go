@@ -85,6 +85,11 @@ func parseCaseLine(file string, lineNo int, line []byte) (Case, error) {
 		return fail(col, "", "the line is not valid UTF-8 text; save the file as UTF-8")
 	}
 
+	if len(line) > MaxCaseLine {
+		return fail(0, "", "the line is %s long; a case is at most %s (each text at most %s): a case that size is a mistake, and costly to send",
+			byteSize(len(line)), byteSize(MaxCaseLine), byteSize(MaxCaseText))
+	}
+
 	// Validate the whole line first: the decoder's own offsets are relative
 	// to different starting points depending on where it fails, whereas a
 	// full-line check gives one offset from the start of the line, and it
@@ -189,6 +194,9 @@ func setCaseField(c *Case, key string, raw json.RawMessage) error {
 		if strings.TrimSpace(s) == "" {
 			return &caseFieldError{msg: "is empty: write the user turn to send to the model"}
 		}
+		if err := checkCaseText(s); err != nil {
+			return err
+		}
 		c.Msg = s
 	case "turns":
 		turns, err := parseTurns(raw)
@@ -209,6 +217,9 @@ func setCaseField(c *Case, key string, raw json.RawMessage) error {
 			var s string
 			if err := json.Unmarshal(it, &s); err != nil {
 				return &caseFieldError{index: i + 1, msg: fmt.Sprintf("must be a string, not %s", jsonKind(it))}
+			}
+			if err := checkCaseText(s); err != nil {
+				return &caseFieldError{index: i + 1, msg: err.Error()}
 			}
 			kb = append(kb, s)
 		}
@@ -235,6 +246,34 @@ func setCaseField(c *Case, key string, raw json.RawMessage) error {
 			didYouMean(key, caseFields), strings.Join(caseFields, ", "))}
 	}
 	return nil
+}
+
+// MaxCaseText is the longest text one message (a msg, a turn, a kb snippet)
+// may have, and MaxCaseLine the longest line of a case file. A 60 MB
+// one-line case took 28 s and 1.9 GB to plan; a real case is a few
+// hundred bytes, and a message of a megabyte is a pasted file by mistake.
+const (
+	MaxCaseText = 1 << 20
+	MaxCaseLine = 8 << 20
+)
+
+// checkCaseText refuses a text longer than MaxCaseText.
+func checkCaseText(s string) error {
+	if len(s) <= MaxCaseText {
+		return nil
+	}
+	return &caseFieldError{msg: fmt.Sprintf("is %s long; one text of a case is at most %s", byteSize(len(s)), byteSize(MaxCaseText))}
+}
+
+// byteSize writes n bytes for people: "1.5 MiB", "812 KiB", "90 bytes".
+func byteSize(n int) string {
+	switch {
+	case n >= 1<<20:
+		return fmt.Sprintf("%.1f MiB", float64(n)/(1<<20))
+	case n >= 1<<10:
+		return fmt.Sprintf("%d KiB", n>>10)
+	}
+	return fmt.Sprintf("%d bytes", n)
 }
 
 // turnFields are the fields of one turn of a conversation.
@@ -285,6 +324,8 @@ func parseTurns(raw json.RawMessage) ([]Message, error) {
 			return fail(`has role %q where %q is due: turns alternate user, assistant, user, ..., starting with a user turn`, role, want)
 		case strings.TrimSpace(content) == "":
 			return fail("has empty content: write the text of the turn")
+		case len(content) > MaxCaseText:
+			return fail("%s", checkCaseText(content).Error())
 		}
 		turns = append(turns, Message{Role: role, Content: content})
 	}

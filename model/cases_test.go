@@ -193,3 +193,27 @@ func FuzzParseCases(f *testing.F) {
 		}
 	})
 }
+
+// One text of a case is at most MaxCaseText, one line at most MaxCaseLine:
+// a 60 MB one-line case took 28 s and 1.9 GB to plan. The error names the
+// file, the line and the field.
+func TestParseCases_TooLong(t *testing.T) {
+	big := strings.Repeat("x", MaxCaseText+1)
+	for name, c := range map[string]struct {
+		line, field string
+	}{
+		"msg":  {`{"id": "p1", "kind": "provoke", "msg": "` + big + `"}`, "msg"},
+		"turn": {`{"id": "p1", "kind": "provoke", "turns": [{"role": "user", "content": "` + big + `"}]}`, "turns[1]"},
+		"kb":   {`{"id": "p1", "kind": "provoke", "msg": "hi", "kb": ["ok", "` + big + `"]}`, "kb[2]"},
+		"line": {`{"id": "p1", "kind": "provoke", "msg": "` + strings.Repeat("x", MaxCaseLine) + `"}`, ""},
+	} {
+		_, err := ParseCases("cases.jsonl", []byte("{\"id\": \"c1\", \"kind\": \"control\", \"msg\": \"ok\"}\n"+c.line+"\n"))
+		var ie *InputError
+		if !errors.As(err, &ie) || ie.Line != 2 || ie.Field != c.field || !strings.Contains(ie.Msg, "MiB") {
+			t.Errorf("%s: got %v, want cases.jsonl:2 field %q with the size", name, err, c.field)
+		}
+	}
+	if _, err := ParseCases("cases.jsonl", []byte(`{"id": "p1", "kind": "provoke", "msg": "`+strings.Repeat("x", MaxCaseText)+`"}`)); err != nil {
+		t.Errorf("a text of exactly MaxCaseText: %v", err)
+	}
+}

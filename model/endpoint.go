@@ -6,6 +6,7 @@ import (
 	"net"
 	"net/url"
 	"sort"
+	"strconv"
 	"strings"
 	"time"
 )
@@ -70,6 +71,11 @@ func CheckBaseURL(raw string, allowHTTP bool) error {
 	u, err := url.Parse(raw)
 	if err != nil || (u.Scheme != "http" && u.Scheme != "https") || u.Host == "" {
 		return fmt.Errorf("must be an http(s) URL, like \"https://api.openai.com/v1/\"; got %q", RedactURL(raw))
+	}
+	if p := u.Port(); p != "" {
+		if n, err := strconv.Atoi(p); err != nil || n < 1 || n > 65535 {
+			return fmt.Errorf("has port %s, but a port is a number from 1 to 65535; got %q", p, RedactURL(raw))
+		}
 	}
 	if u.Scheme == "http" && !allowHTTP && !Loopback(u.Hostname()) {
 		return fmt.Errorf("%s is plain http to another machine: the API key would cross the network unencrypted; use https, or add allow_http = true if the network is yours", RedactURL(raw))

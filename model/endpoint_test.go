@@ -1,6 +1,7 @@
 package model
 
 import (
+	"errors"
 	"strings"
 	"testing"
 )
@@ -215,5 +216,25 @@ func TestCheckBaseURL(t *testing.T) {
 		if err := CheckBaseURL(u, true); err != nil {
 			t.Errorf("%s with allow_http: %v", u, err)
 		}
+	}
+	// A port out of range parses as a URL; it failed only at the first
+	// call, after plan had said the audit was fine.
+	for _, u := range []string{"https://host:99999/v1", "https://host:0/v1", "http://localhost:65536"} {
+		if err := CheckBaseURL(u, true); err == nil || !strings.Contains(err.Error(), "from 1 to 65535") {
+			t.Errorf("%s: %v, want the port refused", u, err)
+		}
+	}
+	if err := CheckBaseURL("https://host:65535/v1", false); err != nil {
+		t.Errorf("port 65535: %v", err)
+	}
+}
+
+// The port is checked when the audit is read, with the file and line.
+func TestParseAudit_BaseURLPortOutOfRange(t *testing.T) {
+	src := "name = \"x\"\nprompt = \"p.md\"\n[model]\nname = \"m\"\nbase_url = \"https://host:99999/v1\"\n"
+	_, err := ParseAudit("audit.toml", []byte(src))
+	var ie *InputError
+	if !errors.As(err, &ie) || ie.Line != 5 || !strings.Contains(ie.Msg, "65535") {
+		t.Fatalf("got %v, want audit.toml:5 naming the port range", err)
 	}
 }

@@ -39,8 +39,25 @@ func Parse(path string, data []byte) (*Prompt, error) {
 		if !utf8.ValidString(l) {
 			return nil, &model.InputError{File: path, Line: i + 1, Msg: "invalid UTF-8: save the prompt as UTF-8 text"}
 		}
+		if col, r := controlChar(lines[i]); col > 0 {
+			return nil, &model.InputError{File: path, Line: i + 1, Col: col,
+				Msg: fmt.Sprintf("holds the control character %U: a prompt is text (tabs and line breaks only); APIs refuse or cut a prompt at NUL, and screens cannot show it", r)}
+		}
 	}
 	return &Prompt{Path: path, Lines: lines}, nil
+}
+
+// controlChar returns the 1-based column and value of the first C0 control
+// character (or DEL) in l other than a tab, or 0.
+func controlChar(l string) (int, rune) {
+	col := 0
+	for _, r := range l {
+		col++
+		if (r < 0x20 && r != '\t') || r == 0x7f {
+			return col, r
+		}
+	}
+	return 0, 0
 }
 
 // Len returns the number of lines.

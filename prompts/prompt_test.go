@@ -265,3 +265,16 @@ func TestRewordedAndWithAdded(t *testing.T) {
 		t.Error("a variant changed the prompt")
 	}
 }
+
+// A prompt holding NUL (or another control character) is refused when the
+// audit is loaded, at its line and column; tabs are text.
+func TestParse_ControlCharacters(t *testing.T) {
+	_, err := Parse("support.md", []byte("line one\nrule\x00two\n"))
+	var ie *model.InputError
+	if !errors.As(err, &ie) || ie.Line != 2 || ie.Col != 5 || !strings.Contains(ie.Msg, "U+0000") {
+		t.Fatalf("got %v, want support.md:2:5 naming U+0000", err)
+	}
+	if _, err := Parse("support.md", []byte("a\tb\r\nc\n")); err != nil {
+		t.Fatalf("tabs and CRLF: %v", err)
+	}
+}
