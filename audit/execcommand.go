@@ -6,31 +6,59 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
+	"hash"
 	"io/fs"
 	"os"
 	"path/filepath"
+	"slices"
 	"strings"
 
 	"github.com/auditor-dev/auditor/model"
 )
 
 // ExecCommand is an [exec] predicate's command as it will run: its argv,
-// the audit folder it runs in, and the files inside that folder it names
-// (a script, a word list). What a user approves is this whole thing, so
-// the Digest covers the scripts' content too: an edited script is a new
-// command that must be approved again, and a new predicate version whose
-// grades are given afresh.
+// the audit folder it runs in, and the files it can load. What a user
+// approves is this whole thing, so the Digest covers more than the script
+// named: every file under the folder that holds it, because Python puts a
+// script's folder first on sys.path (a json.py beside grade.py is imported
+// in place of the standard one), and Node's require('./x'), Ruby's
+// require_relative and a shell's source reach files beside it the same
+// way. An edited file there is a new command that must be approved again,
+// and a new predicate version whose grades are given afresh.
 type ExecCommand struct {
 	Argv    []string
 	Dir     string
-	Scripts []string // files named by Argv inside Dir, as written in Argv
+	Scripts []string // files the arguments name, as written in Argv
+	// Folders are the folders whose every file the approval covers
+	// (absolute, outermost only): the folder of each script named, or a
+	// folder named itself (python3 pkgdir).
+	Folders []string
+	// Outside are the folders of Folders outside the audit folder's tree
+	// (a command naming ../shared/grade.py). A run approves such a command
+	// only when the user names each of them: a folder someone sends must
+	// not reach files elsewhere on the disk under an approval given for
+	// what it holds.
+	Outside []string
+	// Files and Bytes are what the digest read under Folders.
+	Files int
+	Bytes int64
 	// Missing are arguments that look like a script (foo.py, ./run.sh)
-	// and are not in Dir: most likely a typo that will fail the run.
+	// and name no file: most likely a typo that will fail the run.
 	Missing []string
-	// Digest is the hex SHA-256 of Argv and of every script's name and
-	// content: the key of an approval.
+	// Digest is the hex SHA-256 of Argv and of the path and content of
+	// every file under Folders: the key of an approval.
 	Digest string
 }
+
+// Limits on what one approval covers. A grader's folder holds a script and
+// a few helpers; a folder past these limits (a virtual environment, a
+// dataset) is refused with the advice to give the grader a folder of its
+// own, because reading it on every start would be slow and an approval of
+// thousands of files is no longer one a person can read.
+const (
+	MaxExecFiles = 2000
+	MaxExecBytes = 32 << 20
+)
 
 // String is the command as a user would type it, with the folder it runs
 // in: "python3 accepts.py (in /home/me/audit)".
@@ -45,14 +73,16 @@ func (c ExecCommand) String() string {
 	return strings.Join(words, " ") + " (in " + model.Sanitize(c.Dir) + ")"
 }
 
-// ResolveExec finds the files an [exec] command names inside dir and
-// digests the command with their content. An argument names a script when,
-// taken relative to dir (or as an absolute path inside dir, dir reached
-// directly or through a symlink), it is a regular file there; a flag's
-// value (--script=grade.py) is taken the same way. Other arguments
-// ("python3", "--strict") are words. A command that reaches files another
-// way (`sh -c "python3 x.py"`) is digested by its words only: the README
-// says so.
+// ResolveExec finds the files an [exec] command names and digests the
+// command with the content of every file under their folders. An argument
+// names a file when, taken relative to dir (or as an absolute path), it is
+// one; a flag's value (--script=grade.py) is taken the same way. The
+// program (Argv[0]) written without a slash is looked up in PATH and is a
+// word, like "--strict". A command that reaches files another way
+// (`sh -c "python3 x.py"`) is digested by its words only: the README says
+// so. The folders' walk leaves out .git and the files auditor itself
+// writes beside an audit (auditor.db, *.labels.jsonl), which change as you
+// work without changing what the grader runs.
 func ResolveExec(argv []string, dir string) (ExecCommand, error) {
 	if abs, err := filepath.Abs(dir); err == nil {
 		dir = abs
@@ -61,39 +91,149 @@ func ResolveExec(argv []string, dir string) (ExecCommand, error) {
 	h := sha256.New()
 	words, _ := json.Marshal(argv)
 	h.Write(words)
-	for _, a := range argv {
+	var folders []string
+	for i, a := range argv {
 		name := a
 		if strings.HasPrefix(a, "-") {
-			i := strings.IndexByte(a, '=')
-			if i < 0 {
+			j := strings.IndexByte(a, '=')
+			if j < 0 {
 				continue
 			}
-			name = a[i+1:]
+			name = a[j+1:]
 		}
-		p, inside := insideDir(name, dir)
-		if !inside {
+		if name == "" || (i == 0 && !strings.ContainsRune(name, '/')) {
 			continue
 		}
+		p := name
+		if !filepath.IsAbs(p) {
+			p = filepath.Join(dir, p)
+		}
+		p = filepath.Clean(p)
 		st, err := os.Stat(p)
-		if errors.Is(err, fs.ErrNotExist) && looksLikeScript(name) {
-			c.Missing = append(c.Missing, name)
-		}
-		if errors.Is(err, fs.ErrNotExist) || (err == nil && st.IsDir()) {
+		if errors.Is(err, fs.ErrNotExist) {
+			if looksLikeScript(name) {
+				c.Missing = append(c.Missing, name)
+			}
 			continue
 		}
 		if err != nil {
 			return c, fmt.Errorf("[exec] %s: %w", a, err)
 		}
-		data, err := ReadRegular(p)
-		if err != nil {
-			return c, fmt.Errorf("[exec] %s: %w", a, err)
+		folder := p
+		if !st.IsDir() {
+			if !st.Mode().IsRegular() {
+				return c, fmt.Errorf("[exec] %s: not a regular file (%s): auditor reads only files", a, st.Mode().Type())
+			}
+			folder = filepath.Dir(p)
+			c.Scripts = append(c.Scripts, name)
 		}
-		sum := sha256.Sum256(data)
-		fmt.Fprintf(h, "\x00%s\x00%x", name, sum)
-		c.Scripts = append(c.Scripts, name)
+		if _, inside := insideDir(folder, dir); !inside {
+			c.Outside = appendNew(c.Outside, folder)
+		}
+		folders = appendNew(folders, folder)
 	}
+	c.Folders = outermost(folders)
+	w := folderDigest{h: h, cmd: c.String()}
+	for _, f := range c.Folders {
+		if err := w.walk(f); err != nil {
+			return c, err
+		}
+	}
+	c.Files, c.Bytes = w.files, w.bytes
 	c.Digest = hex.EncodeToString(h.Sum(nil))
 	return c, nil
+}
+
+// folderDigest feeds the files of the covered folders into one hash, with
+// the limits above.
+type folderDigest struct {
+	h      hash.Hash
+	cmd    string
+	files  int
+	bytes  int64
+	seen   map[string]bool // real paths of the folders walked (symlink loops)
+	folder string          // the covered folder being walked, for errors
+}
+
+func (w *folderDigest) walk(folder string) error {
+	w.folder = folder
+	if w.seen == nil {
+		w.seen = map[string]bool{}
+	}
+	fmt.Fprintf(w.h, "\x00folder\x00%s", folder)
+	return w.dir(folder, "")
+}
+
+// dir digests the entries of one folder, in name order, following
+// symbolic links (a link to a file outside is loaded like the file).
+func (w *folderDigest) dir(path, rel string) error {
+	real, err := filepath.EvalSymlinks(path)
+	if err != nil {
+		return fmt.Errorf("[exec] %s: %w", path, err)
+	}
+	if w.seen[real] {
+		return nil
+	}
+	w.seen[real] = true
+	entries, err := os.ReadDir(path)
+	if err != nil {
+		return fmt.Errorf("[exec] %s: %w", path, err)
+	}
+	for _, e := range entries {
+		name := e.Name()
+		p, r := filepath.Join(path, name), filepath.Join(rel, name)
+		if name == ".git" || name == "auditor.db" || strings.HasSuffix(name, ".labels.jsonl") {
+			continue
+		}
+		st, err := os.Stat(p) // follows a link
+		if err != nil {
+			// A dangling link loads nothing; its target is still
+			// part of what was approved.
+			target, _ := os.Readlink(p)
+			fmt.Fprintf(w.h, "\x00link\x00%s\x00%s", r, target)
+			continue
+		}
+		switch {
+		case st.IsDir():
+			fmt.Fprintf(w.h, "\x00dir\x00%s", r)
+			if err := w.dir(p, r); err != nil {
+				return err
+			}
+		case st.Mode().IsRegular():
+			w.files++
+			w.bytes += st.Size()
+			if w.files > MaxExecFiles || w.bytes > MaxExecBytes {
+				return fmt.Errorf("[exec] %s: an approval covers every file under %s, the folder of a script it names (Python, Node and Ruby load modules from there), and it holds more than %d files or %d MiB; give the grader a folder of its own",
+					w.cmd, model.Sanitize(w.folder), MaxExecFiles, MaxExecBytes>>20)
+			}
+			data, err := ReadRegular(p)
+			if err != nil {
+				return fmt.Errorf("[exec] %s: %w", p, err)
+			}
+			sum := sha256.Sum256(data)
+			fmt.Fprintf(w.h, "\x00file\x00%s\x00%x", r, sum)
+		default:
+			// A FIFO or device is never read (it could block); its
+			// presence is part of the digest.
+			fmt.Fprintf(w.h, "\x00special\x00%s\x00%s", r, st.Mode().Type())
+		}
+	}
+	return nil
+}
+
+// outermost returns the folders, sorted, without those inside another of
+// them: each file is digested once.
+func outermost(folders []string) []string {
+	sorted := slices.Clone(folders)
+	slices.Sort(sorted)
+	var out []string
+	for _, f := range sorted {
+		if len(out) > 0 && within(out[len(out)-1], f) {
+			continue
+		}
+		out = append(out, f)
+	}
+	return out
 }
 
 // looksLikeScript reports whether an argument reads as a file to run: a

@@ -108,7 +108,7 @@ func (s *Session) execApproved(c audit.ExecCommand) (bool, error) {
 
 // applyExecPolicy records approvals or refuses, as p says, and makes the
 // session's grader ask before it starts any command.
-func (s *Session) applyExecPolicy(p ExecPolicy, approvalsPath string) error {
+func (s *Session) applyExecPolicy(p ExecPolicy, approvalsPath string, outside []string) error {
 	if approvalsPath == "" {
 		approvalsPath, s.approvalsErr = DefaultApprovalsPath()
 	}
@@ -136,6 +136,8 @@ func (s *Session) applyExecPolicy(p ExecPolicy, approvalsPath string) error {
 	for _, st := range cmds {
 		switch {
 		case st.Approved:
+		case p == ExecApprove && len(unnamed(st.Command.Outside, outside)) > 0:
+			refused = append(refused, st.Command)
 		case p == ExecApprove:
 			if s.approvals == nil {
 				return fmt.Errorf("cannot record the approval of %s: %w", st.Command, s.approvalsErr)
@@ -151,6 +153,39 @@ func (s *Session) applyExecPolicy(p ExecPolicy, approvalsPath string) error {
 		return &grade.NotApprovedError{Commands: refused}
 	}
 	return nil
+}
+
+// unnamed returns the folders of outside that lie under none of named.
+func unnamed(outside, named []string) []string {
+	var out []string
+	for _, f := range outside {
+		covered := false
+		for _, n := range named {
+			covered = covered || under(f, n)
+		}
+		if !covered {
+			out = append(out, f)
+		}
+	}
+	return out
+}
+
+// under reports whether folder f is dir or inside it, compared as written
+// and with symlinks resolved.
+func under(f, dir string) bool {
+	if abs, err := filepath.Abs(dir); err == nil {
+		dir = abs
+	}
+	in := func(f, dir string) bool {
+		rel, err := filepath.Rel(dir, f)
+		return err == nil && rel != ".." && !strings.HasPrefix(rel, ".."+string(filepath.Separator))
+	}
+	if in(f, dir) {
+		return true
+	}
+	rf, err1 := filepath.EvalSymlinks(f)
+	rd, err2 := filepath.EvalSymlinks(dir)
+	return err1 == nil && err2 == nil && in(rf, rd)
 }
 
 // NotApproved returns the [exec] commands this session did not start

@@ -97,6 +97,11 @@ type Options struct {
 	// Approvals is the file of the user's [exec] approvals; "" means
 	// DefaultApprovalsPath.
 	Approvals string
+	// ApproveOutside are the folders outside the audit folder that the
+	// user named for ExecApprove (run --allow-exec-outside): a command
+	// naming a file outside the audit folder's tree is approved only when
+	// its folder lies under one of them.
+	ApproveOutside []string
 }
 
 // ErrTooLarge is a plan above audit.MaxCells that was not asked for.
@@ -155,7 +160,7 @@ func Open(ctx context.Context, path string, o Options) (*Session, error) {
 		}
 	}
 	s.grader = grade.NewGrader(ctx, s.Plan, s.preds)
-	if err := s.applyExecPolicy(o.Exec, o.Approvals); err != nil {
+	if err := s.applyExecPolicy(o.Exec, o.Approvals, o.ApproveOutside); err != nil {
 		s.Close()
 		return nil, err
 	}

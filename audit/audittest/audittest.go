@@ -25,7 +25,11 @@ func WriteFiles(tb testing.TB, files map[string]string) string {
 	tb.Helper()
 	dir := tb.TempDir()
 	for name, content := range files {
-		if err := os.WriteFile(filepath.Join(dir, name), []byte(content), 0o644); err != nil {
+		p := filepath.Join(dir, name)
+		if err := os.MkdirAll(filepath.Dir(p), 0o755); err != nil {
+			tb.Fatal(err)
+		}
+		if err := os.WriteFile(p, []byte(content), 0o644); err != nil {
 			tb.Fatal(err)
 		}
 	}

@@ -34,8 +34,10 @@ func count(t *testing.T, dir, prefix string) int {
 func TestGrader_EditedScriptNotRestarted(t *testing.T) {
 	t.Parallel()
 	files := audittest.SweepFiles()
-	files["a.toml"] = "[exec]\ncommand = [\"sh\", \"grade.sh\"]\n"
-	files["grade.sh"] = fmt.Sprintf(oneShot, "v1")
+	// The script lives in a folder of its own: the approval covers every
+	// file beside it, and the files it leaves are written beside the audit.
+	files["a.toml"] = "[exec]\ncommand = [\"sh\", \"graders/grade.sh\"]\n"
+	files["graders/grade.sh"] = fmt.Sprintf(oneShot, "v1")
 	dir := audittest.WriteFiles(t, files)
 	fx := audittest.Open(t, filepath.Join(dir, "audit.toml"), 0)
 	approved, err := audit.ResolveExec(fx.Preds.Of(0).Exec, dir)
@@ -57,7 +59,7 @@ func TestGrader_EditedScriptNotRestarted(t *testing.T) {
 	if count(t, dir, "v1") != 1 {
 		t.Fatal("the approved grader did not start: the test checks nothing")
 	}
-	if err := os.WriteFile(filepath.Join(dir, "grade.sh"), []byte(fmt.Sprintf(oneShot, "v2")), 0o600); err != nil {
+	if err := os.WriteFile(filepath.Join(dir, "graders", "grade.sh"), []byte(fmt.Sprintf(oneShot, "v2")), 0o600); err != nil {
 		t.Fatal(err)
 	}
 	// The one-shot child may not be reaped yet when the next answer comes:

@@ -4,6 +4,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"strings"
 	"sync"
 
 	"github.com/auditor-dev/auditor/audit"
@@ -170,7 +171,8 @@ func (g *Grader) execFor(path string, pred *model.Predicate) (*execgrade.Grader,
 				return fmt.Errorf("%s: %w", path, err)
 			}
 			if c.Digest != want {
-				return fmt.Errorf("%s: %w (its scripts changed since it was approved)", path, &NotApprovedError{Commands: []audit.ExecCommand{c}})
+				return fmt.Errorf("%s: %w (a file under %s changed since it was approved; a grader that writes into its own folder changes what was approved: write to $TMPDIR)",
+					path, &NotApprovedError{Commands: []audit.ExecCommand{c}}, strings.Join(c.Folders, ", "))
 			}
 			return nil
 		}

@@ -5,9 +5,13 @@ import (
 	"encoding/hex"
 	"encoding/json"
 	"os"
+	"os/exec"
 	"path/filepath"
+	"runtime"
+	"strconv"
 	"strings"
 	"testing"
+	"time"
 
 	"github.com/auditor-dev/auditor/audit/audittest"
 	"github.com/auditor-dev/auditor/store"
@@ -23,7 +27,10 @@ env > env.txt
 while IFS= read -r line; do echo '{"pass": true}'; done
 `
 
-const execPredicate = "[[check]]\nfail_if_match = '\\$\\d+'\nreason = \"quoted a price\"\n[exec]\ncommand = [\"sh\", \"grade.sh\"]\n"
+// execPredicate runs the spy from a folder of its own, as the README
+// advises: an approval covers every file beside the script, and the spy's
+// own files are written beside the audit.
+const execPredicate = "[[check]]\nfail_if_match = '\\$\\d+'\nreason = \"quoted a price\"\n[exec]\ncommand = [\"sh\", \"graders/grade.sh\"]\n"
 
 // starts counts the times the spy grader was started in dir.
 func starts(t *testing.T, dir string) int {
@@ -48,7 +55,7 @@ func TestExec_NeverStartsUnapproved(t *testing.T) {
 	path := filepath.Join(dir, "audit.toml")
 	mustRun(t, 0, "run", path, "--yes", "--headless")
 
-	writeFiles(t, dir, map[string]string{"a.toml": execPredicate, "grade.sh": spyGrader})
+	writeFiles(t, dir, map[string]string{"a.toml": execPredicate, "graders/grade.sh": spyGrader})
 	for _, args := range [][]string{
 		{"report", path},
 		{"report", path, "--format", "json"},
@@ -66,13 +73,13 @@ func TestExec_NeverStartsUnapproved(t *testing.T) {
 		}
 	}
 	plan := mustRun(t, 0, "plan", path)
-	if !strings.Contains(plan.out, "sh grade.sh") || !strings.Contains(plan.out, "NOT approved") {
+	if !strings.Contains(plan.out, "sh graders/grade.sh") || !strings.Contains(plan.out, "NOT approved") {
 		t.Errorf("plan does not list the command it would run and its approval:\n%s", plan)
 	}
 
 	// A run refuses before anything starts, and says how to approve.
 	r := mustRun(t, 2, "run", path, "--yes", "--headless")
-	if !strings.Contains(r.errOut, "sh grade.sh") || !strings.Contains(r.errOut, "--allow-exec") {
+	if !strings.Contains(r.errOut, "sh graders/grade.sh") || !strings.Contains(r.errOut, "--allow-exec") {
 		t.Errorf("refused run does not name the command and the flag:\n%s", r)
 	}
 	if n := starts(t, dir); n != 0 {
@@ -99,7 +106,7 @@ func TestExec_NeverStartsUnapproved(t *testing.T) {
 	// The script changes: a new version (stored answers need grades from
 	// it) and a new command (not approved), so report starts nothing.
 	before := starts(t, dir)
-	writeFiles(t, dir, map[string]string{"grade.sh": spyGrader + "# edited\n"})
+	writeFiles(t, dir, map[string]string{"graders/grade.sh": spyGrader + "# edited\n"})
 	r = mustRun(t, 0, "report", path)
 	if !strings.Contains(r.errOut, "not approved") {
 		t.Errorf("after the script changed, report did not say the command needs approval again:\n%s", r)
@@ -121,7 +128,7 @@ func TestExec_BrokenGraderFailsTheRun(t *testing.T) {
 	dir := audittest.WriteFiles(t, audittest.SweepFiles())
 	path := filepath.Join(dir, "audit.toml")
 	writeFiles(t, dir, map[string]string{"a.toml": execPredicate,
-		"grade.sh": "#!/bin/sh\necho 'grader: cannot load model weights' >&2\nexit 3\n"})
+		"graders/grade.sh": "#!/bin/sh\necho 'grader: cannot load model weights' >&2\nexit 3\n"})
 	r := mustRun(t, 1, "run", path, "--yes", "--headless", "--allow-exec")
 	if !strings.Contains(r.errOut, "cannot load model weights") {
 		t.Errorf("the grader's stderr is not quoted:\n%s", r)
@@ -136,28 +143,19 @@ func TestExec_ApprovalStaysInItsFolder(t *testing.T) {
 	t.Parallel()
 	dir := audittest.WriteFiles(t, audittest.SweepFiles())
 	path := filepath.Join(dir, "audit.toml")
-	writeFiles(t, dir, map[string]string{"a.toml": execPredicate, "grade.sh": spyGrader})
+	writeFiles(t, dir, map[string]string{"a.toml": execPredicate, "graders/grade.sh": spyGrader})
 	mustRun(t, 0, "run", path, "--yes", "--headless", "--allow-exec")
 	if starts(t, dir) == 0 {
 		t.Fatal("the approved command never started: the test checks nothing")
 	}
 
 	copyTo := t.TempDir()
-	entries, err := os.ReadDir(dir)
-	if err != nil {
+	if err := os.CopyFS(copyTo, os.DirFS(dir)); err != nil {
 		t.Fatal(err)
 	}
-	for _, e := range entries {
-		if e.IsDir() || strings.HasPrefix(e.Name(), "started.") {
-			continue
-		}
-		data, err := os.ReadFile(filepath.Join(dir, e.Name()))
-		if err != nil {
-			t.Fatal(err)
-		}
-		if err := os.WriteFile(filepath.Join(copyTo, e.Name()), data, 0o600); err != nil {
-			t.Fatal(err)
-		}
+	started, _ := filepath.Glob(filepath.Join(copyTo, "started.*"))
+	for _, f := range started {
+		os.Remove(f)
 	}
 	copied := filepath.Join(copyTo, "audit.toml")
 	// The predicate's checks changed after the approval, its command did
@@ -188,7 +186,7 @@ func TestExec_PlantedApprovalIsIgnored(t *testing.T) {
 	dir := audittest.WriteFiles(t, audittest.SweepFiles())
 	path := filepath.Join(dir, "audit.toml")
 	mustRun(t, 0, "run", path, "--yes", "--headless")
-	writeFiles(t, dir, map[string]string{"a.toml": execPredicate, "grade.sh": spyGrader})
+	writeFiles(t, dir, map[string]string{"a.toml": execPredicate, "graders/grade.sh": spyGrader})
 	plan := mustRun(t, 0, "plan", path, "--format", "json")
 	var doc struct {
 		Exec []struct{ Digest string } `json:"exec_commands"`
@@ -241,4 +239,159 @@ func TestExec_MissingScriptRefusedBeforeCalls(t *testing.T) {
 	if n := len(srv.arrivalsLog()); n != 0 {
 		t.Errorf("%d calls were made before the refusal", n)
 	}
+}
+
+// TestExec_ApprovalCoversWhatTheScriptLoads is issue 22's malicious-folder
+// repro. A module put beside an approved script (Python imports the
+// script's folder first; here a shell script sources its sibling) ran on
+// the next report without asking; a command naming a script outside the
+// audit folder kept its approval when that script was edited. Now the
+// approval covers every file under the script's folder, and a script
+// outside the audit folder is approved only with its folder named.
+func TestExec_ApprovalCoversWhatTheScriptLoads(t *testing.T) {
+	t.Parallel()
+	dir := audittest.WriteFiles(t, audittest.SweepFiles())
+	path := filepath.Join(dir, "audit.toml")
+	mustRun(t, 0, "run", path, "--yes", "--headless")
+	sourcing := "#!/bin/sh\n. \"$(dirname \"$0\")/lib.sh\"\n" + strings.TrimPrefix(spyGrader, "#!/bin/sh\n")
+	writeFiles(t, dir, map[string]string{"a.toml": execPredicate, "graders/grade.sh": sourcing, "graders/lib.sh": "true\n"})
+	mustRun(t, 0, "run", path, "--yes", "--headless", "--allow-exec")
+	if starts(t, dir) == 0 {
+		t.Fatal("the approved command never started: the test checks nothing")
+	}
+
+	// A sibling module appears (or the sourced one changes): nothing runs
+	// until the user approves again, and plan says what the approval covers.
+	for _, lib := range []string{"touch planted.$$\n", "touch planted2.$$\n"} {
+		writeFiles(t, dir, map[string]string{"graders/lib.sh": lib})
+		r := mustRun(t, 0, "report", path)
+		if m, _ := filepath.Glob(filepath.Join(dir, "planted*")); len(m) != 0 || !strings.Contains(r.errOut, "not approved") {
+			t.Fatalf("report ran the planted module %d times, or did not say the command needs approval:\n%s", len(m), r)
+		}
+	}
+	plan := mustRun(t, 0, "plan", path)
+	if !strings.Contains(plan.out, "covers every file under "+filepath.Join(dir, "graders")) {
+		t.Errorf("plan does not say which folder the approval covers:\n%s", plan.out)
+	}
+
+	// A script outside the audit folder: refused under --allow-exec alone,
+	// approved with its folder named, and its edit asks again.
+	outside := t.TempDir()
+	writeFiles(t, outside, map[string]string{"grade.sh": spyGrader})
+	rel, err := filepath.Rel(dir, filepath.Join(outside, "grade.sh"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	writeFiles(t, dir, map[string]string{"a.toml": strings.Replace(execPredicate, "graders/grade.sh", rel, 1)})
+	before := starts(t, dir)
+	r := mustRun(t, 2, "run", path, "--yes", "--headless", "--allow-exec")
+	if !strings.Contains(r.errOut, "OUTSIDE the audit folder") || !strings.Contains(r.errOut, "--allow-exec-outside "+outside) {
+		t.Errorf("the refusal does not name the outside folder and the flag:\n%s", r)
+	}
+	if starts(t, dir) != before {
+		t.Fatal("a command naming a script outside the audit folder started under --allow-exec alone")
+	}
+	mustRun(t, 0, "run", path, "--yes", "--headless", "--allow-exec", "--allow-exec-outside", outside)
+	if starts(t, dir) == before {
+		t.Fatal("the approved outside script never started")
+	}
+	writeFiles(t, outside, map[string]string{"grade.sh": spyGrader + "# edited\n"})
+	before = starts(t, dir)
+	r = mustRun(t, 0, "report", path)
+	if starts(t, dir) != before || !strings.Contains(r.errOut, "not approved") {
+		t.Errorf("an edit of the outside script ran under the old approval:\n%s", r)
+	}
+	r = mustRun(t, 0, "run", path, "--yes", "--headless", "--allow-exec", "--allow-exec-outside", outside)
+	if !strings.Contains(r.errOut, "re-graded") {
+		t.Errorf("editing the outside script did not re-grade the stored answers:\n%s", r)
+	}
+}
+
+// TestExec_NothingTheGraderStartedSurvives: after a normal run and after
+// auditor is killed with -9 while grading, no process the grader started
+// is alive, neither one in its process group nor one that left it with
+// setsid. Linux only: elsewhere the README says what survives.
+func TestExec_NothingTheGraderStartedSurvives(t *testing.T) {
+	t.Parallel()
+	if runtime.GOOS != "linux" {
+		t.Skip("the grader's supervisor is Linux only")
+	}
+	if _, err := exec.LookPath("setsid"); err != nil {
+		t.Skip("needs setsid")
+	}
+	// The grader starts two sleepers and says their pids; with a file
+	// named hold beside the audit it never answers, so auditor sits in
+	// grading until it is killed.
+	const daemonizing = `#!/bin/sh
+setsid sleep 601 & a=$!
+sleep 600 & b=$!
+echo "$a $b" > pids.tmp && mv pids.tmp pids
+[ -e hold ] && exec sleep 3600
+while IFS= read -r line; do echo '{"pass": true}'; done
+`
+	dir := audittest.WriteFiles(t, audittest.SweepFiles())
+	path := filepath.Join(dir, "audit.toml")
+	writeFiles(t, dir, map[string]string{"a.toml": execPredicate, "graders/grade.sh": daemonizing})
+	mustRun(t, 0, "run", path, "--yes", "--headless", "--allow-exec")
+	waitPidsGone(t, readPids(t, dir), "after a normal run")
+
+	os.Remove(filepath.Join(dir, "pids"))
+	writeFiles(t, dir, map[string]string{"hold": "", "a.toml": execPredicate + "# a new version: report grades again\n"})
+	cmd := exec.Command(os.Args[0], "report", path)
+	cmd.Env = append(os.Environ(), "AUDITOR_TEST_MAIN=1")
+	if err := cmd.Start(); err != nil {
+		t.Fatal(err)
+	}
+	pids := readPids(t, dir)
+	if err := cmd.Process.Kill(); err != nil {
+		t.Fatal(err)
+	}
+	_ = cmd.Wait()
+	waitPidsGone(t, pids, "after auditor was killed with -9 while grading")
+}
+
+// readPids waits for the grader's pids file and reads it.
+func readPids(t *testing.T, dir string) []int {
+	t.Helper()
+	for deadline := time.Now().Add(60 * time.Second); ; time.Sleep(10 * time.Millisecond) {
+		b, _ := os.ReadFile(filepath.Join(dir, "pids"))
+		if f := strings.Fields(string(b)); len(f) == 2 {
+			var pids []int
+			for _, w := range f {
+				pid, err := strconv.Atoi(w)
+				if err != nil {
+					t.Fatal(err)
+				}
+				pids = append(pids, pid)
+			}
+			return pids
+		}
+		if time.Now().After(deadline) {
+			t.Fatal("the grader never wrote its pids")
+		}
+	}
+}
+
+// waitPidsGone waits until none of pids is a live process.
+func waitPidsGone(t *testing.T, pids []int, when string) {
+	t.Helper()
+	for _, pid := range pids {
+		for deadline := time.Now().Add(60 * time.Second); processAlive(pid); time.Sleep(20 * time.Millisecond) {
+			if time.Now().After(deadline) {
+				t.Fatalf("process %d the grader started still runs %s", pid, when)
+			}
+		}
+	}
+}
+
+// processAlive reports whether pid is a process that has not exited (a
+// zombie has).
+func processAlive(pid int) bool {
+	b, err := os.ReadFile("/proc/" + strconv.Itoa(pid) + "/stat")
+	if err != nil {
+		return false
+	}
+	s := string(b)
+	i := strings.LastIndexByte(s, ')')
+	return i < 0 || i+2 >= len(s) || s[i+2] != 'Z'
 }

@@ -6,6 +6,7 @@ import (
 	"fmt"
 	"io"
 	"os"
+	"slices"
 	"strings"
 
 	"github.com/auditor-dev/auditor/audit"
@@ -23,7 +24,8 @@ import (
 // digest (its words and its scripts' content), so an edited script asks
 // again.
 func openForRun(ctx context.Context, std Stdio, path string, f runFlags) (*workbench.Session, error) {
-	o := workbench.Options{Samples: f.samples, Access: workbench.Write, AllowLarge: f.allowLarge, Exec: workbench.ExecRefuse}
+	o := workbench.Options{Samples: f.samples, Access: workbench.Write, AllowLarge: f.allowLarge, Exec: workbench.ExecRefuse,
+		ApproveOutside: f.allowExecOutside}
 	if f.allowExec {
 		o.Exec = workbench.ExecApprove
 	}
@@ -36,29 +38,71 @@ func openForRun(ctx context.Context, std Stdio, path string, f runFlags) (*workb
 			return nil, cerr
 		}
 		if yes {
+			// The list named every folder outside the audit folder
+			// that the approval covers: saying yes to it names them.
 			o.Exec = workbench.ExecApprove
+			for _, c := range refused.Commands {
+				o.ApproveOutside = append(o.ApproveOutside, c.Outside...)
+			}
 			s, err = workbench.Open(ctx, path, o)
 		}
 	}
 	switch {
 	case errors.As(err, &refused):
-		return nil, &refusal{fmt.Errorf("%snot run: read them, then run again with --allow-exec to approve them (recorded for you, not in the folder; an edited script asks again)",
-			execList(refused))}
+		how := "run again with --allow-exec to approve them"
+		if outside := outsideFolders(refused); len(outside) > 0 {
+			flags := ""
+			for _, o := range outside {
+				flags += " --allow-exec-outside " + shellQuote(o)
+			}
+			how = "run again with --allow-exec" + flags + " to approve them with the folders outside the audit folder named"
+		}
+		return nil, &refusal{fmt.Errorf("%snot run: read them, then %s (recorded for you, not in the folder; an edited file under a covered folder asks again)",
+			execList(refused), how)}
 	case errors.Is(err, workbench.ErrTooLarge):
 		return nil, &refusal{err}
 	}
 	return s, err
 }
 
-// execList names the refused commands, one a line, with the scripts
-// whose content the approval covers.
+// execList names the refused commands, one a line, with the folders
+// whose every file the approval covers.
 func execList(e *grade.NotApprovedError) string {
 	var b strings.Builder
 	b.WriteString("this audit's predicates run programs from its folder to grade answers:\n")
 	for _, c := range e.Commands {
 		fmt.Fprintf(&b, "  %s\n", c)
+		b.WriteString(coverage(c, "    "))
 	}
 	return b.String()
+}
+
+// coverage says which folders an approval of c covers, one a line, the
+// ones outside the audit folder marked.
+func coverage(c audit.ExecCommand, indent string) string {
+	var b strings.Builder
+	for _, f := range c.Folders {
+		where := ""
+		if slices.Contains(c.Outside, f) {
+			where = ", OUTSIDE the audit folder"
+		}
+		fmt.Fprintf(&b, "%scovers every file under %s%s\n", indent, model.Sanitize(f), where)
+	}
+	return b.String()
+}
+
+// outsideFolders lists the folders outside the audit folder that the
+// refused commands load files from.
+func outsideFolders(e *grade.NotApprovedError) []string {
+	var out []string
+	for _, c := range e.Commands {
+		for _, o := range c.Outside {
+			if !slices.Contains(out, o) {
+				out = append(out, o)
+			}
+		}
+	}
+	return out
 }
 
 // sayNotApproved tells the user which [exec] commands a command that
@@ -94,9 +138,13 @@ type planDoc struct {
 }
 
 type execDoc struct {
-	Command  []string `json:"command"`
-	Dir      string   `json:"dir"`
-	Scripts  []string `json:"scripts"`
+	Command []string `json:"command"`
+	Dir     string   `json:"dir"`
+	Scripts []string `json:"scripts"`
+	// Folders are covered whole by an approval; Outside are those of them
+	// outside the audit folder.
+	Folders  []string `json:"folders"`
+	Outside  []string `json:"outside"`
 	Digest   string   `json:"digest"`
 	Lines    []int    `json:"lines"`
 	Suites   []string `json:"suites"`
@@ -107,6 +155,7 @@ func execDocs(execs []workbench.ExecState) []execDoc {
 	docs := []execDoc{}
 	for _, e := range execs {
 		docs = append(docs, execDoc{Command: e.Command.Argv, Dir: e.Command.Dir, Scripts: append([]string{}, e.Command.Scripts...),
+			Folders: append([]string{}, e.Command.Folders...), Outside: append([]string{}, e.Command.Outside...),
 			Digest: e.Command.Digest, Lines: e.Lines, Suites: e.Suites, Approved: e.Approved})
 	}
 	return docs
@@ -133,6 +182,7 @@ func writeExecPlan(w io.Writer, execs []workbench.ExecState, path string) {
 			lines = append(lines, "regression suite "+model.Sanitize(name))
 		}
 		fmt.Fprintf(w, "  %s  for %s: %s\n", e.Command, strings.Join(lines, ", "), state)
+		fmt.Fprint(w, coverage(e.Command, "    "))
 		for _, m := range e.Command.Missing {
 			fmt.Fprintf(w, "    warning: %s is not in the audit folder; the command will fail\n", model.Sanitize(m))
 		}

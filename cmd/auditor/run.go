@@ -45,6 +45,9 @@ type runFlags struct {
 	allowLarge bool
 	// allowExec approves the audit's [exec] predicate commands.
 	allowExec bool
+	// allowExecOutside names the folders outside the audit folder that an
+	// approved command may load files from.
+	allowExecOutside []string
 	// allowUnpriced runs calls to endpoints without prices under a budget.
 	allowUnpriced bool
 	// adaptive makes the answers in rounds by look and stops each line at
@@ -90,6 +93,7 @@ func addRunFlags(c *cobra.Command, f *runFlags) {
 	c.Flags().BoolVar(&f.retryTruncated, "retry-truncated", false, "ask again the calls whose answers were cut off by the token limit or came back empty (biases rates toward short answers; raising max_tokens is better)")
 	c.Flags().BoolVar(&f.allowLarge, "allow-large", false, fmt.Sprintf("lay out and run a plan above %d cells (refused otherwise, even with --yes)", audit.MaxCells))
 	c.Flags().BoolVar(&f.allowExec, "allow-exec", false, "approve the [exec] predicate commands this audit runs (recorded in ~/.config/auditor/exec-approvals; without it they are refused, or asked about on a terminal)")
+	c.Flags().StringSliceVar(&f.allowExecOutside, "allow-exec-outside", nil, "with --allow-exec: a folder outside the audit folder that an [exec] command names files in; the approval covers every file under it (repeat for several)")
 	c.Flags().BoolVar(&f.batch, "batch", false, "send the answer calls through the provider's batch API (half price, answered within 24 hours); a later run collects them")
 	c.Flags().BoolVar(&f.adaptive, "adaptive", false, "make the answers in rounds, one per look of the audit's design (looks or adaptive in audit.toml), and stop each line at the look that settles it")
 	addAllowUnpricedFlag(c, &f.allowUnpriced)

@@ -9,7 +9,8 @@ import "strings"
 var keptEnv = []string{"PATH", "HOME", "LANG", "TMPDIR"}
 
 // ScrubEnv returns the entries of environ (as os.Environ gives them) that
-// a grader may see: PATH, HOME, LANG, TMPDIR and LC_*.
+// a grader may see: PATH, HOME, LANG, TMPDIR and LC_*, and
+// PYTHONDONTWRITEBYTECODE=1.
 func ScrubEnv(environ []string) []string {
 	out := []string{}
 	for _, kv := range environ {
@@ -25,5 +26,8 @@ func ScrubEnv(environ []string) []string {
 			out = append(out, kv)
 		}
 	}
-	return out
+	// Python would write compiled modules into __pycache__ beside the
+	// script, inside the folder the approval covers, and so void it; and
+	// a compiled module shipped there is covered like any other file.
+	return append(out, "PYTHONDONTWRITEBYTECODE=1")
 }

@@ -27,7 +27,11 @@
 // scrubbed environment (see ScrubEnv): no API key of the parent reaches a
 // script from an audit folder. When the child exits, is stopped, or the
 // Grader is closed, the whole group is killed, so nothing it started
-// outlives it.
+// outlives it. On Linux a supervisor (supervise_linux.go) stands between
+// auditor and the child: a subreaper that also kills what left the group
+// (setsid), and that cleans up when auditor is killed with -9; while a
+// child runs auditor is not dumpable, so the child cannot read auditor's
+// environment or memory through /proc.
 package execgrade
 
 import (
@@ -40,6 +44,7 @@ import (
 	"io"
 	"os"
 	"os/exec"
+	"path/filepath"
 	"strings"
 	"sync"
 	"time"
@@ -54,6 +59,10 @@ const DefaultTimeout = 30 * time.Second
 // DefaultCloseGrace is how long Close waits for the child to exit after its
 // input is closed, when Options.CloseGrace is zero.
 const DefaultCloseGrace = 5 * time.Second
+
+// treeGrace is how long kill waits for the grader's supervisor to clean up
+// before it kills the process group itself.
+const treeGrace = 5 * time.Second
 
 // ErrClosed is returned by Grade after Close.
 var ErrClosed = errors.New("execgrade: grader is closed")
@@ -274,8 +283,21 @@ func (g *Grader) start() (*process, error) {
 		}
 	}
 	cmd := exec.CommandContext(g.ctx, g.opts.Argv[0], g.opts.Argv[1:]...)
+	if cmd.Err == nil && strings.ContainsRune(cmd.Path, '/') {
+		// A path is not looked up, so nothing has checked it yet; the
+		// supervisor would find out only after its own start.
+		p := cmd.Path
+		if !filepath.IsAbs(p) && g.opts.Dir != "" {
+			p = filepath.Join(g.opts.Dir, p)
+		}
+		_, cmd.Err = exec.LookPath(p)
+	}
+	if cmd.Err != nil {
+		return nil, fmt.Errorf("start %s: %w", strings.Join(g.opts.Argv, " "), cmd.Err)
+	}
 	cmd.Dir = g.opts.Dir
 	cmd.Env = g.opts.Env
+	supervised(cmd)
 	inGroup(cmd)
 	p := &process{cmd: cmd, stderr: &tail{max: stderrKeep}, lines: make(chan lineResult),
 		done: make(chan struct{}), stopping: make(chan struct{}), drained: make(chan struct{}),
@@ -296,11 +318,13 @@ func (g *Grader) start() (*process, error) {
 	}
 	p.stdout = outR
 	cmd.Stdout, cmd.Stderr = outW, errW
+	holdUndumpable()
 	err = cmd.Start()
 	// The child has its own copies of the write ends (or none, on error).
 	outW.Close()
 	errW.Close()
 	if err != nil {
+		releaseUndumpable()
 		outR.Close()
 		errR.Close()
 		_ = p.stdin.Close()
@@ -349,6 +373,7 @@ type lineResult struct {
 func (p *process) wait() {
 	p.waitErr = p.cmd.Wait()
 	killGroup(p.cmd)
+	releaseUndumpable()
 	close(p.done)
 }
 
@@ -487,11 +512,20 @@ func (p *process) exitNote() string {
 	}
 }
 
-// kill stops the child and its whole process group and closes our ends
-// of its pipes, which ends readLoop.
+// kill stops the child and everything it started and closes our ends of
+// its pipes, which ends readLoop. Where a supervisor watches the child
+// (Linux), it is asked to kill the tree and exit; should it not have
+// exited after treeGrace, the process group is killed from here.
 func (p *process) kill() {
 	p.discard()
-	killGroup(p.cmd)
+	stopTree(p.cmd)
+	go func() {
+		select {
+		case <-p.done:
+		case <-time.After(treeGrace):
+			killGroup(p.cmd)
+		}
+	}()
 	_ = p.stdin.Close()
 	_ = p.stdout.Close()
 }

@@ -8,19 +8,25 @@ import (
 	"fmt"
 	"os"
 	"os/exec"
+	"runtime"
 	"strconv"
 	"strings"
 	"sync"
+	"syscall"
 	"testing"
 	"time"
 
 	"github.com/auditor-dev/auditor/model"
+	"golang.org/x/sys/unix"
 )
 
 // The test binary doubles as the child process: started with the arguments
 // "execgrade-child MODE [MARKER]" it behaves as a grader of that kind instead
 // of running the tests.
 func TestMain(m *testing.M) {
+	if len(os.Args) >= 3 && os.Args[1] == "execgrade-parent" {
+		os.Exit(parent(os.Args[2]))
+	}
 	if len(os.Args) >= 3 && os.Args[1] == "execgrade-child" {
 		marker := ""
 		if len(os.Args) >= 4 {
@@ -51,6 +57,39 @@ func child(mode, marker string) int {
 			return 7
 		}
 		mode = "echo"
+	case "escape":
+		// Start one grandchild in our group and one that leaves it
+		// (setsid, as a daemon would), say their pids in the marker
+		// file, then grade like echo.
+		exe, _ := os.Executable()
+		var pids []string
+		for _, leave := range []bool{false, true} {
+			gc := exec.Command(exe, "execgrade-child", "sleeper")
+			gc.SysProcAttr = &syscall.SysProcAttr{Setsid: leave}
+			if err := gc.Start(); err != nil {
+				fmt.Fprintln(os.Stderr, err)
+				return 6
+			}
+			pids = append(pids, strconv.Itoa(gc.Process.Pid))
+		}
+		if err := os.WriteFile(marker, []byte(strings.Join(pids, " ")), 0o600); err != nil {
+			return 7
+		}
+		mode = "echo"
+	case "peek":
+		// Try to read the environment of the process that started
+		// our parent: auditor, when a supervisor stands between.
+		in := bufio.NewScanner(os.Stdin)
+		for in.Scan() {
+			env, err := os.ReadFile(fmt.Sprintf("/proc/%d/environ", grandparent()))
+			reason := "unreadable: " + fmt.Sprint(err)
+			if err == nil {
+				reason = "read: " + string(env)
+			}
+			b, _ := json.Marshal(map[string]any{"pass": true, "reason": reason})
+			fmt.Printf("%s\n", b)
+		}
+		return 0
 	case "env":
 		// Answer every request with our environment.
 		in := bufio.NewScanner(os.Stdin)
@@ -435,6 +474,167 @@ func gone(pid int) bool {
 	return i >= 0 && i+2 < len(s) && s[i+2] == 'Z'
 }
 
+// parent stands in for auditor in the kill -9 test: it starts a grader
+// that leaves descendants behind, grades one answer, says so on stdout,
+// and waits to be killed.
+func parent(marker string) int {
+	exe, _ := os.Executable()
+	g, err := StartOptions(context.Background(), Options{Argv: []string{exe, "execgrade-child", "escape", marker}, After: never})
+	if err != nil {
+		fmt.Fprintln(os.Stderr, err)
+		return 1
+	}
+	if _, _, err := g.Grade(testCase, "x"); err != nil {
+		fmt.Fprintln(os.Stderr, err)
+		return 1
+	}
+	fmt.Println("graded")
+	time.Sleep(time.Hour)
+	return 0
+}
+
+// grandparent returns the parent of this process's parent.
+func grandparent() int {
+	b, _ := os.ReadFile(fmt.Sprintf("/proc/%d/stat", os.Getppid()))
+	s := string(b)
+	var state byte
+	var ppid int
+	if i := strings.LastIndexByte(s, ')'); i >= 0 {
+		fmt.Sscanf(s[i+1:], " %c %d", &state, &ppid)
+	}
+	return ppid
+}
+
+// descendants reads the pids the "escape" grader wrote.
+func descendants(t *testing.T, marker string) []int {
+	t.Helper()
+	var pids []int
+	for deadline := time.Now().Add(60 * time.Second); ; time.Sleep(10 * time.Millisecond) {
+		b, _ := os.ReadFile(marker)
+		if f := strings.Fields(string(b)); len(f) == 2 {
+			for _, w := range f {
+				pid, err := strconv.Atoi(w)
+				if err != nil {
+					t.Fatal(err)
+				}
+				pids = append(pids, pid)
+			}
+			return pids
+		}
+		if time.Now().After(deadline) {
+			t.Fatal("the grader never said its descendants' pids")
+		}
+	}
+}
+
+// waitGone waits until every pid has exited.
+func waitGone(t *testing.T, pids []int, after string) {
+	t.Helper()
+	for _, pid := range pids {
+		for deadline := time.Now().Add(60 * time.Second); !gone(pid); time.Sleep(20 * time.Millisecond) {
+			if time.Now().After(deadline) {
+				t.Fatalf("process %d the grader started still runs %s", pid, after)
+			}
+		}
+	}
+}
+
+// TestGrader_Close_KillsEscapedDescendants is issue 22's first repro: a
+// process the grader moved out of its process group (setsid) survived a
+// normal end of grading. The supervisor is a subreaper and kills it.
+func TestGrader_Close_KillsEscapedDescendants(t *testing.T) {
+	t.Parallel()
+	if runtime.GOOS != "linux" {
+		t.Skip("the supervisor is Linux only")
+	}
+	exe, err := os.Executable()
+	if err != nil {
+		t.Fatal(err)
+	}
+	marker := t.TempDir() + "/pids"
+	g, err := StartOptions(context.Background(), Options{Argv: []string{exe, "execgrade-child", "escape", marker}, After: never})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if _, _, err := g.Grade(testCase, "x"); err != nil {
+		t.Fatal(err)
+	}
+	pids := descendants(t, marker)
+	if gone(pids[0]) || gone(pids[1]) {
+		t.Fatal("the descendants are not running: the test checks nothing")
+	}
+	if err := g.Close(); err != nil {
+		t.Fatal(err)
+	}
+	waitGone(t, pids, "after Close")
+}
+
+// TestGrader_ParentKilled_KillsDescendants is issue 22's second repro:
+// after kill -9 of auditor while grading, the grader's own group and a
+// process that left it both survived. The supervisor gets SIGTERM from the
+// kernel when auditor dies and kills every descendant.
+func TestGrader_ParentKilled_KillsDescendants(t *testing.T) {
+	t.Parallel()
+	if runtime.GOOS != "linux" {
+		t.Skip("the supervisor is Linux only")
+	}
+	exe, err := os.Executable()
+	if err != nil {
+		t.Fatal(err)
+	}
+	marker := t.TempDir() + "/pids"
+	cmd := exec.Command(exe, "execgrade-parent", marker)
+	out, err := cmd.StdoutPipe()
+	if err != nil {
+		t.Fatal(err)
+	}
+	cmd.Stderr = os.Stderr
+	if err := cmd.Start(); err != nil {
+		t.Fatal(err)
+	}
+	if line, err := bufio.NewReader(out).ReadString('\n'); err != nil || line != "graded\n" {
+		t.Fatalf("the stand-in for auditor did not grade: %q %v", line, err)
+	}
+	pids := descendants(t, marker)
+	if err := cmd.Process.Kill(); err != nil {
+		t.Fatal(err)
+	}
+	_ = cmd.Wait()
+	waitGone(t, pids, "after auditor was killed with -9")
+}
+
+// TestGrader_ParentUndumpable: while a grader runs, auditor is not
+// dumpable, so a grader of the same (non-root) user cannot read its
+// environment, where the API keys are, through /proc; afterwards it is
+// dumpable again.
+func TestGrader_ParentUndumpable(t *testing.T) {
+	if runtime.GOOS != "linux" {
+		t.Skip("PR_SET_DUMPABLE is Linux only")
+	}
+	// Not parallel: dumpability is the whole process's.
+	t.Setenv("OPENAI_API_KEY", "sk-fake-parent-key")
+	g := startChild(t, "peek", never)
+	_, reason, err := g.Grade(testCase, "x")
+	if err != nil {
+		t.Fatal(err)
+	}
+	if d, _ := unix.PrctlRetInt(unix.PR_GET_DUMPABLE, 0, 0, 0, 0); d != 0 {
+		t.Errorf("auditor is dumpable (%d) while a grader runs", d)
+	}
+	if os.Geteuid() != 0 && !strings.HasPrefix(reason, "unreadable") {
+		t.Errorf("the grader read auditor's environment: %.200s", reason)
+	}
+	if strings.Contains(reason, "sk-fake-parent-key") && os.Geteuid() != 0 {
+		t.Errorf("the grader saw the key")
+	}
+	if err := g.Close(); err != nil {
+		t.Fatal(err)
+	}
+	if d, _ := unix.PrctlRetInt(unix.PR_GET_DUMPABLE, 0, 0, 0, 0); d != 1 {
+		t.Errorf("auditor is not dumpable (%d) after its grader ended", d)
+	}
+}
+
 func TestGrader_Close_KillsGrandchildren(t *testing.T) {
 	t.Parallel()
 	if _, err := os.Stat("/proc/self/stat"); err != nil {
@@ -529,7 +729,7 @@ func TestScrubEnv(t *testing.T) {
 	t.Parallel()
 	got := ScrubEnv([]string{"PATH=/bin", "HOME=/h", "LANG=C", "LC_CTYPE=UTF-8", "TMPDIR=/t",
 		"OPENAI_API_KEY=k", "ANTHROPIC_API_KEY=k", "AWS_SESSION_TOKEN=t", "PATHX=1", "broken"})
-	want := "PATH=/bin HOME=/h LANG=C LC_CTYPE=UTF-8 TMPDIR=/t"
+	want := "PATH=/bin HOME=/h LANG=C LC_CTYPE=UTF-8 TMPDIR=/t PYTHONDONTWRITEBYTECODE=1"
 	if strings.Join(got, " ") != want {
 		t.Errorf("ScrubEnv kept %q, want %q", got, want)
 	}

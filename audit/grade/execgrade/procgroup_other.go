@@ -4,9 +4,15 @@ package execgrade
 
 import "os/exec"
 
-// inGroup does nothing where process groups are not available: the child
-// alone is killed.
+// supervised leaves cmd as it is: without process groups the child alone
+// is killed.
+func supervised(*exec.Cmd) {}
+
+// inGroup does nothing where process groups are not available.
 func inGroup(cmd *exec.Cmd) {}
+
+// stopTree kills the child.
+func stopTree(cmd *exec.Cmd) { killGroup(cmd) }
 
 // killGroup kills the child.
 func killGroup(cmd *exec.Cmd) {
@@ -14,3 +20,6 @@ func killGroup(cmd *exec.Cmd) {
 		_ = cmd.Process.Kill()
 	}
 }
+
+func holdUndumpable()    {}
+func releaseUndumpable() {}
