@@ -25,13 +25,16 @@ type Estimate struct {
 	JudgeCalls    int `json:"judge_calls"`  // of which judge calls (at most: identical answers share one)
 	// JudgeCallsExpected is the judge calls expected: JudgeCalls less those
 	// a free pilot of the simulator found identical answers to share.
-	JudgeCallsExpected int     `json:"judge_calls_expected"`
-	CachedCalls        int     `json:"cached_calls"` // already stored: free
-	PromptTokens       int64   `json:"prompt_tokens"`
-	CompletionTokens   int64   `json:"completion_tokens"`
-	USD                float64 `json:"usd"`
-	USDWithCaching     float64 `json:"usd_with_prompt_caching"`
-	Minutes            float64 `json:"minutes"`
+	JudgeCallsExpected int `json:"judge_calls_expected"`
+	CachedCalls        int `json:"cached_calls"` // already stored: free
+	// UnneededCalls are calls an adaptive audit will never make: they serve
+	// only lines settled at an interim look (see Unneeded).
+	UnneededCalls    int     `json:"unneeded_calls"`
+	PromptTokens     int64   `json:"prompt_tokens"`
+	CompletionTokens int64   `json:"completion_tokens"`
+	USD              float64 `json:"usd"`
+	USDWithCaching   float64 `json:"usd_with_prompt_caching"`
+	Minutes          float64 `json:"minutes"`
 	// The at-most figures: every answer and judge call at its token limit.
 	CompletionTokensAtMost int64   `json:"completion_tokens_at_most"`
 	USDAtMost              float64 `json:"usd_at_most"`
@@ -137,6 +140,22 @@ const (
 
 // Estimate projects the cost of the calls not yet stored. done maps keys of
 // stored calls to whether they succeeded; failed calls are made again.
+// Unneeded takes out of e the calls of unneeded, counted by Estimate as
+// done: they are neither stored nor to make, but never needed (an
+// adaptive audit's calls for lines settled at a look).
+func (p *Plan) Unneeded(e *Estimate, unneeded map[string]bool) {
+	for k := range unneeded {
+		if !p.Planned(k) {
+			continue
+		}
+		e.UnneededCalls++
+		e.CachedCalls--
+		if si := p.SuiteOf(k); si >= 0 {
+			e.Regression[si].CachedCalls--
+		}
+	}
+}
+
 // hist holds what stored answers say of each model; simLatencyMS is the
 // simulated model's mean latency; caches[i] says whether model i's
 // endpoint is known to discount a repeated prompt (provider.Resolved.Caches;
@@ -326,8 +345,9 @@ func (p *Plan) systemTokens(system string) int {
 // depend on answer text, so before the answers exist they are projected: one
 // call per judge for every answer the judge has not graded yet (answers with
 // identical text to the same case share a call, so this is an upper bound).
-// graded maps a judge's version to the set of answers it has graded.
-func (p *Plan) AddJudges(e *Estimate, graded map[string]map[string]model.Grade, concurrency int, hist History) {
+// graded maps a judge's version to the set of answers it has graded; unneeded
+// are answers an adaptive audit will never make (see Plan.Unneeded).
+func (p *Plan) AddJudges(e *Estimate, graded map[string]map[string]model.Grade, unneeded map[string]bool, concurrency int, hist History) {
 	if len(p.Audit.Judges) == 0 {
 		return
 	}
@@ -344,8 +364,8 @@ func (p *Plan) AddJudges(e *Estimate, graded map[string]map[string]model.Grade, 
 	var shareSum float64     // the expected share of them needing a call of their own
 	measured := map[string]bool{}
 	for _, c := range p.Calls {
-		if !p.Judged(c.Key) {
-			continue
+		if !p.Judged(c.Key) || unneeded[c.Key] {
+			continue // an answer never made is never judged
 		}
 		judged = append(judged, c)
 		name := p.Audit.File.Models[c.Provider].Name

@@ -267,6 +267,27 @@ func (p *Plan) ModelOf(key string) (int, bool) {
 	return 0, false
 }
 
+// NeededBelow reports whether the call with this key serves a cell below
+// sample m of a line that open says is open (by rule and model index), or
+// a regression suite's cell below m on the baseline or on an open line's
+// variant. An adaptive run makes only such calls: a line settled at a
+// look needs no more answers.
+func (p *Plan) NeededBelow(key string, m int, open func(rule, model int) bool) bool {
+	for _, ci := range p.ByKey[key] {
+		c := p.Cells[ci]
+		if c.Sample < m && open(c.Rule, c.Model) {
+			return true
+		}
+	}
+	for _, ri := range p.RegressionByKey[key] {
+		c := p.Regression[ri]
+		if c.Sample < m && (c.Variant == RegressionBaseline || open(c.Variant, c.Model)) {
+			return true
+		}
+	}
+	return false
+}
+
 // Planned reports whether the plan makes the call with this key.
 func (p *Plan) Planned(key string) bool {
 	_, ok := p.ModelOf(key)

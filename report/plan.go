@@ -29,6 +29,9 @@ func WritePlan(w io.Writer, a *audit.Audit, e audit.Estimate, budget float64) er
 	}
 	fmt.Fprintf(&b, "variants: baseline + one deletion per line; %d samples; model %s\n", e.Samples, strings.Join(models, ", "))
 	fmt.Fprintf(&b, "calls: %d to make, %d already stored (free)", e.Calls, e.CachedCalls)
+	if e.UnneededCalls > 0 {
+		fmt.Fprintf(&b, ", %d not needed (lines settled at a look)", e.UnneededCalls)
+	}
 	if e.JudgeCalls > 0 {
 		fmt.Fprintf(&b, "; of those, %d answers and at most %d judge calls (answers with identical text share one", e.AnswerCalls, e.JudgeCalls)
 		if e.JudgeCallsExpected > 0 && e.JudgeCallsExpected < e.JudgeCalls {

@@ -43,7 +43,10 @@ func (p *Progress) StartPhase(phase string, calls int) {
 		fmt.Fprintf(p.w, "%s: %d calls\n", phase, calls)
 	}
 	p.phase, p.total = phase, calls
-	p.done, p.failed, p.settled, p.retries, p.spent = 0, 0, 0, 0, 0
+	// Spend is the run's, not the phase's: the budget it is shown against
+	// is the run's, shared by the answers (every round of an adaptive
+	// run) and the judges.
+	p.done, p.failed, p.settled, p.retries = 0, 0, 0, 0
 	p.limit = p.concurrency
 	p.start = p.now()
 	p.lastPrint = p.start
@@ -104,9 +107,10 @@ func (p *Progress) print() {
 		len(fmt.Sprint(p.total)), p.done, p.total, 100*float64(p.done)/float64(max(p.total, 1)), rate, eta, p.spent, b, p.limit, p.retries, p.failed, settled)
 }
 
-// Looked says how a look of an adaptive run went: the lines it settled and
-// the calls the next round makes (workbench.LookObserver).
-func (p *Progress) Looked(look model.Look, settled []string, next int) {
+// Looked says how a look of an adaptive run went: the lines it settled,
+// the lines still open and the calls the next round makes
+// (workbench.LookObserver).
+func (p *Progress) Looked(look model.Look, settled []string, open, next int) {
 	s := fmt.Sprintf("%s: ", look.String())
 	if len(settled) == 0 {
 		s += "no line settled"
@@ -120,8 +124,10 @@ func (p *Progress) Looked(look model.Look, settled []string, next int) {
 	}
 	switch {
 	case look.Final():
-	case next == 0:
+	case open == 0:
 		s += "; every line is settled: no more calls"
+	case next == 0:
+		s += "; the next look's answers are all stored: no calls"
 	default:
 		s += fmt.Sprintf("; the next round makes %s calls", Thousands(int64(next)))
 	}

@@ -98,9 +98,12 @@ func ruleText(rr *evidence.RuleResult, multiModel bool) string {
 	}
 	tag := ""
 	if t := LookTag(rr.Verdict); t != "" {
-		if rr.Unneeded > 0 {
+		if l := rr.Verdict.Look; rr.Unneeded > 0 && l.Planned > 0 {
+			// The verdict rests on the look's samples of every cell,
+			// whatever more is stored (answers a sweep's other lines
+			// shared, made after this one settled).
 			all := rr.Done + rr.Errors + rr.Truncated + rr.Pending + rr.Unneeded
-			t += fmt.Sprintf(" after %s of %s answers", Thousands(int64(all-rr.Unneeded-rr.Pending)), Thousands(int64(all)))
+			t += fmt.Sprintf(" after %s of %s answers", Thousands(int64(all*l.Samples/l.Planned)), Thousands(int64(all)))
 		}
 		tag = " (" + t + ")"
 	}

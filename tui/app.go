@@ -157,12 +157,13 @@ func New(opts Options) (*App, error) {
 		return nil, fmt.Errorf("tui: results: %w", err)
 	}
 	c := &Common{
-		plan: opts.Plan, tally: opts.Tally, res: res, est: opts.Estimate, stored: opts.Stored,
+		plan: opts.Plan, tally: opts.Tally, est: opts.Estimate, stored: opts.Stored,
 		styles: NewStyles(!opts.Light), keys: keys, now: clock(),
 		simulated: opts.Simulated, budget: opts.Budget,
 		canRun: opts.Start != nil && opts.Calls > 0, openOnly: opts.Start == nil,
 	}
 	c.pt = newPaints(c.styles)
+	c.setResults(res)
 	for _, call := range opts.Plan.Calls {
 		if ok, seen := opts.Stored[call.Key]; seen && ok {
 			c.storedOK++

@@ -25,6 +25,9 @@ type Common struct {
 	front  screen          // the screen in front, as the app last said
 
 	storedOK, storedErr int // the plan's calls stored answered and errored
+	// unneeded counts the calls an adaptive audit will never make (their
+	// lines settled at a look), as of the last results.
+	unneeded int
 
 	styles    Styles
 	pt        paints // styles as paint, for the grid's hot path
@@ -39,6 +42,15 @@ type Common struct {
 	openOnly  bool // no run at all: stored results only (auditor open)
 
 	samples map[cellRef][]int // plan cell indices of each grid cell, by sample; built on first use
+}
+
+// setResults keeps the results, and what follows from them for the header.
+func (c *Common) setResults(res *evidence.Results) {
+	c.res = res
+	c.unneeded = 0
+	if c.plan.Audit.File.Adaptive {
+		c.unneeded = len(res.UnneededCalls(c.stored))
+	}
 }
 
 // setStored records a stored call, keeping the counts of the plan's calls

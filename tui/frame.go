@@ -248,8 +248,11 @@ func (a *App) storedLine() string {
 	if bad > 0 {
 		s += " · " + a.c.styles.Err.Render(fmt.Sprintf("%s %d failed for good (retried on the next run)", errorSymbol, bad))
 	}
-	if n := len(a.c.plan.Calls) - ok; n > 0 {
+	if n := len(a.c.plan.Calls) - ok - a.c.unneeded; n > 0 {
 		s += fmt.Sprintf(" · %d to make", n)
+	}
+	if a.c.unneeded > 0 {
+		s += fmt.Sprintf(" · %d not needed (settled at a look)", a.c.unneeded)
 	}
 	return s
 }

@@ -450,7 +450,7 @@ func (a *App) recompute() {
 		a.setStatus(fmt.Sprintf("results: %v", err), true)
 		return
 	}
-	a.c.res = res
+	a.c.setResults(res)
 	a.resultsChanged()
 }
 

@@ -169,6 +169,9 @@ func (p *planView) content() string {
 	} else {
 		kv("calls", fmt.Sprintf("%d to make, %d already stored (free)", e.Calls, e.CachedCalls))
 	}
+	if e.UnneededCalls > 0 {
+		kv("", fmt.Sprintf("%d not needed: their lines settled at a look of the adaptive design", e.UnneededCalls))
+	}
 	for _, r := range e.Regression {
 		kv("", fmt.Sprintf("regression suite %s: %d calls (%d cases on baseline and %d variants)", model.Sanitize(r.Name), r.Calls, r.Cases, r.Variants))
 	}

@@ -3,8 +3,8 @@ package workbench
 import (
 	"context"
 	"fmt"
+	"sort"
 
-	"github.com/auditor-dev/auditor/audit"
 	"github.com/auditor-dev/auditor/audit/evidence"
 	"github.com/auditor-dev/auditor/model"
 	"github.com/auditor-dev/auditor/runner"
@@ -16,18 +16,23 @@ import (
 // k, and a line whose verdict is KEEP or DELETE there is settled: its
 // remaining calls are never made (calls a line shares with an unsettled
 // one, a sweep's baseline, still are). The verdicts are the ones any report
-// gives afterwards, valid at the look they rest on. Within a round calls go
-// in the plan's sample order, so under a budget every unsettled line gets
-// its samples evenly; judges are asked only about answers made.
+// gives afterwards, valid at the look they rest on. The calls a settled
+// line would have made go to the lines still open: within a round, the
+// calls of the line whose extra samples narrow its difference's interval
+// most go first (its 95% width per answer so far, the first round in plan
+// order), each line's in sample order, so a budget or a stop that ends a
+// round early leaves the least to gain unmade. Judges are asked only about
+// answers made.
 
 // LookObserver is an Observer that also hears how an adaptive run's looks
 // went (the headless printer says it; the screen shows each verdict's look
 // on its own).
 type LookObserver interface {
-	// Looked reports look k of the design: the lines that settled there
-	// and the calls the next round makes (0 after the last look or when
-	// every line is settled).
-	Looked(look model.Look, settled []string, next int)
+	// Looked reports look k of the design: the lines that settled there,
+	// the lines x models still open, and the calls the next round makes
+	// (0 after the last look, when every line is settled, or when the
+	// next look's answers are stored already).
+	Looked(look model.Look, settled []string, open, next int)
 }
 
 // Adaptive says how an adaptive run went.
@@ -54,24 +59,33 @@ func (s *Session) runAdaptive(ctx context.Context, o RunOptions, obs Observer, d
 	settled := map[lineModel]bool{}
 	var phase Phase
 	var gradeErrs []error
+	// The rounds share the run's budget, and the phase reports all of
+	// them: what each round spent, failed and settled adds up.
+	var total runner.Stopped
+	add := func(st runner.Stopped) {
+		total.Done += st.Done
+		total.Failed += st.Failed
+		total.Settled += st.Settled
+		total.Spent += st.Spent
+		total.Reason, total.Detail, total.Remaining = st.Reason, st.Detail, st.Remaining
+	}
+	prio := map[lineModel]float64{}
 	for k := 1; k <= d.Looks; k++ {
 		m := d.SamplesAt(k)
-		round := func(i int) bool { return !done[s.Plan.Calls[i].Key] && s.neededAt(i, m, settled) }
-		n := 0
-		for i := range s.Plan.Calls {
-			if round(i) {
-				n++
-			}
-		}
-		if n > 0 {
+		calls := s.roundCalls(done, m, settled, prio)
+		if n := len(calls); n > 0 {
 			var errs []error
 			var err error
-			phase, errs, err = s.runAnswers(ctx, o, obs, func(i int) bool { return !round(i) }, n)
+			ro := o
+			ro.Budget = remainingBudget(o.Budget, total.Spent)
+			phase, errs, err = s.runAnswers(ctx, ro, obs, calls, nil, n)
 			gradeErrs = append(gradeErrs, errs...)
+			add(phase.Stopped)
+			phase.Stopped = total
 			if err != nil {
 				return phase, gradeErrs, ad, err
 			}
-			ad.Calls += phase.Stopped.Done
+			ad.Calls = total.Done
 			if phase.Stopped.Reason != runner.Completed {
 				return phase, gradeErrs, ad, nil
 			}
@@ -85,7 +99,7 @@ func (s *Session) runAdaptive(ctx context.Context, o RunOptions, obs Observer, d
 			}
 		}
 		ad.Reached = k
-		newly, err := s.settleAt(k, d, settled)
+		newly, err := s.settleAt(k, settled, prio)
 		if err != nil {
 			return phase, gradeErrs, ad, err
 		}
@@ -100,37 +114,53 @@ func (s *Session) runAdaptive(ctx context.Context, o RunOptions, obs Observer, d
 					}
 				}
 			}
-			lo.Looked(*d.Look(k), newly, next)
+			lo.Looked(*d.Look(k), newly, s.linesModels()-len(settled), next)
 		}
 		if len(settled) == s.linesModels() {
 			break
 		}
 	}
-	// The phase the Outcome reports covers every round: the last round's
-	// stop, with the calls of all of them.
+	// The phase the Outcome reports covers every round.
 	phase.Ran = true
-	phase.Stopped.Done = ad.Calls
+	phase.Stopped = total
+	phase.Stopped.Reason, phase.Stopped.Detail = runner.Completed, ""
 	return phase, gradeErrs, ad, nil
 }
 
+// roundCalls returns the calls not done that serve a cell below sample m
+// of a line still open, ordered by the priority of the lines they serve
+// (highest first; a shared call takes its highest), plan order within.
+func (s *Session) roundCalls(done map[string]bool, m int, settled map[lineModel]bool, prio map[lineModel]float64) []runner.Call {
+	type ranked struct {
+		i    int
+		prio float64
+	}
+	var in []ranked
+	for i, c := range s.Plan.Calls {
+		if done[c.Key] || !s.neededAt(i, m, settled) {
+			continue
+		}
+		p := 0.0
+		for _, ci := range s.Plan.ByKey[c.Key] {
+			cell := s.Plan.Cells[ci]
+			if lm := (lineModel{cell.Rule, cell.Model}); !settled[lm] {
+				p = max(p, prio[lm])
+			}
+		}
+		in = append(in, ranked{i, p})
+	}
+	sort.SliceStable(in, func(a, b int) bool { return in[a].prio > in[b].prio })
+	calls := make([]runner.Call, len(in))
+	for j, r := range in {
+		calls[j] = s.Plan.Calls[r.i]
+	}
+	return calls
+}
+
 // neededAt reports whether plan call i serves a cell below sample m of a
-// line not settled, or a regression suite's cell below m on the baseline
-// or on such a line's variant.
+// line not settled (see audit.Plan.NeededBelow).
 func (s *Session) neededAt(i, m int, settled map[lineModel]bool) bool {
-	key := s.Plan.Calls[i].Key
-	for _, ci := range s.Plan.ByKey[key] {
-		c := s.Plan.Cells[ci]
-		if c.Sample < m && !settled[lineModel{c.Rule, c.Model}] {
-			return true
-		}
-	}
-	for _, ri := range s.Plan.RegressionByKey[key] {
-		c := s.Plan.Regression[ri]
-		if c.Sample < m && (c.Variant == audit.RegressionBaseline || !settled[lineModel{c.Variant, c.Model}]) {
-			return true
-		}
-	}
-	return false
+	return s.Plan.NeededBelow(s.Plan.Calls[i].Key, m, func(rule, model int) bool { return !settled[lineModel{rule, model}] })
 }
 
 // linesModels is how many lines x models an audit decides.
@@ -139,8 +169,12 @@ func (s *Session) linesModels() int { return len(s.Plan.Audit.Rules) * len(s.Pla
 // settleAt computes the verdicts from what is stored (a tally of its own:
 // the screen's is the screen's) and marks settled every line decided at
 // look k, returning how each newly settled line was decided. A line with
-// no input class is never settled early: a canary decides it.
-func (s *Session) settleAt(k int, d model.Design, settled map[lineModel]bool) ([]string, error) {
+// no input class is never settled early: a canary decides it. It sets
+// each open line's priority for the next round: the width of the 95%
+// interval of its provoking difference per answer it rests on, which is
+// what one more answer narrows (the width shrinks as 1/sqrt(n), so by
+// about width/2n an answer).
+func (s *Session) settleAt(k int, settled map[lineModel]bool, prio map[lineModel]float64) ([]string, error) {
 	t, err := evidence.NewTally(s.Plan, s.preds, s.Store)
 	if err != nil {
 		return nil, err
@@ -153,12 +187,10 @@ func (s *Session) settleAt(k int, d model.Design, settled map[lineModel]bool) ([
 	for _, rr := range res.Rules {
 		lm := lineModel{rr.RuleIndex, rr.Model}
 		v := rr.Verdict
-		if settled[lm] || v.Look == nil || v.Look.Index != k || v.NotYet != "" ||
-			!(v.Decision == model.DecisionKeep || v.Decision == model.DecisionDelete ||
-				v.Decision == model.DecisionWorse || v.Decision == model.DecisionNotWorse || v.Decision == model.DecisionBetter) {
-			continue
+		if n := v.DeletedN + v.BaselineN; n > 0 {
+			prio[lm] = (v.Newcombe.Hi - v.Newcombe.Lo) / float64(n)
 		}
-		if k == d.Looks {
+		if settled[lm] || v.Look == nil || v.Look.Index != k || !rr.SettledEarly() {
 			continue // the last look settles nothing that is not already done
 		}
 		settled[lm] = true
@@ -169,6 +201,27 @@ func (s *Session) settleAt(k int, d model.Design, settled map[lineModel]bool) ([
 		out = append(out, name)
 	}
 	return out, nil
+}
+
+// unneededCalls returns the keys of the calls not stored that an adaptive
+// audit will never make: they serve only lines settled at an interim look.
+// Nil for an audit run in one go, whose run makes every call.
+func (s *Session) unneededCalls(status map[string]bool) (map[string]bool, error) {
+	if !s.Audit.File.Adaptive || s.Store == nil {
+		return nil, nil
+	}
+	t := s.Tally
+	if t == nil {
+		var err error
+		if t, err = evidence.NewTally(s.Plan, s.preds, s.Store); err != nil {
+			return nil, err
+		}
+	}
+	res, err := t.Results()
+	if err != nil {
+		return nil, err
+	}
+	return res.UnneededCalls(status), nil
 }
 
 // designMeta records, in the store, the looks the audit's answers were

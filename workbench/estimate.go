@@ -20,7 +20,24 @@ func (s *Session) Estimate(status map[string]bool, concurrency int, simLatency t
 	if history {
 		hist = s.history()
 	}
+	// An adaptive audit never makes the calls of a line settled at a
+	// look: they are not left to make.
+	unneeded, err := s.unneededCalls(status)
+	if err != nil {
+		return audit.Estimate{}, err
+	}
+	if len(unneeded) > 0 {
+		with := make(map[string]bool, len(status)+len(unneeded))
+		for k, v := range status {
+			with[k] = v
+		}
+		for k := range unneeded {
+			with[k] = true
+		}
+		status = with
+	}
 	e := s.Plan.Estimate(status, concurrency, hist, float64(simLatency.Milliseconds()), s.caches())
+	s.Plan.Unneeded(&e, unneeded)
 	judged := map[string]map[string]model.Grade{}
 	for _, j := range s.Audit.Judges {
 		if s.Store == nil {
@@ -32,7 +49,7 @@ func (s *Session) Estimate(status map[string]bool, concurrency int, simLatency t
 		}
 		judged[j.Version] = g
 	}
-	s.Plan.AddJudges(&e, judged, concurrency, hist)
+	s.Plan.AddJudges(&e, judged, unneeded, concurrency, hist)
 	return e, nil
 }
 

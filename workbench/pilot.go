@@ -98,7 +98,7 @@ func (s *Session) Pilot(ctx context.Context, picks []int, o RunOptions, obs Obse
 	}
 	// An answer the predicates could not grade is stored ungraded and
 	// graded on the next open; the pilot measures only usage and text.
-	phase, _, err := s.runAnswers(ctx, o, obs, func(i int) bool { return !in[i] }, len(picks))
+	phase, _, err := s.runAnswers(ctx, o, obs, s.Plan.Calls, func(i int) bool { return !in[i] }, len(picks))
 	return phase, err
 }
 

@@ -54,7 +54,7 @@ func TestEstimate_SimPilot(t *testing.T) {
 // 260 were made).
 func TestEstimate_JudgeCallsFromStoredAnswers(t *testing.T) {
 	s := openDemoSamples(t, 4)
-	phase, _, err := s.runAnswers(context.Background(), RunOptions{Concurrency: 8}, &recorder{}, func(int) bool { return false }, len(s.Plan.Calls))
+	phase, _, err := s.runAnswers(context.Background(), RunOptions{Concurrency: 8}, &recorder{}, s.Plan.Calls, func(int) bool { return false }, len(s.Plan.Calls))
 	if err != nil || phase.Stopped.Reason != runner.Completed {
 		t.Fatalf("answers: %+v, %v", phase, err)
 	}

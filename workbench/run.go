@@ -183,7 +183,7 @@ func (s *Session) Run(ctx context.Context, o RunOptions, obs Observer) (Outcome,
 				return out, err
 			}
 		default:
-			if out.Answers, out.GradeErrors, err = s.runAnswers(ctx, o, obs, skip, len(pending)); err != nil {
+			if out.Answers, out.GradeErrors, err = s.runAnswers(ctx, o, obs, s.Plan.Calls, skip, len(pending)); err != nil {
 				return out, err
 			}
 		}
@@ -205,9 +205,9 @@ func (s *Session) Run(ctx context.Context, o RunOptions, obs Observer) (Outcome,
 
 func completed(p Phase) bool { return !p.Ran || p.Stopped.Reason == runner.Completed }
 
-// runAnswers makes the plan's calls that skip does not leave out, pending
-// of them.
-func (s *Session) runAnswers(ctx context.Context, o RunOptions, obs Observer, skip func(i int) bool, pending int) (Phase, []error, error) {
+// runAnswers makes the calls (the plan's, or an adaptive round's in its
+// order) that skip does not leave out, pending of them.
+func (s *Session) runAnswers(ctx context.Context, o RunOptions, obs Observer, calls []runner.Call, skip func(i int) bool, pending int) (Phase, []error, error) {
 	// The plan's calls name their model's endpoint by index; answered ones
 	// are skipped (runner.Options.Skip): a copy of the calls still to make
 	// would double the largest structure of a large audit.
@@ -219,7 +219,7 @@ func (s *Session) runAnswers(ctx context.Context, o RunOptions, obs Observer, sk
 	w := s.Store.NewWriter(writerOptions(cfgs))
 	sink := &grade.Sink{Grader: s.grader, Writer: w, OnGraded: obs.Graded}
 	obs.StartPhase(PhaseAnswers, pending)
-	stopped := follow(obs, runner.Run(ctx, s.Plan.Calls, sink, runner.Options{
+	stopped := follow(obs, runner.Run(ctx, calls, sink, runner.Options{
 		Providers:   eps,
 		Concurrency: o.Concurrency,
 		MaxWait:     o.MaxWait,

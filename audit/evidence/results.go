@@ -2,6 +2,7 @@ package evidence
 
 import (
 	"fmt"
+	"math"
 
 	"github.com/auditor-dev/auditor/audit"
 	"github.com/auditor-dev/auditor/audit/grade"
@@ -406,13 +407,45 @@ func aggregateRule(p *audit.Plan, ri, mi int, status map[string]bool, settled ma
 	}
 	rr.Verdict = v
 	rr.Flips = caseFlips(rr.Cases)
-	if l := v.Look; l != nil && !l.Final() && v.NotYet == "" && v.Decision != model.DecisionInconclusive {
+	if rr.SettledEarly() {
 		// Settled at an interim look: the samples beyond it are not
 		// needed (an adaptive run never makes them).
-		rr.Unneeded = a.pendingFrom(l.Samples)
+		rr.Unneeded = a.pendingFrom(v.Look.Samples)
 		rr.Pending -= rr.Unneeded
 	}
 	return rr, nil
+}
+
+// SettledEarly reports whether the verdict settled at an interim look of a
+// sequential design: KEEP, DELETE (or a change's WORSE, NOT WORSE, BETTER)
+// there, so the samples beyond it are not needed.
+func (rr *RuleResult) SettledEarly() bool {
+	v := rr.Verdict
+	return v.Look != nil && !v.Look.Final() && v.NotYet == "" &&
+		v.Decision != model.DecisionInconclusive && v.Decision != model.DecisionCanary
+}
+
+// UnneededCalls returns the keys of the plan's calls not in done that
+// serve only lines settled at an interim look (and no regression cell
+// still needed): an adaptive run never makes them.
+func (r *Results) UnneededCalls(done map[string]bool) map[string]bool {
+	settled := map[[2]int]bool{}
+	for _, rr := range r.Rules {
+		if rr.SettledEarly() {
+			settled[[2]int{rr.RuleIndex, rr.Model}] = true
+		}
+	}
+	if len(settled) == 0 {
+		return nil
+	}
+	open := func(rule, model int) bool { return !settled[[2]int{rule, model}] }
+	out := map[string]bool{}
+	for _, c := range r.Plan.Calls {
+		if !done[c.Key] && !r.Plan.NeededBelow(c.Key, math.MaxInt, open) {
+			out[c.Key] = true
+		}
+	}
+	return out
 }
 
 // pendingFrom counts the rule's cells at or beyond sample m not settled.

@@ -2,12 +2,15 @@ package main
 
 import (
 	"encoding/json"
+	"fmt"
 	"os"
 	"path/filepath"
+	"strconv"
 	"strings"
 	"testing"
 
 	"github.com/auditor-dev/auditor/examples"
+	"github.com/auditor-dev/auditor/report"
 )
 
 // sweepAudit is a two-line sweep of the demo's prompt against the
@@ -97,8 +100,26 @@ func TestAdaptive_DemoSameVerdicts(t *testing.T) {
 	if l15 := a.Rules[1]; l15.Look == nil || l15.Look.Index != 6 || l15.Unneeded != 0 {
 		t.Errorf("line 15: %+v", l15)
 	}
-	if out := mustRun(t, 0, "report", adaptive).out; !strings.Contains(out, "verdict (settled at look") || !strings.Contains(out, " answers)") {
-		t.Errorf("the text report does not say where line 23 settled:\n%s", out)
+	out := mustRun(t, 0, "report", adaptive).out
+	if l := a.Rules[0].Look; l != nil {
+		// The verdict rests on the look's samples of every cell (2
+		// variants x its cases), whatever else is stored.
+		cells := 2 * len(a.Rules[0].Cases)
+		want := fmt.Sprintf("verdict (settled at look %d of 6 after %s of %s answers)", l.Index,
+			report.Thousands(int64(cells*l.Samples)), report.Thousands(int64(cells*30)))
+		if !strings.Contains(out, want) {
+			t.Errorf("the text report does not say %q:\n%s", want, out)
+		}
+	}
+	// Nothing is left to make: the settled line's calls are not needed,
+	// and neither the plan nor a second run says otherwise.
+	plan := mustRun(t, 0, "plan", adaptive).out
+	if !strings.Contains(plan, "calls: 0 to make") || !strings.Contains(plan, "not needed (lines settled at a look)") {
+		t.Errorf("plan after the adaptive run:\n%s", plan)
+	}
+	again := mustRun(t, 0, "run", adaptive, "--yes", "--headless")
+	if strings.Contains(again.errOut, "no line settled; every line is settled") {
+		t.Errorf("a second run contradicts itself:\n%s", again)
 	}
 }
 
@@ -176,5 +197,24 @@ func TestAdaptive_NeedsDeclaredLooks(t *testing.T) {
 		if strings.Contains(mustRun(t, 0, "report", path).out, "KEEP") {
 			t.Error("a refused run made calls")
 		}
+	}
+}
+
+// TestAdaptive_BudgetCapsEveryRound: the budget is the whole run's, shared
+// by its rounds. Each round was given the whole budget, so a $3 budget let
+// an adaptive demo sweep spend $7.27 and exit 0.
+func TestAdaptive_BudgetCapsEveryRound(t *testing.T) {
+	t.Parallel()
+	fixed := sweepAudit(t, "")
+	mustRun(t, 0, "run", fixed, "--yes", "--headless")
+	full := spendOf(t, fixed).TotalUSD
+	path := sweepAudit(t, "adaptive = true\n")
+	budget := full / 4
+	r := mustRun(t, 1, "run", path, "--yes", "--headless", "--budget", strconv.FormatFloat(budget, 'f', 4, 64))
+	if !strings.Contains(r.errOut, "budget") {
+		t.Errorf("the stop does not name the budget:\n%s", r)
+	}
+	if spent := spendOf(t, path).TotalUSD; spent > budget || spent < budget/2 {
+		t.Errorf("spent $%.4f under a budget of $%.4f (the fixed run costs $%.4f)", spent, budget, full)
 	}
 }
