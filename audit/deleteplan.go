@@ -2,6 +2,7 @@ package audit
 
 import (
 	"fmt"
+	"math"
 	"strings"
 
 	"github.com/auditor-dev/auditor/model"
@@ -147,23 +148,70 @@ func (e *Estimate) SetLabelBudget(p *Plan, budget int) {
 	}
 }
 
-// setAdaptive adds every rule's AdaptiveOutlook when the audit runs
-// adaptively.
-func (e *Estimate) setAdaptive(p *Plan) {
+// AdaptiveCalls is the answer calls an adaptive run has still to make:
+// AtMost if no line settles before the last look (a line that does
+// nothing makes all its samples: only labels settle it), LoadBearing if
+// every line's failures rise from 4% to 30% without it and each stops at
+// the look that shows it (each call weighed by the share of its samples
+// its line is expected to make; a call several lines share, by the
+// largest).
+type AdaptiveCalls struct {
+	Looks       int `json:"looks"`
+	AtMost      int `json:"at_most"`
+	LoadBearing int `json:"load_bearing"`
+}
+
+// setAdaptive adds every rule's AdaptiveOutlook, and what the answer calls
+// not in done come to, when the audit runs adaptively.
+func (e *Estimate) setAdaptive(p *Plan, done map[string]bool) {
 	d, err := p.Design()
 	if err != nil || !d.Sequential() || !p.Audit.File.Adaptive {
 		return
 	}
+	share := make([]float64, len(p.Audit.Rules)) // by rule index: the samples a load-bearing line makes
+	for i := range share {
+		share[i] = 1
+	}
 	for i := range e.Rules {
-		r := p.Audit.Rules[p.RuleIndex(e.Rules[i].Line)]
+		ri := p.RuleIndex(e.Rules[i].Line)
+		r := p.Audit.Rules[ri]
 		if r.Config.NoInputClass() || !r.HasPredicate() {
 			continue
 		}
 		c := e.Rules[i].Cases
 		if o, err := PlanAdaptive(c[model.Provoke]+c[model.Pressure], c[model.Control], d); err == nil {
 			e.Rules[i].Power.Adaptive = &o
+			share[ri] = o.ShareLoadBearing
 		}
 	}
+	a := &AdaptiveCalls{Looks: d.Looks}
+	var expected float64
+	for _, c := range p.Calls {
+		if done[c.Key] || c.Meta.Judge != "" {
+			continue
+		}
+		a.AtMost++
+		w := 0.0
+		for _, ci := range p.ByKey[c.Key] {
+			w = max(w, share[p.Cells[ci].Rule])
+		}
+		for _, ri := range p.RegressionByKey[c.Key] {
+			if v := p.Regression[ri].Variant; v == RegressionBaseline {
+				w = 1
+			} else {
+				w = max(w, share[v])
+			}
+		}
+		expected += w
+	}
+	a.LoadBearing = int(math.Round(expected))
+	e.AdaptiveAnswers = a
+}
+
+// Summary says what an adaptive run's answer calls come to.
+func (a AdaptiveCalls) Summary() string {
+	return fmt.Sprintf("adaptive, %d looks: %d answer calls at most (every line open to the last look, as a line that does nothing is); about %d if every line's failures rose from 4%% to 30%% without it",
+		a.Looks, a.AtMost, a.LoadBearing)
 }
 
 // Summary says the outlook in a sentence or two.

@@ -27,6 +27,9 @@ type Estimate struct {
 	// a free pilot of the simulator found identical answers to share.
 	JudgeCallsExpected int `json:"judge_calls_expected"`
 	CachedCalls        int `json:"cached_calls"` // already stored: free
+	// AdaptiveAnswers is what an adaptive audit's answer calls still to
+	// make come to; nil for an audit run in one go.
+	AdaptiveAnswers *AdaptiveCalls `json:"adaptive_answers,omitempty"`
 	// UnneededCalls are calls an adaptive audit will never make: they serve
 	// only lines settled at an interim look (see Unneeded).
 	UnneededCalls    int     `json:"unneeded_calls"`
@@ -243,7 +246,7 @@ func (p *Plan) Estimate(done map[string]bool, concurrency int, hist History, sim
 		e.Rules = append(e.Rules, re)
 	}
 	e.SetLabelBudget(p, DefaultLabelBudget)
-	e.setAdaptive(p)
+	e.setAdaptive(p, done)
 	return e
 }
 

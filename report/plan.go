@@ -40,6 +40,9 @@ func WritePlan(w io.Writer, a *audit.Audit, e audit.Estimate, budget float64) er
 		b.WriteString(")")
 	}
 	b.WriteString("\n")
+	if a := e.AdaptiveAnswers; a != nil && a.AtMost > 0 {
+		fmt.Fprintf(&b, "  %s\n", a.Summary())
+	}
 	for _, r := range e.Regression {
 		fmt.Fprintf(&b, "regression suite %s: %d calls", model.Sanitize(r.Name), r.Calls)
 		if r.CachedCalls > 0 {

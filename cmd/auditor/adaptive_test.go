@@ -83,6 +83,19 @@ func TestAdaptive_DemoSameVerdicts(t *testing.T) {
 	fixed := sweepAudit(t, "")
 	mustRun(t, 0, "run", fixed, "--yes", "--headless")
 	adaptive := sweepAudit(t, "adaptive = true\n")
+	// Before any call the plan says the largest and the expected number.
+	var planned struct {
+		Adaptive *struct {
+			AtMost      int `json:"at_most"`
+			LoadBearing int `json:"load_bearing"`
+		} `json:"adaptive_answers"`
+	}
+	if err := json.Unmarshal([]byte(mustRun(t, 0, "plan", adaptive, "--format", "json").out), &planned); err != nil {
+		t.Fatal(err)
+	}
+	if a := planned.Adaptive; a == nil || a.AtMost != 2*(18+12)*30 || a.LoadBearing >= a.AtMost/2 || a.LoadBearing <= 0 {
+		t.Errorf("plan's adaptive answer calls: %+v", a)
+	}
 	r := mustRun(t, 0, "run", adaptive, "--yes", "--headless")
 	if !strings.Contains(r.errOut+r.out, "look 1 of 6 (5 of 30 samples a case): ") ||
 		!strings.Contains(r.errOut+r.out, "line 23 KEEP at look") {
