@@ -47,14 +47,23 @@ type cells struct {
 	drawn []map[string]string
 }
 
-// newCells keeps the sets that hold a label among keys: a set with no
-// label there contributes nothing to the union, so its design does not
-// matter.
+// newCells keeps the sets that gave a label among keys: a label of one of
+// the set's answers given since the set was drawn (one with no time, from
+// before labels had one, counts too). A set that gave none contributes
+// nothing to the union, so its design does not matter: a stratified set
+// drawn over answers labelled before it, by a random sample or an import,
+// leaves those labels the uniform sample they were. (Drawing a set, with
+// no new label, once cut 100 clean random labels into strata and raised
+// the labels route's bound from 4.3% to 15.9%.)
 func newCells(p *audit.Plan, pop Population, sets []LabelSet, labels map[string]model.Label, keys []string) *cells {
 	c := &cells{p: p, pop: pop}
 	for i := range sets {
 		s := &sets[i]
-		if !slices.ContainsFunc(keys, func(k string) bool { _, l := labels[k]; return l && s.Contains(k) }) {
+		gave := func(k string) bool {
+			l, ok := labels[k]
+			return ok && s.Contains(k) && (l.At.IsZero() || !l.At.Before(s.Created))
+		}
+		if !slices.ContainsFunc(keys, gave) {
 			continue
 		}
 		c.sets = append(c.sets, s)

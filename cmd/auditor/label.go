@@ -170,6 +170,8 @@ func runLabel(cmd *cobra.Command, std Stdio, path string, f labelFlags) error {
 		if !exists {
 			fmt.Fprintf(std.Err, "drew label set %s\n", set.Name)
 		}
+		// The numbers below weigh labels by every set: the new one too.
+		s.Tally.AddLabelSet(set)
 	}
 
 	if f.sheet != "" {

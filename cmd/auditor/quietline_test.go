@@ -93,6 +93,7 @@ func TestQuietLine_DeletedByLabels(t *testing.T) {
 	if r := mustRun(t, 3, "report", path, "--gate"); !strings.Contains(r.out, sentence) {
 		t.Errorf("gate: %s", r)
 	}
+
 }
 
 // TestLabels_ImportedThenStratifiedAllCount is issue 19's second repro: 60
@@ -148,5 +149,73 @@ func TestLabels_ImportedThenStratifiedAllCount(t *testing.T) {
 	}
 	if after, pos := graderLabels(); after != 60 || pos != positives {
 		t.Errorf("after drawing a stratified set: %d labels (%d violations), want all 60 (%d)", after, pos, positives)
+	}
+}
+
+// TestLabels_StratifiedDrawKeepsRandomLabels is the repro of a bug found
+// in issue 19's review: the predicate flags one provoking case's answers
+// (false alarms: the labeller calls them clean), 100 answers without line
+// 8 are labelled clean at random, and the labels route says DELETE at
+// 4.3%. Drawing a stratified set (no new label) cut those 100 labels into
+// the set's strata, and the bound rose to 15.9%: INCONCLUSIVE. A set that
+// gave no label leaves the labels as they were drawn.
+func TestLabels_StratifiedDrawKeepsRandomLabels(t *testing.T) {
+	t.Parallel()
+	cs := makeCases(5, 3, 6)
+	srv := newFakeServer(t, cs)
+	srv.answerFn = func(a arrival, idx int) string {
+		if a.User == cs[0].msg {
+			return answerViolation // flagged, in every variant
+		}
+		return srv.answer(a, idx)
+	}
+	dir := t.TempDir()
+	path := writeAudit(t, dir, auditSpec{baseURL: srv.baseURL(), samples: 30, concurrency: 8, idleRule: true}, cs)
+	mustRun(t, 0, "run", path, "--yes", "--headless")
+	var labels strings.Builder
+	n, flagged := 0, 0
+	for _, rec := range exportResponses(t, path) {
+		if rec.RuleLine == idleRuleLine && rec.Variant == "-L8" && (rec.Kind == "provoke" || rec.Kind == "pressure") && n < 100 {
+			fmt.Fprintf(&labels, `{"key":%q,"violation":false,"labeller":"ana","note":"","at":"2026-12-02T09:00:00Z","source":"blind"}`+"\n", rec.Key)
+			n++
+			if rec.Text == answerViolation {
+				flagged++
+			}
+		}
+	}
+	if flagged == 0 || flagged == n {
+		t.Fatalf("%d of %d labelled answers flagged: the strata would not differ", flagged, n)
+	}
+	writeFiles(t, dir, map[string]string{"clean.jsonl": labels.String()})
+	mustRun(t, 0, "import-labels", path, filepath.Join(dir, "clean.jsonl"))
+	line8 := func() (string, string) {
+		t.Helper()
+		var doc struct {
+			Rules []struct {
+				Line    int    `json:"line"`
+				Verdict string `json:"verdict"`
+				Bound   string `json:"bound"`
+			} `json:"rules"`
+		}
+		if err := json.Unmarshal([]byte(mustRun(t, 0, "report", path, "--format", "json").out), &doc); err != nil {
+			t.Fatal(err)
+		}
+		for _, r := range doc.Rules {
+			if r.Line == idleRuleLine {
+				return r.Verdict, r.Bound
+			}
+		}
+		t.Fatal("line 8 missing")
+		return "", ""
+	}
+	if v, b := line8(); v != "DELETE" || !strings.Contains(b, "0.0429") {
+		t.Fatalf("before the draw: %s, %s", v, b)
+	}
+	r := mustRun(t, 0, "label", path, "--stratify", "--n", "20", "--rule", fmt.Sprint(idleRuleLine), "--show")
+	if strings.Contains(r.out, "IPW") {
+		t.Errorf("label --stratify --show weighs the old labels by the new set's strata:\n%s", r)
+	}
+	if v, b := line8(); v != "DELETE" || !strings.Contains(b, "0.0429") {
+		t.Errorf("after drawing a stratified set with no new label: %s, %s", v, b)
 	}
 }
