@@ -4,6 +4,8 @@ import (
 	"reflect"
 	"strings"
 	"testing"
+
+	"github.com/auditor-dev/auditor/model/stats"
 )
 
 // A rewording or addition is decided by Decide's arithmetic with its own
@@ -60,5 +62,18 @@ func TestDecideChange(t *testing.T) {
 	d, _ := DecideChange(in, Deletion)
 	if want := mustDecide(t, in); !reflect.DeepEqual(d, want) || d.Decision != DecisionDelete {
 		t.Errorf("deletion: %+v, want %+v", d, want)
+	}
+}
+
+// A length shift the same in every case has a zero-width interval, which
+// is never printed (issue 19: "95% [0.0, 0.0], paired by case" was).
+func TestShiftWords_NoZeroWidthInterval(t *testing.T) {
+	same := &stats.LengthShift{Cases: 10, Est: 0, CI: stats.Interval{Lo: 0, Hi: 0}}
+	if got := ShiftWords(same); strings.Contains(got, "[") || !strings.Contains(got, "the same in each of 10 cases, so no interval") {
+		t.Errorf("zero width: %q", got)
+	}
+	wide := &stats.LengthShift{Cases: 10, Est: 41.6, RelEst: 0.39, CI: stats.Interval{Lo: 36.7, Hi: 46.5}}
+	if got := ShiftWords(wide); got != "+41.6 tokens per answer, +39%, 95% [36.7, 46.5] paired by case over 10 cases" {
+		t.Errorf("shift: %q", got)
 	}
 }

@@ -75,8 +75,7 @@ func (l LengthEvidence) sentence() string {
 			l.Baseline.Mean, l.Baseline.Median, l.Deleted.Median)
 	}
 	if sh := l.Shift; sh != nil {
-		s += fmt.Sprintf(" (%+.1f tokens per answer, %+.0f%%, 95%% [%.1f, %.1f] paired by case)",
-			sh.Est, 100*sh.RelEst, sh.CI.Lo, sh.CI.Hi)
+		s += " (" + ShiftWords(sh) + ")"
 	}
 	if t := l.Test; t != nil {
 		s += "; rank test " + pValue(t.P)
@@ -94,4 +93,18 @@ func pValue(p float64) string {
 		return "p < 0.001"
 	}
 	return fmt.Sprintf("p = %.3f", p)
+}
+
+// ShiftWords says a paired length shift for people: "+12.3 tokens per
+// answer, +8%, 95% [4.1, 20.5] paired by case over 10 cases". When every
+// case shifts by exactly the same amount (typically identical answers)
+// the interval has zero width and is not shown (STATS: never a zero-width
+// interval): "+0.0 tokens per answer, +0%, the same in each of 10 cases,
+// so no interval".
+func ShiftWords(sh *stats.LengthShift) string {
+	s := fmt.Sprintf("%+.1f tokens per answer, %+.0f%%", sh.Est, 100*sh.RelEst)
+	if sh.ZeroWidth() {
+		return s + fmt.Sprintf(", the same in each of %d cases, so no interval", sh.Cases)
+	}
+	return s + fmt.Sprintf(", 95%% [%.1f, %.1f] paired by case over %d cases", sh.CI.Lo, sh.CI.Hi, sh.Cases)
 }

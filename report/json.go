@@ -6,6 +6,7 @@ package report
 
 import (
 	"encoding/json"
+	"fmt"
 	"io"
 	"time"
 
@@ -339,12 +340,15 @@ type LengthSummaryDoc struct {
 
 // ShiftDoc is deleted minus baseline mean length, paired by case.
 type ShiftDoc struct {
-	Est    float64 `json:"est"`
-	Lo     float64 `json:"lo"`
-	Hi     float64 `json:"hi"`
-	Rel    float64 `json:"rel"` // Est over the baseline mean
-	Cases  int     `json:"cases"`
-	Method string  `json:"method"`
+	Est float64 `json:"est"`
+	// Lo and Hi are null when every case shifted by the same amount: a
+	// zero-width interval is never given (Note says why).
+	Lo     *float64 `json:"lo"`
+	Hi     *float64 `json:"hi"`
+	Note   string   `json:"note,omitempty"`
+	Rel    float64  `json:"rel"` // Est over the baseline mean
+	Cases  int      `json:"cases"`
+	Method string   `json:"method"`
 }
 
 // RankTestDoc is a two-sided Mann-Whitney U test.
@@ -377,7 +381,13 @@ func lengthsDoc(rr *evidence.RuleResult) *LengthsDoc {
 			BaselineN: cl.BaselineN, DeletedMean: cl.DeletedMean, DeletedN: cl.DeletedN})
 	}
 	if sh := l.Shift; sh != nil {
-		d.Shift = &ShiftDoc{Est: sh.Est, Lo: sh.CI.Lo, Hi: sh.CI.Hi, Rel: sh.RelEst, Cases: sh.Cases, Method: "paired-by-case-t"}
+		d.Shift = &ShiftDoc{Est: sh.Est, Rel: sh.RelEst, Cases: sh.Cases, Method: "paired-by-case-t"}
+		if sh.ZeroWidth() {
+			d.Shift.Note = fmt.Sprintf("every one of %d cases shifted by the same amount: no interval", sh.Cases)
+		} else {
+			lo, hi := sh.CI.Lo, sh.CI.Hi
+			d.Shift.Lo, d.Shift.Hi = &lo, &hi
+		}
 	}
 	if t := l.Test; t != nil {
 		d.RankTest = &RankTestDoc{U: t.U, Z: t.Z, P: t.P}

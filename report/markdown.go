@@ -196,7 +196,7 @@ func writeMarkdownLengths(b *strings.Builder, rr *evidence.RuleResult) {
 	}
 	b.WriteString("\n")
 	if sh := l.Shift; sh != nil {
-		fmt.Fprintf(b, "Shift: %+.1f tokens per answer (%+.0f%%), 95%% [%.1f, %.1f], paired by case over %d cases.", sh.Est, 100*sh.RelEst, sh.CI.Lo, sh.CI.Hi, sh.Cases)
+		fmt.Fprintf(b, "Shift: %s.", model.ShiftWords(sh))
 	}
 	if t := l.Test; t != nil {
 		fmt.Fprintf(b, " Mann-Whitney U %.1f, z %.2f, p %s (answers taken as independent).", t.U, t.Z, PValue(t.P))

@@ -245,8 +245,7 @@ func lengthLines(rr *evidence.RuleResult) []string {
 		out = append(out, line)
 	}
 	if sh := l.Shift; sh != nil {
-		out = append(out, fmt.Sprintf("  shift     %+.1f tokens per answer (%+.0f%%), 95%% [%.1f, %.1f], paired by case over %d cases",
-			sh.Est, 100*sh.RelEst, sh.CI.Lo, sh.CI.Hi, sh.Cases))
+		out = append(out, "  shift     "+model.ShiftWords(sh))
 	}
 	if t := l.Test; t != nil {
 		out = append(out, fmt.Sprintf("  rank test Mann-Whitney U %.1f, z %.2f, p %s (answers taken as independent)", t.U, t.Z, PValue(t.P)))

@@ -108,8 +108,7 @@ func (v *reportView) lengths(r *reportWriter, rr *evidence.RuleResult) {
 		r.field("", fmt.Sprintf("%d answers were cut off at max_tokens: their length is a lower bound, so the shift is understated", n), &st.Warn)
 	}
 	if sh := l.Shift; sh != nil {
-		r.field("shift", fmt.Sprintf("%+.1f tokens per answer (%+.0f%%), 95%% [%.1f, %.1f], paired by case over %d cases",
-			sh.Est, 100*sh.RelEst, sh.CI.Lo, sh.CI.Hi, sh.Cases), nil)
+		r.field("shift", model.ShiftWords(sh), nil)
 	} else {
 		r.field("shift", "not measured: needs two cases answered in both variants", &st.Muted)
 	}

@@ -80,6 +80,10 @@ type LengthShift struct {
 	RelEst float64
 }
 
+// ZeroWidth reports whether the interval has zero width: every case
+// shifted by the same amount, so the cases give no measure of spread.
+func (s LengthShift) ZeroWidth() bool { return s.CI.Hi-s.CI.Lo < 1e-9 }
+
 // PairedLengthShift measures how much longer (or shorter) answers are with
 // the rule deleted. del[c] and base[c] hold the lengths of case c's answers
 // under the deleted and the baseline variant, the same cases in the same
