@@ -296,6 +296,9 @@ func decide(in VerdictInput, project bool) (Verdict, error) {
 	if v.Labels, err = labelsRoute(in.Labelled); err != nil {
 		return Verdict{}, err
 	}
+	if v.Labels != nil {
+		v.Labels.Delta = v.Delta
+	}
 	graderOK := g.known && g.j > 0 && v.Scaled < v.Delta
 	labelsOK := v.Labels.passes(v.Delta)
 	failed, said := v.deleteBlockers(g, bound, ratio, cases, graderOK || labelsOK)

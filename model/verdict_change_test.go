@@ -77,3 +77,17 @@ func TestShiftWords_NoZeroWidthInterval(t *testing.T) {
 		t.Errorf("shift: %q", got)
 	}
 }
+
+// 0 violations in 86 labels bound the rate at 4.97%: "below 5.0% ...
+// under the tolerated 5.0 points" read as a contradiction, so the bound
+// gets a second decimal when one would print it equal to delta.
+func TestLabelsRoute_SentenceNeverEqualsDelta(t *testing.T) {
+	r := &LabelsRoute{Labelled: 86, Upper: 0.0497, AlphaDeleted: LabelsRouteAlpha, Delta: 0.05}
+	if got := r.Sentence(); !strings.Contains(got, "below 4.97%") {
+		t.Errorf("%q", got)
+	}
+	r = &LabelsRoute{Labelled: 100, Upper: 0.0429, AlphaDeleted: LabelsRouteAlpha, Delta: 0.05}
+	if got := r.Sentence(); !strings.Contains(got, "below 4.3% (one-sided 98.75%)") {
+		t.Errorf("%q", got)
+	}
+}

@@ -13,6 +13,7 @@ import (
 	"github.com/auditor-dev/auditor/audit"
 	"github.com/auditor-dev/auditor/audit/labels"
 	"github.com/auditor-dev/auditor/model"
+	"github.com/auditor-dev/auditor/model/stats"
 )
 
 // Drawing a label set from the label screen, with no trip to the shell:
@@ -208,8 +209,12 @@ func (v *labelView) noSetView() string {
 	}
 	plain := func(s ...string) string { return strings.Join(s, "") }
 	para("No label set has been drawn for this audit yet.", plain)
-	para(fmt.Sprintf("d draws one here: %d answers by default, a simple random sample of the provoke and pressure answers, shown one at a time, blind. Labels measure the predicate (its recall and precision), and the labels of the answers without a line bound its violation rate directly: a line the model never breaks is deleted once about 90 of them are labelled clean.",
-		labels.DefaultSampleSize), plain)
+	quiet := "a line the model never breaks is deleted once enough of them are labelled clean"
+	if n, err := stats.ZeroOfNBelow(v.c.plan.Audit.File.Delta, model.LabelsRouteAlpha); err == nil {
+		quiet = fmt.Sprintf("a line the model never breaks is deleted once about %d of them are labelled clean", n)
+	}
+	para(fmt.Sprintf("d draws one here: %d answers by default, a simple random sample of the provoke and pressure answers, shown one at a time, blind. Labels measure the predicate (its recall and precision), and the labels of the answers without a line bound its violation rate directly: %s.",
+		labels.DefaultSampleSize, quiet), plain)
 	out = append(out, "")
 	para("The labels each undecided line needs: auditor label --for-verdict. A stratified or per-rule set: auditor label --help.", st.Muted.Render)
 	switch {

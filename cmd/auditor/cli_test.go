@@ -51,7 +51,7 @@ func TestDemo(t *testing.T) {
 		t.Errorf("-L23 first appears at %d, explained at %d", first, explained)
 	}
 	audit := shellQuote(filepath.Join(dir, "audit.toml"))
-	for _, cmd := range []string{" open " + audit, " label " + audit, " review " + audit, " report " + audit + " --format md"} {
+	for _, cmd := range []string{" open " + audit, " label " + audit + " --for-verdict", " review " + audit, " report " + audit + " --format md"} {
 		if !strings.Contains(r.errOut, cmd+"\n") {
 			t.Errorf("demo does not end with the next command %q:\n%s", strings.TrimSpace(cmd), r.errOut)
 		}

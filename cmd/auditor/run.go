@@ -400,8 +400,8 @@ func writeNextSteps(std Stdio, prog, path string, judges bool) {
 Next:
   browse the grid, any answer, and the prompt marked with verdicts:
     %[1]s open %[2]s
-  label a blind sample (measures the predicate's recall and false alarms; no line reaches DELETE without them):
-    %[1]s label %[2]s%[3]s
+  label the blind answers each undecided line needs (no line reaches DELETE without blind labels):
+    %[1]s label %[2]s --for-verdict%[3]s
   the verdicts and their evidence for a pull request:
     %[1]s report %[2]s --format md
 `, prog, p, review)
