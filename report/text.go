@@ -162,7 +162,8 @@ func ruleText(rr *evidence.RuleResult, multiModel bool) string {
 // or empty: they are neither passes nor failures, and asking again until
 // one fits would bias the rates toward short answers.
 const TruncatedAdvice = "answers cut off by the token limit or empty are neither passes nor failures and are not asked again; " +
-	"raise max_tokens (reasoning models: max_completion_tokens, or lower reasoning_effort in extra_body) and run again: that asks every call afresh"
+	"raise max_tokens (reasoning models: max_completion_tokens, or lower reasoning_effort in extra_body) and run again: that asks every call afresh " +
+	"(run --retry-truncated asks only these again, which biases the rates toward short answers)"
 
 // ControlBaselineLine shows the baseline's control failure rate with its
 // Wilson interval, which STATS section 3 asks to show always: it is the

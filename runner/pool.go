@@ -123,11 +123,15 @@ func systematicSignature(ce *CallError) string {
 	return ""
 }
 
-// systematicAdvice says what to check after a systematic failure.
-func systematicAdvice(ce *CallError) string {
+// systematicAdvice says what to check after a systematic failure of a
+// call to provider p.
+func systematicAdvice(ce *CallError, p Provider) string {
+	_, anthropic := p.(*Anthropic)
 	switch {
 	case ce.Unreachable:
 		return ". Check base_url (host and port) and that the server is running."
+	case ce.Status == http.StatusNotFound && anthropic:
+		return ". Check base_url (Anthropic's API is https://api.anthropic.com, without /v1: auditor adds /v1/messages; ANTHROPIC_BASE_URL counts when base_url is not set) and the model's name."
 	case ce.Status == http.StatusNotFound:
 		return ". Check base_url (OpenAI-compatible servers usually want it to end in /v1/) and the model's name."
 	default:

@@ -482,11 +482,6 @@ func TestRun_RandomRateLimitsDoNotStall(t *testing.T) {
 			t.Errorf("the limit fell to %d on 429s at random", lowest)
 		}
 		t.Logf("%d calls, %d 429s, %v of fake time, lowest limit %d, longest gap %v", n, limited, elapsed, lowest, gap)
-		for _, e := range evs {
-			if c, ok := e.(ConcurrencyChanged); ok {
-				fmt.Print(c.Limit, " ")
-			}
-		}
 	})
 }
 
@@ -706,4 +701,16 @@ func TestRun_SharedPool(t *testing.T) {
 			}
 		}
 	})
+}
+
+// A 404 from the native Anthropic endpoint gets Anthropic's advice, not
+// the OpenAI-compatible one (its base URL has no /v1/).
+func TestSystematicAdvice_ByProvider(t *testing.T) {
+	ce := &CallError{Kind: model.ErrRequest, Status: 404, Msg: "Not Found"}
+	if got := systematicAdvice(ce, &Anthropic{}); !strings.Contains(got, "api.anthropic.com, without /v1") || strings.Contains(got, "OpenAI") {
+		t.Errorf("anthropic: %q", got)
+	}
+	if got := systematicAdvice(ce, nil); !strings.Contains(got, "usually want it to end in /v1/") {
+		t.Errorf("openai: %q", got)
+	}
 }

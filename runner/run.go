@@ -593,7 +593,7 @@ func (r *run) systematic(ep *endpoint, st *callState, ce *CallError) bool {
 		return false
 	}
 	r.halt(SystematicFailure, fmt.Sprintf("%s: the first %d calls all failed the same way, and none succeeded: %s%s",
-		ep.ep.Name, len(ep.probe.calls), ep.probe.first, systematicAdvice(ce)))
+		ep.ep.Name, len(ep.probe.calls), ep.probe.first, systematicAdvice(ce, ep.ep.Provider)))
 	return true
 }
 
