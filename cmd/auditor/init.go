@@ -13,6 +13,7 @@ import (
 	"github.com/auditor-dev/auditor/audit"
 	"github.com/auditor-dev/auditor/audit/starter"
 	"github.com/auditor-dev/auditor/prompts"
+	"github.com/auditor-dev/auditor/workbench"
 )
 
 // newInitCmd is `auditor init`: a first audit of one line of the user's
@@ -88,6 +89,9 @@ func initAudit(std Stdio, dir, promptPath string, line int, text string) error {
 		}
 		fmt.Fprintf(std.Err, "wrote %s\n", filepath.Join(dir, f.name))
 	}
+	if err := ignoreStore(std, dir); err != nil {
+		return err
+	}
 	fmt.Fprintf(std.Err, "\nNext: replace the example cases in cases.jsonl with ones for line %d, write its\n"+
 		"predicate (run refuses to start while an EDIT ME example is left), set the model\n"+
 		"and its prices in audit.toml, then:\n  auditor plan %s\n  auditor run %s\n",
@@ -101,4 +105,17 @@ func mustAbs(p string) string {
 		return p
 	}
 	return a
+}
+
+// ignoreStore makes dir's .gitignore ignore the store, which is not to be
+// committed (see the README), and says so when it wrote to it.
+func ignoreStore(std Stdio, dir string) error {
+	changed, err := starter.Gitignore(dir, workbench.DBName)
+	if err != nil {
+		return err
+	}
+	if changed {
+		fmt.Fprintf(std.Err, "%s ignores %s (the store: large, binary, not to commit)\n", filepath.Join(dir, starter.GitignoreFile), workbench.DBName)
+	}
+	return nil
 }

@@ -91,3 +91,27 @@ func TestInit_PlaceholdersRefused(t *testing.T) {
 		t.Errorf("run with the examples replaced is still refused:\n%s", r)
 	}
 }
+
+// TestInit_Gitignore: init leaves a .gitignore that keeps auditor.db out of
+// git, and into a folder that has one already it keeps that file's lines
+// and adds the entry once.
+func TestInit_Gitignore(t *testing.T) {
+	t.Parallel()
+	src := t.TempDir()
+	writeFiles(t, src, map[string]string{"bot.md": "You are a helpful bot.\nNever quote prices.\n"})
+	fresh := filepath.Join(t.TempDir(), "a")
+	r := mustRun(t, exitOK, "init", fresh, "--prompt", filepath.Join(src, "bot.md"), "--line", "2")
+	if got, _ := os.ReadFile(filepath.Join(fresh, ".gitignore")); !strings.Contains(string(got), "\nauditor.db\n") {
+		t.Errorf("init wrote .gitignore %q, want it to ignore auditor.db", got)
+	}
+	if !strings.Contains(r.errOut, ".gitignore ignores auditor.db") {
+		t.Errorf("init does not say it wrote .gitignore:\n%s", r.errOut)
+	}
+	repo := t.TempDir()
+	writeFiles(t, repo, map[string]string{".gitignore": "node_modules/\n"})
+	mustRun(t, exitOK, "init", repo, "--prompt", filepath.Join(src, "bot.md"), "--line", "2")
+	got, _ := os.ReadFile(filepath.Join(repo, ".gitignore"))
+	if !strings.HasPrefix(string(got), "node_modules/\n") || strings.Count(string(got), "auditor.db\n") != 1 {
+		t.Errorf("init into a folder with a .gitignore left %q", got)
+	}
+}
