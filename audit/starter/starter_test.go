@@ -64,3 +64,38 @@ func TestPlaceholders_Edited(t *testing.T) {
 		t.Fatalf("want one placeholder, case p2 on line 2; got %v", got)
 	}
 }
+
+func TestName(t *testing.T) {
+	t.Parallel()
+	for _, c := range []struct {
+		lines []int
+		want  string
+	}{
+		{[]int{6}, "line 6 of bot.md"},
+		{[]int{6, 9}, "lines 6 and 9 of bot.md"},
+		{[]int{2, 6, 9}, "lines 2, 6 and 9 of bot.md"},
+	} {
+		if got := Name("bot.md", c.lines); got != c.want {
+			t.Errorf("Name(%v) = %q, want %q", c.lines, got, c.want)
+		}
+	}
+}
+
+// rename changes only the top-level name line init wrote, and only when it
+// says exactly the old name.
+func TestRename(t *testing.T) {
+	t.Parallel()
+	for _, c := range []struct {
+		in, want string
+		ok       bool
+	}{
+		{"# c\nname = \"line 6 of bot.md\"\nprompt = \"bot.md\"\n", "# c\nname = \"lines 6 and 9 of bot.md\"\nprompt = \"bot.md\"\n", true},
+		{"name = \"line 6 of bot.md v2\"\n", "", false},
+		{"prompt = \"bot.md\"\n[model]\nname = \"line 6 of bot.md\"\n", "", false},
+	} {
+		got, ok := rename([]byte(c.in), "line 6 of bot.md", "lines 6 and 9 of bot.md")
+		if ok != c.ok || (ok && string(got) != c.want) {
+			t.Errorf("rename(%q) = %q, %v; want %q, %v", c.in, got, ok, c.want, c.ok)
+		}
+	}
+}

@@ -78,7 +78,7 @@ func initAudit(std Stdio, dir, promptPath string, line int, text string) error {
 	}
 	for _, f := range files {
 		if _, err := os.Stat(filepath.Join(dir, f.name)); err == nil {
-			return &usageError{fmt.Errorf("%s already exists: init writes nothing over a file (choose another DIR)", filepath.Join(dir, f.name))}
+			return &usageError{fmt.Errorf("%s already exists: init writes nothing over a file (choose another DIR, or audit one more line here with 'auditor add %s --line N')", filepath.Join(dir, f.name), shellQuote(dir))}
 		} else if !errors.Is(err, fs.ErrNotExist) {
 			return err
 		}
@@ -97,6 +97,52 @@ func initAudit(std Stdio, dir, promptPath string, line int, text string) error {
 		"and its prices in audit.toml, then:\n  auditor plan %s\n  auditor run %s\n",
 		line, shellQuote(filepath.Join(dir, "audit.toml")), shellQuote(filepath.Join(dir, "audit.toml")))
 	return nil
+}
+
+// newAddCmd is `auditor add`: one more line audited in a folder init
+// wrote (or any audit), with the files init would have written for it.
+func newAddCmd(std Stdio) *cobra.Command {
+	var text string
+	var line int
+	c := &cobra.Command{
+		Use:   "add AUDIT (--line N | --text \"...\")",
+		Short: "Audit one more line of the prompt: a [[rule]] appended to audit.toml, with its cases and predicate to edit",
+		Long: `Append to the audit file (AUDIT, or the audit.toml in the folder AUDIT) a [[rule]]
+for one more line of its prompt, chosen by number (--line) or exact text
+(--text), and write beside it the line's case file (lineN.jsonl: one provoke,
+one pressure and one control example to replace) and predicate
+(lineN.predicate.toml), as init does for its line. A line already audited is
+refused; nothing is overwritten, and the rest of the audit file is kept as it
+is. An audit still named as init named it ("line 6 of bot.md") is renamed for
+the lines it covers.`,
+		Args: exactArgs(1),
+		RunE: func(cmd *cobra.Command, args []string) error {
+			if (line == 0) == (text == "") {
+				return &usageError{errors.New("add needs one of --line or --text")}
+			}
+			add, err := starter.Add(args[0], line, text, time.Now().Format("2006-01-02"))
+			if err != nil {
+				return err
+			}
+			fmt.Fprintf(std.Err, "wrote %s\nwrote %s\n", add.CasesPath, add.PredicatePath)
+			fmt.Fprintf(std.Err, "added line %d to %s", add.Line, add.AuditPath)
+			if add.Renamed {
+				fmt.Fprintf(std.Err, ", now named %q", add.Name)
+			}
+			fmt.Fprintln(std.Err)
+			if err := ignoreStore(std, filepath.Dir(add.AuditPath)); err != nil {
+				return err
+			}
+			fmt.Fprintf(std.Err, "\nNext: replace the example cases in %s with ones for line %d and write its\n"+
+				"predicate (run refuses to start while an EDIT ME example is left), then:\n  auditor plan %s\n",
+				filepath.Base(add.CasesPath), add.Line, shellQuote(add.AuditPath))
+			return nil
+		},
+	}
+	fl := c.Flags()
+	fl.IntVar(&line, "line", 0, "the prompt line to audit, by number")
+	fl.StringVar(&text, "text", "", "the prompt line to audit, by its exact text")
+	return c
 }
 
 func mustAbs(p string) string {

@@ -31,7 +31,7 @@ func TestInit(t *testing.T) {
 		if err != nil {
 			t.Fatal(err)
 		}
-		if again := runMain(t, append([]string{"init", dir, "--prompt", prompt}, by...)...); again.code != exitBadInput || !strings.Contains(again.errOut, "already exists") {
+		if again := runMain(t, append([]string{"init", dir, "--prompt", prompt}, by...)...); again.code != exitBadInput || !strings.Contains(again.errOut, "already exists") || !strings.Contains(again.errOut, "auditor add "+dir) {
 			t.Errorf("a second init: want exit 2 saying a file exists, got:\n%s", again)
 		}
 		if after, _ := os.ReadFile(filepath.Join(dir, "cases.jsonl")); string(after) != string(before) {
