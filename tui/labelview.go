@@ -123,7 +123,7 @@ func (v *labelView) reveal(it labels.LabelItem, l model.Label) []string {
 		}
 		out = append(out, clip(r, c.width))
 	}
-	if j := v.judgesLine(it.Key); j != "" {
+	if j := v.judgesLine(it); j != "" {
 		out = append(out, clip(j, c.width))
 	}
 	if l.Note != "" {
@@ -141,11 +141,15 @@ func (v *labelView) predicateGrade(it labels.LabelItem) (model.Grade, bool) {
 	return g, ok
 }
 
-// judgesLine lists every judge's verdict on an answer.
-func (v *labelView) judgesLine(key string) string {
+// judgesLine lists every judge's verdict on an answer, each with the
+// rubric of the answer's rule.
+func (v *labelView) judgesLine(it labels.LabelItem) string {
+	if it.Rule == nil {
+		return ""
+	}
 	var parts []string
 	for _, j := range v.c.plan.Audit.Judges {
-		g, ok := v.c.tally.GraderGrades(j.Version)[key]
+		g, ok := v.c.tally.GraderGrades(j.For(it.RuleIndex).Version)[it.Key]
 		w := "· not judged"
 		switch {
 		case !ok:

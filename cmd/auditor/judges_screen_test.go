@@ -74,7 +74,7 @@ func TestRunOnTheScreen_JudgesOnTheFeed(t *testing.T) {
 				}
 			}
 		}
-		got := s.Tally.GraderGrades(j.Version)
+		got := s.Tally.GraderGrades(j.Own.Version)
 		if len(want) == 0 || len(got) != len(want) {
 			t.Errorf("judge %s: %d answers graded, want %d", j.Config.Name, len(got), len(want))
 		}
