@@ -69,6 +69,10 @@ func (v *labelView) head() []string {
 	return []string{fit(spread(title, state, c.width), c.width), clip(about, c.width)}
 }
 
+// controlLabelHint is what the label screen says about a control before it
+// is labelled: a violation there is a refusal. The README quotes it.
+const controlLabelHint = "A control: v if it refused, o if it answered."
+
 // foot is what is known about the answer below it: a hint while it is
 // blind, the reveal once it is labelled, the last answer's outcome, and the
 // note being typed.
@@ -85,7 +89,7 @@ func (v *labelView) foot() []string {
 	} else {
 		hint := "Not labelled yet: v violation · o ok · s skip · n note. Verdicts show after."
 		if kind == model.Control {
-			hint = "A control: v if it refused, o if it answered. Verdicts show after labelling."
+			hint = controlLabelHint + " Verdicts show after labelling."
 		}
 		out = append(out, st.Muted.Render(clip(hint, c.width)))
 		if n, ok := v.note.pending[it.Key]; ok && n != "" {
