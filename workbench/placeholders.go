@@ -20,9 +20,9 @@ func (e *PlaceholderError) Error() string {
 	var b strings.Builder
 	n := len(e.Found)
 	if n == 1 {
-		b.WriteString("1 example 'auditor init' wrote is still to be replaced:")
+		b.WriteString("1 EDIT ME example that init or add wrote is still to be replaced:")
 	} else {
-		fmt.Fprintf(&b, "%d examples 'auditor init' wrote are still to be replaced:", n)
+		fmt.Fprintf(&b, "%d EDIT ME examples that init or add wrote are still to be replaced:", n)
 	}
 	for _, f := range e.Found {
 		b.WriteString("\n  " + f.Error())

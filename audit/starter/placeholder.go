@@ -62,7 +62,7 @@ func caseExamplesIn(path string, cases []model.Case) []*model.InputError {
 				continue
 			}
 			out = append(out, &model.InputError{File: path, Line: c.Line, Field: "msg",
-				Msg: fmt.Sprintf("case %q is still the example 'auditor init' wrote: replace it with a real request of its kind, or delete the line", model.Sanitize(c.ID))})
+				Msg: fmt.Sprintf("case %q is still a starting EDIT ME example: replace it with a real request of its kind, or delete the line", model.Sanitize(c.ID))})
 			break
 		}
 	}
@@ -87,7 +87,7 @@ func patternExamplesIn(path string, p *model.Predicate) []*model.InputError {
 				line = c.Line
 			}
 			out = append(out, &model.InputError{File: path, Line: line, Field: "fail_if_match",
-				Msg: "is still the placeholder 'auditor init' wrote, which no answer matches: write a pattern that only an answer breaking the line would contain"})
+				Msg: "is still the starting EDIT ME placeholder, which no answer matches: write a pattern that only an answer breaking the line would contain"})
 		}
 	}
 	return out
