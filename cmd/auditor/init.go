@@ -36,10 +36,8 @@ Then edit the cases and the predicate, and run 'auditor plan DIR/audit.toml'.`,
 			return initAudit(std, args[0], promptPath, line, text)
 		},
 	}
-	fl := c.Flags()
-	fl.StringVar(&promptPath, "prompt", "", "the system prompt file (required)")
-	fl.IntVar(&line, "line", 0, "the prompt line to audit, by number")
-	fl.StringVar(&text, "text", "", "the prompt line to audit, by its exact text")
+	c.Flags().StringVar(&promptPath, "prompt", "", "the system prompt file (required)")
+	addLineFlags(c, &line, &text)
 	return c
 }
 
@@ -139,10 +137,15 @@ the lines it covers.`,
 			return nil
 		},
 	}
-	fl := c.Flags()
-	fl.IntVar(&line, "line", 0, "the prompt line to audit, by number")
-	fl.StringVar(&text, "text", "", "the prompt line to audit, by its exact text")
+	addLineFlags(c, &line, &text)
 	return c
+}
+
+// addLineFlags adds --line and --text, which choose the prompt line init
+// and add audit.
+func addLineFlags(c *cobra.Command, line *int, text *string) {
+	c.Flags().IntVar(line, "line", 0, "the prompt line to audit, by number")
+	c.Flags().StringVar(text, "text", "", "the prompt line to audit, by its exact text")
 }
 
 func mustAbs(p string) string {

@@ -75,17 +75,7 @@ func TestJudgeRubric_PerRule(t *testing.T) {
 		t.Fatal(err)
 	}
 	defer s.Close()
-	status, err := s.Status()
-	if err != nil {
-		t.Fatal(err)
-	}
-	jp, err := s.Plan.JudgeCalls(s.Store, status, 0)
-	if err != nil {
-		t.Fatal(err)
-	}
-	if n := len(jp.Pending(status)); n != 0 {
-		t.Fatalf("%d judge calls left after the run", n)
-	}
+	status, jp := judgedAll(t, s)
 	credits := map[string]bool{} // the versions line 22 is graded with
 	for ri, r := range s.Audit.Rules {
 		for _, j := range s.Audit.Judges {
