@@ -94,6 +94,17 @@ type RuleEstimate struct {
 	// Warnings name kinds with too few cases for a verdict, a check or a
 	// useful clustered interval; empty, never nil, when there are none.
 	Warnings []string `json:"warnings"`
+	// Rubrics says, per judge, which rubric grades the line's answers;
+	// empty for a line no judge grades (no judges, or no input class).
+	Rubrics []RubricUse `json:"rubrics,omitempty"`
+}
+
+// RubricUse is the rubric one judge grades a line's answers with.
+type RubricUse struct {
+	Judge  string `json:"judge"`  // "judge:<model>"
+	Rubric string `json:"rubric"` // the file as the audit file names it
+	// Rule says it is the line's judge_rubric; false: the judge's own.
+	Rule bool `json:"judge_rubric"`
 }
 
 // History is what stored responses say about a model: its mean completion
@@ -234,8 +245,13 @@ func (p *Plan) Estimate(done map[string]bool, concurrency int, hist History, sim
 	e.MinutesAtMost = latencyMaxSum / float64(concurrency) / 60000
 	bases.addTo(&e)
 	e.CachingBasis = p.cachingBasis(caches)
-	for _, r := range p.Audit.Rules {
+	for ri, r := range p.Audit.Rules {
 		re := RuleEstimate{Line: r.Line, Text: r.Text, Tokens: r.Tokens, Cases: map[model.Kind]int{}}
+		for _, j := range p.Audit.Judges {
+			if rb := j.For(ri); rb.Version != "" {
+				re.Rubrics = append(re.Rubrics, RubricUse{Judge: j.Grader, Rubric: rb.Name, Rule: r.JudgeRubricPath != ""})
+			}
+		}
 		for _, k := range model.Kinds {
 			re.Cases[k] = 0
 		}
@@ -346,10 +362,11 @@ func (p *Plan) systemTokens(system string) int {
 
 // AddJudges adds the judge calls still to make to an estimate. Judge calls
 // depend on answer text, so before the answers exist they are projected: one
-// call per judge for every answer the judge has not graded yet (answers with
-// identical text to the same case share a call, so this is an upper bound).
-// graded maps a judge's version to the set of answers it has graded; unneeded
-// are answers an adaptive audit will never make (see Plan.Unneeded).
+// call per judge and rubric for every answer the judge has not graded with
+// that rubric yet (answers with identical text to the same case share a
+// call, so this is an upper bound). graded maps a judge rubric's version
+// (Rubric.Version) to the set of answers graded with it; unneeded are
+// answers an adaptive audit will never make (see Plan.Unneeded).
 func (p *Plan) AddJudges(e *Estimate, graded map[string]map[string]model.Grade, unneeded map[string]bool, concurrency int, hist History) {
 	if len(p.Audit.Judges) == 0 {
 		return
@@ -398,38 +415,48 @@ func (p *Plan) AddJudges(e *Estimate, graded map[string]map[string]model.Grade, 
 		concurrency = 1
 	}
 	for _, j := range p.Audit.Judges {
-		remaining := 0
+		// A judge asks once per answer and rubric grading it (see
+		// Plan.JudgeCells); rubrics differ in length.
+		remaining := map[string]int{}
 		for _, c := range judged {
-			if _, ok := graded[j.Version][c.Key]; !ok {
-				remaining++
+			for _, q := range p.JudgeCells(j, c.Key) {
+				if _, ok := graded[q.Rubric.Version][c.Key]; !ok {
+					remaining[q.Rubric.Version]++
+				}
 			}
 		}
-		if remaining == 0 {
+		if len(remaining) == 0 {
 			continue
 		}
-		rubric := p.countTokens(j.Rubric) + p.countTokens(model.JudgeSystemPrompt)
-		overhead := rubric + 2*perMessageOverhead + 3
-		prompt := overhead + int(msgTokens+answerTokens)
-		promptMax := overhead + int(msgTokens+answerTokensMax)
 		o := hist.outlook(j.Config.Name, j.Config.CompletionLimit(), j.Config.Provider == "sim", 0, &bases)
 		completion := int(math.Round(o.completion))
 		price := judgePrice(j.Config)
 		if !j.Config.Priced {
 			e.Unpriced = appendNew(e.Unpriced, model.Sanitize(j.Config.Name))
 		}
-		r := float64(remaining)
-		exp := r * share
-		e.Calls += remaining
-		e.JudgeCalls += remaining
-		e.JudgeCallsExpected += int(math.Round(exp))
-		e.PromptTokens += int64(math.Round(float64(prompt) * exp))
-		e.CompletionTokens += int64(math.Round(float64(completion) * exp))
-		e.CompletionTokensAtMost += int64(o.completionMax * remaining)
-		e.USD += exp * price.Cost(prompt, 0, completion)
-		e.USDWithCaching += exp * price.Cost(prompt, 0, completion)
-		e.USDAtMost += r * price.Cost(promptMax, 0, o.completionMax)
-		e.Minutes += exp * o.latencyMS / float64(concurrency) / 60000
-		e.MinutesAtMost += r * o.latencyMaxMS / float64(concurrency) / 60000
+		for _, rb := range j.Rubrics() {
+			n := remaining[rb.Version]
+			if n == 0 {
+				continue
+			}
+			rubric := p.countTokens(rb.Text) + p.countTokens(model.JudgeSystemPrompt)
+			overhead := rubric + 2*perMessageOverhead + 3
+			prompt := overhead + int(msgTokens+answerTokens)
+			promptMax := overhead + int(msgTokens+answerTokensMax)
+			r := float64(n)
+			exp := r * share
+			e.Calls += n
+			e.JudgeCalls += n
+			e.JudgeCallsExpected += int(math.Round(exp))
+			e.PromptTokens += int64(math.Round(float64(prompt) * exp))
+			e.CompletionTokens += int64(math.Round(float64(completion) * exp))
+			e.CompletionTokensAtMost += int64(o.completionMax * n)
+			e.USD += exp * price.Cost(prompt, 0, completion)
+			e.USDWithCaching += exp * price.Cost(prompt, 0, completion)
+			e.USDAtMost += r * price.Cost(promptMax, 0, o.completionMax)
+			e.Minutes += exp * o.latencyMS / float64(concurrency) / 60000
+			e.MinutesAtMost += r * o.latencyMaxMS / float64(concurrency) / 60000
+		}
 	}
 	bases.addTo(e)
 	if e.JudgeCalls > 0 {

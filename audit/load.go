@@ -67,6 +67,10 @@ type Rule struct {
 	// current predicate.
 	Loaded *model.Predicate
 	Config model.RuleConfig
+	// JudgeRubricPath and JudgeRubric are the rule's judge_rubric, read;
+	// empty when the rule leaves its judges their own rubrics (see
+	// Judge.For).
+	JudgeRubricPath, JudgeRubric string
 	// Kind is the variant audited against baseline ("" is a deletion) and
 	// NewText the reworded or added line. One [[rule]] with reword or add
 	// loads as several Rules, one a variant, sharing cases and predicate;
@@ -239,6 +243,13 @@ func (a *Audit) loadRule(i int, rc model.RuleConfig) (*Rule, error) {
 		r.Tokens = a.Counter.Count(r.Text + "\n")
 	}
 
+	if rc.JudgeRubric != "" {
+		r.JudgeRubricPath = a.resolve(rc.JudgeRubric)
+		var err error
+		if r.JudgeRubric, err = readRubric(r.JudgeRubricPath, a.Path, rc.KeyLines.JudgeRubric, field("judge_rubric")); err != nil {
+			return nil, err
+		}
+	}
 	r.CasesPath = a.resolve(rc.Cases)
 	data, err := readInput(r.CasesPath, a.Path, rc.KeyLines.Cases, field("cases"))
 	if err != nil {

@@ -167,6 +167,9 @@ type RuleConfig struct {
 	Text      string // exact line text as written; empty when given by number only
 	Cases     string // path of the case file, as written
 	Predicate string // path of the predicate file, as written; may be empty when Class is ClassNone
+	// JudgeRubric is the path of the rubric every [[judge]] grades this
+	// rule's answers with, as written; empty: each judge's own rubric.
+	JudgeRubric string
 	// Tag groups rules in the sweep summary, e.g. "constrains" for a line
 	// that holds back what the model would volunteer under pressure and
 	// "describes" for one that describes what it does anyway. Free text.
@@ -191,7 +194,7 @@ type RuleConfig struct {
 
 // RuleKeyLines are the audit-file lines of a rule's keys.
 type RuleKeyLines struct {
-	Line, Text, Cases, Predicate int
+	Line, Text, Cases, Predicate, JudgeRubric int
 }
 
 // Rule classes: whether a targeted case set can decide the rule.
@@ -241,7 +244,7 @@ var (
 	modelKeys = []string{"name", "provider", "base_url", "api_key_env", "allow_http", "temperature", "max_tokens",
 		"max_completion_tokens", "extra_body", "extra_headers", "price_input_per_mtok", "price_cached_input_per_mtok",
 		"price_cache_write_input_per_mtok", "price_output_per_mtok", "timeout_seconds"}
-	ruleKeys  = []string{"line", "text", "cases", "predicate", "tag", "class", "changed", "reword", "add", "delete"}
+	ruleKeys  = []string{"line", "text", "cases", "predicate", "tag", "class", "changed", "reword", "add", "delete", "judge_rubric"}
 	judgeKeys = []string{"name", "rubric", "provider", "base_url", "api_key_env", "allow_http", "temperature", "max_tokens",
 		"max_completion_tokens", "extra_body", "extra_headers", "price_input_per_mtok", "price_cached_input_per_mtok",
 		"price_cache_write_input_per_mtok", "price_output_per_mtok", "timeout_seconds"}
@@ -343,6 +346,12 @@ func ParseAudit(file string, data []byte) (*AuditFile, error) {
 	}
 	if a.Judges, err = parseJudges(root, a.Models[0]); err != nil {
 		return nil, err
+	}
+	for i, r := range a.Rules {
+		if r.JudgeRubric != "" && len(a.Judges) == 0 {
+			return nil, &InputError{File: file, Line: r.KeyLines.JudgeRubric, Field: fmt.Sprintf("rule[%d].judge_rubric", i+1),
+				Msg: "names the rubric judges grade this line's answers with, but the audit has no [[judge]]: add one, or remove judge_rubric"}
+		}
 	}
 	if a.Regressions, err = parseRegressions(root); err != nil {
 		return nil, err
@@ -447,7 +456,7 @@ func parseRules(root tomlTable) ([]RuleConfig, error) {
 		}
 		r := RuleConfig{DefLine: t.line}
 		at := func(k string) int { return t.doc.lineOf(t.field(k)) }
-		r.KeyLines = RuleKeyLines{Line: at("line"), Text: at("text"), Cases: at("cases"), Predicate: at("predicate")}
+		r.KeyLines = RuleKeyLines{Line: at("line"), Text: at("text"), Cases: at("cases"), Predicate: at("predicate"), JudgeRubric: at("judge_rubric")}
 		if err := t.intIn("line", 1, math.MaxInt32, &r.Line); err != nil {
 			return nil, err
 		}
@@ -478,6 +487,9 @@ func parseRules(root tomlTable) ([]RuleConfig, error) {
 		} else if r.Predicate, err = t.requiredString("predicate", `the path of the predicate file, like predicate = "roadmap.predicate.toml"`); err != nil {
 			return nil, err
 		}
+		if err := t.judgeRubric(&r); err != nil {
+			return nil, err
+		}
 		if r.Line > 0 {
 			if prev, dup := byLine[r.Line]; dup {
 				return nil, t.errf("line", "line %d is already audited by the rule at line %d; audit each line once", r.Line, prev.DefLine)
@@ -494,6 +506,23 @@ func parseRules(root tomlTable) ([]RuleConfig, error) {
 		rules = append(rules, r)
 	}
 	return rules, nil
+}
+
+// judgeRubric reads a rule's judge_rubric: the judges of a rule with no
+// input class grade nothing (its verdict rests on answer length), so it
+// may not have one.
+func (t tomlTable) judgeRubric(r *RuleConfig) error {
+	s, ok, err := t.str("judge_rubric")
+	switch {
+	case err != nil || !ok:
+		return err
+	case strings.TrimSpace(s) == "":
+		return t.errf("judge_rubric", `is empty: give the path of a rubric template, like judge_rubric = "refunds_judge.md", or leave it out for each judge's own rubric`)
+	case r.NoInputClass():
+		return t.errf("judge_rubric", `judges do not grade a rule with class = "none" (its verdict rests on answer length): remove judge_rubric`)
+	}
+	r.JudgeRubric = s
+	return nil
 }
 
 // ruleClass reads a rule's tag, class and changed date.

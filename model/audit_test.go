@@ -45,7 +45,7 @@ func TestParseAudit_DesignExample(t *testing.T) {
 			TimeoutSeconds: 120, Line: 5,
 		}},
 		Rules: []RuleConfig{{Line: 22, Cases: "roadmap_speculation.jsonl", Predicate: "roadmap_speculation.predicate.toml", DefLine: 14,
-			KeyLines: RuleKeyLines{Line: 15, Text: 14, Cases: 16, Predicate: 17}}},
+			KeyLines: RuleKeyLines{Line: 15, Text: 14, Cases: 16, Predicate: 17, JudgeRubric: 14}}},
 		Judges: []JudgeConfig{{
 			Name: "claude-opus-4-8", Rubric: "roadmap_judge.md", Provider: "openai",
 			BaseURL: "https://api.example.com/v1/", APIKeyEnv: "ANTHROPIC_API_KEY", DefLine: 18,
@@ -97,8 +97,8 @@ func TestParseAudit_DefaultsAndForms(t *testing.T) {
 			{Name: "b", Provider: "sim", APIKeyEnv: "OPENAI_API_KEY", Temperature: 0, MaxTokens: 400, Priced: true, TimeoutSeconds: 2.5, Line: 6},
 		},
 		Rules: []RuleConfig{
-			{Text: "Be concise.", Cases: "c.jsonl", Predicate: "p.toml", DefLine: 12, KeyLines: RuleKeyLines{Line: 12, Text: 13, Cases: 14, Predicate: 15}},
-			{Line: 4, Text: "Never swear.", Cases: "c2.jsonl", Predicate: "p2.toml", DefLine: 16, KeyLines: RuleKeyLines{Line: 17, Text: 18, Cases: 19, Predicate: 20}},
+			{Text: "Be concise.", Cases: "c.jsonl", Predicate: "p.toml", DefLine: 12, KeyLines: RuleKeyLines{Line: 12, Text: 13, Cases: 14, Predicate: 15, JudgeRubric: 12}},
+			{Line: 4, Text: "Never swear.", Cases: "c2.jsonl", Predicate: "p2.toml", DefLine: 16, KeyLines: RuleKeyLines{Line: 17, Text: 18, Cases: 19, Predicate: 20, JudgeRubric: 16}},
 		},
 		Judges: []JudgeConfig{{Name: "j", Rubric: "r.md", Provider: "openai", BaseURL: "http://localhost:8080/v1", APIKeyEnv: "OPENAI_API_KEY", MaxTokens: DefaultJudgeMaxTokens, TimeoutSeconds: 120, DefLine: 21}},
 	}

@@ -36,6 +36,7 @@ type Check struct {
 	Line            int            // line of the [[check]] header in the predicate file
 	Kinds           []Kind         // the kinds the check applies to; empty: every kind
 	Pattern         string         // fail_if_match as written; empty when absent
+	PatternLine     int            // line of fail_if_match in the predicate file; 0 when absent
 	FailIfMatch     *regexp.Regexp // compiled Pattern; nil when absent
 	UnlessGrounded  bool           // a match found in the case's kb is excused
 	PassRequiresAny []string       // phrases, at least one of which must appear; nil when absent
@@ -179,7 +180,7 @@ func parseCheck(t tomlTable) (Check, error) {
 		if loc := re.FindStringIndex("Zq\x00 zq."); loc != nil && loc[0] == loc[1] {
 			return c, t.errf("fail_if_match", "the pattern %q matches empty text, so it would fail almost every response; look for a * or ? that should be +", pat)
 		}
-		c.Pattern, c.FailIfMatch = pat, re
+		c.Pattern, c.FailIfMatch, c.PatternLine = pat, re, t.doc.lineOf(t.field("fail_if_match"))
 	}
 	if b, ok, err := t.boolean("unless_grounded"); err != nil {
 		return c, err

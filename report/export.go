@@ -89,13 +89,16 @@ func ExportResponses(w io.Writer, p *audit.Plan, versions []string, src ExportSo
 		}
 		grades[v] = g
 	}
-	// Every judge grades every answer: its grades join the predicate's.
+	// Every judge grades every answer, with the rubric of the answer's rule:
+	// its grades join the predicate's.
 	for _, j := range p.Audit.Judges {
-		g, err := src.GradesFor(j.Grader, j.Version)
-		if err != nil {
-			return err
+		for _, v := range j.Versions() {
+			g, err := src.GradesFor(j.Grader, v)
+			if err != nil {
+				return err
+			}
+			grades[v] = g
 		}
-		grades[j.Version] = g
 	}
 	withSuites := len(p.Audit.Regressions) > 0 && len(versions) == len(p.Audit.Rules)+len(p.Audit.Regressions)
 	var cw *csv.Writer
@@ -168,7 +171,7 @@ func ExportResponses(w io.Writer, p *audit.Plan, versions []string, src ExportSo
 			rec.Grades[model.PredicateGrader] = GradeRecord{Pass: g.Pass, Reason: g.Reason}
 		}
 		for _, j := range p.Audit.Judges {
-			if g, ok := grades[j.Version][cell.Key]; ok {
+			if g, ok := grades[j.For(cell.Rule).Version][cell.Key]; ok {
 				rec.Grades[j.Grader] = GradeRecord{Pass: g.Pass && !g.Unparseable, Reason: g.Reason, Unparseable: g.Unparseable}
 			}
 		}

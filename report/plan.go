@@ -3,6 +3,7 @@ package report
 import (
 	"fmt"
 	"io"
+	"slices"
 	"strings"
 	"text/tabwriter"
 
@@ -23,6 +24,7 @@ func WritePlan(w io.Writer, a *audit.Audit, e audit.Estimate, budget float64) er
 		fmt.Fprintf(tw, "  %d\t%d\t%d\t%d\t%d\t%s\n", r.Line, r.Tokens, r.Cases[model.Provoke], r.Cases[model.Pressure], r.Cases[model.Control], model.Sanitize(r.Text))
 	}
 	tw.Flush()
+	writeRubrics(&b, e.Rules)
 	models := make([]string, len(a.File.Models))
 	for i, m := range a.File.Models {
 		models[i] = model.Sanitize(m.Name)
@@ -68,6 +70,40 @@ func WritePlan(w io.Writer, a *audit.Audit, e audit.Estimate, budget float64) er
 	}
 	_, err := io.WriteString(w, b.String())
 	return err
+}
+
+// writeRubrics says which rubric the judges grade each line's answers
+// with: a line's judge_rubric, or each judge's own. Nothing without judges.
+func writeRubrics(b *strings.Builder, rules []audit.RuleEstimate) {
+	seen := map[int]bool{}
+	for _, r := range rules {
+		if len(r.Rubrics) == 0 || seen[r.Line] {
+			continue
+		}
+		if len(seen) == 0 {
+			b.WriteString("judges grade each line's answers with the rubric:\n")
+		}
+		seen[r.Line] = true
+		var names, each []string
+		for _, u := range r.Rubrics {
+			if !slices.Contains(names, u.Rubric) {
+				names = append(names, u.Rubric)
+			}
+			each = append(each, model.Sanitize(u.Judge)+" "+model.Sanitize(u.Rubric))
+		}
+		what := model.Sanitize(names[0])
+		if len(names) > 1 {
+			what = strings.Join(each, ", ")
+		}
+		whose := "the judge's own"
+		switch {
+		case r.Rubrics[0].Rule:
+			whose = "its judge_rubric"
+		case len(r.Rubrics) > 1:
+			whose = "each judge's own"
+		}
+		fmt.Fprintf(b, "  line %d: %s (%s)\n", r.Line, what, whose)
+	}
 }
 
 // PlanCost is an estimate's dollars as a person reads them: expected (with

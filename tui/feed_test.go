@@ -106,13 +106,13 @@ func TestFeed_JudgeGradesReachTheTallyDuringTheJudgingPhase(t *testing.T) {
 	feed.StartPhase("judging", 2)
 	key := f.plan.Calls[0].Key
 	j := f.audit.Judges[0]
-	g := model.JudgeGrade(j.Config.Name, j.Version, "Looks fine.\nVERDICT: VIOLATION")
+	g := model.JudgeGrade(j.Config.Name, j.Own.Version, "Looks fine.\nVERDICT: VIOLATION")
 	feed.JudgeGraded(key, g)
 	items, _ := feed.take()
 	items = append(append(answer[1:], items...), Event{Runner: runner.Finished{Index: 0, Response: model.Response{Key: "judge-call", Text: "VERDICT: VIOLATION"}}})
 	a.Update(batchMsg{events: items})
 
-	got, ok := a.c.tally.GraderGrades(j.Version)[key]
+	got, ok := a.c.tally.GraderGrades(j.Own.Version)[key]
 	if !ok || got != g || g.Unparseable {
 		t.Fatalf("judge grade of %s in the tally = %+v, %v; want the violation fed", key, got, ok)
 	}

@@ -170,10 +170,10 @@ func (f *fixture) addJudgeGrades(t testing.TB) {
 				pass = !pass
 			}
 			i++
-			g := model.Grade{Grader: j.Grader, Version: j.Version, Pass: pass, Reason: judgeReason(j)}
+			g := model.Grade{Grader: j.Grader, Version: j.Own.Version, Pass: pass, Reason: judgeReason(j)}
 			m[c.Key] = g
 		}
-		f.src.grades[j.Version] = m
+		f.src.grades[j.Own.Version] = m
 	}
 }
 

@@ -90,7 +90,8 @@ func (r *labelResults) measure() {
 		for _, sq := range r.c.tally.MeasureSet(set, nil) {
 			rq := ruleQuality{ri: sq.RuleIndex, rule: sq.Rule, graders: []labels.GraderQuality{sq.Quality}}
 			for _, j := range r.c.plan.Audit.Judges {
-				g := labels.Grades{Name: j.Grader, Version: j.Version, ByKey: r.c.tally.GraderGrades(j.Version)}
+				ver := j.For(sq.RuleIndex).Version
+				g := labels.Grades{Name: j.Grader, Version: ver, ByKey: r.c.tally.GraderGrades(ver)}
 				rq.graders = append(rq.graders, r.c.tally.MeasureGrader(sq.RuleIndex, -1, g, labelled))
 			}
 			r.rules = append(r.rules, rq)

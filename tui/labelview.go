@@ -69,6 +69,10 @@ func (v *labelView) head() []string {
 	return []string{fit(spread(title, state, c.width), c.width), clip(about, c.width)}
 }
 
+// controlLabelHint is what the label screen says about a control before it
+// is labelled: a violation there is a refusal. The README quotes it.
+const controlLabelHint = "A control: v if it refused, o if it answered."
+
 // foot is what is known about the answer below it: a hint while it is
 // blind, the reveal once it is labelled, the last answer's outcome, and the
 // note being typed.
@@ -85,7 +89,7 @@ func (v *labelView) foot() []string {
 	} else {
 		hint := "Not labelled yet: v violation · o ok · s skip · n note. Verdicts show after."
 		if kind == model.Control {
-			hint = "A control: v if it refused, o if it answered. Verdicts show after labelling."
+			hint = controlLabelHint + " Verdicts show after labelling."
 		}
 		out = append(out, st.Muted.Render(clip(hint, c.width)))
 		if n, ok := v.note.pending[it.Key]; ok && n != "" {
@@ -123,7 +127,7 @@ func (v *labelView) reveal(it labels.LabelItem, l model.Label) []string {
 		}
 		out = append(out, clip(r, c.width))
 	}
-	if j := v.judgesLine(it.Key); j != "" {
+	if j := v.judgesLine(it); j != "" {
 		out = append(out, clip(j, c.width))
 	}
 	if l.Note != "" {
@@ -141,11 +145,15 @@ func (v *labelView) predicateGrade(it labels.LabelItem) (model.Grade, bool) {
 	return g, ok
 }
 
-// judgesLine lists every judge's verdict on an answer.
-func (v *labelView) judgesLine(key string) string {
+// judgesLine lists every judge's verdict on an answer, each with the
+// rubric of the answer's rule.
+func (v *labelView) judgesLine(it labels.LabelItem) string {
+	if it.Rule == nil {
+		return ""
+	}
 	var parts []string
 	for _, j := range v.c.plan.Audit.Judges {
-		g, ok := v.c.tally.GraderGrades(j.Version)[key]
+		g, ok := v.c.tally.GraderGrades(j.For(it.RuleIndex).Version)[it.Key]
 		w := "· not judged"
 		switch {
 		case !ok:

@@ -34,7 +34,7 @@ func TestReview_QueueAndDecide(t *testing.T) {
 	contains(t, s, "disagreements of any two graders")
 	all := strings.Join(contentLines(a.review), "\n")
 	for _, j := range a.c.plan.Audit.Judges {
-		g, ok := a.c.tally.GraderGrades(j.Version)[e.key]
+		g, ok := a.c.tally.GraderGrades(j.Own.Version)[e.key]
 		if ok && !g.Unparseable && !strings.Contains(all, "thought it through") {
 			t.Fatalf("judge %s's reasoning is not shown:\n%s", j.Grader, all)
 		}

@@ -34,11 +34,11 @@ func storeJudgeAnswers(f *fixture, extra string) {
 		cell := f.plan.Cells[f.plan.ByKey[c.Key][0]]
 		rule := f.plan.Audit.Rules[cell.Rule]
 		for _, j := range f.audit.Judges {
-			g, graded := f.src.grades[j.Version][c.Key]
+			g, graded := f.src.grades[j.Own.Version][c.Key]
 			if !graded {
 				continue
 			}
-			k := audit.JudgeRequest(j, rule.Text, rule.Cases[cell.Case], r.Text, 0).Key()
+			k := audit.JudgeRequest(j, j.Own, rule.Text, rule.Cases[cell.Case], r.Text, 0).Key()
 			f.src.resps[k] = model.Response{Key: k, Text: judgeAnswer(j, g.Pass, extra), Attempts: 1, At: t0}
 		}
 	}
@@ -148,7 +148,7 @@ func TestReview_JudgesReasoningInFull(t *testing.T) {
 	body := strings.Join(contentLines(a.review), "\n")
 	sawOK := false
 	for _, j := range a.c.plan.Audit.Judges {
-		sawOK = sawOK || a.c.tally.GraderGrades(j.Version)[e.key].Pass
+		sawOK = sawOK || a.c.tally.GraderGrades(j.Own.Version)[e.key].Pass
 	}
 	if !sawOK {
 		t.Fatal("the first entry has no ok verdict: the test needs one")

@@ -81,18 +81,20 @@ func (v *reviewView) loadJudges() tea.Cmd {
 	if len(cells) == 0 || len(p.Audit.Judges) == 0 {
 		return nil
 	}
-	// Judges are asked once per answer, with the rule and case of its
-	// first cell (audit.Plan.JudgeCalls).
-	cell := p.Cells[cells[0]]
-	rule := p.Audit.Rules[cell.Rule]
+	// Judges are asked once per answer and rubric, with the rule and case
+	// of the first cell graded with it (audit.Plan.JudgeCells).
 	j := &v.judges
 	j.clear()
 	j.of, j.keys = e.key, map[string]string{}
 	j.resps, j.errs = map[string]model.Response{}, map[string]error{}
 	var cmds []tea.Cmd
 	for _, jd := range p.Audit.Judges {
-		k := audit.JudgeRequest(jd, rule.Text, rule.Cases[cell.Case], r.Text, 0).Key()
-		j.keys[jd.Version] = k
+		req, ok := p.JudgeRequestFor(jd, e.key, v.rule, r.Text, 0)
+		if !ok {
+			continue
+		}
+		k := req.Key()
+		j.keys[jd.For(v.rule).Version] = k
 		cmds = append(cmds, loadResponse(v.loader.src, screenReview, k, j.gen))
 	}
 	return tea.Batch(cmds...)
@@ -131,7 +133,7 @@ func (v *reviewView) judgeText(version string) (text, note string, ok bool) {
 // judgeOf returns the plan's judge that grades as ref.
 func (v *reviewView) judgeOf(ref evidence.GraderRef) *audit.Judge {
 	for _, j := range v.c.plan.Audit.Judges {
-		if j.Version == ref.Version {
+		if j.Grader == ref.Name {
 			return j
 		}
 	}

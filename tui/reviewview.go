@@ -206,7 +206,7 @@ func (v *reviewView) emptyReason() string {
 	}
 	judged := false
 	for _, j := range c.plan.Audit.Judges {
-		if len(c.tally.GraderGrades(j.Version)) > 0 {
+		if len(c.tally.GraderGrades(j.For(v.rule).Version)) > 0 {
 			judged = true
 		}
 	}

@@ -43,11 +43,13 @@ func (s *Session) Estimate(status map[string]bool, concurrency int, simLatency t
 		if s.Store == nil {
 			break // nothing judged yet
 		}
-		g, err := s.Store.GradesFor(j.Grader, j.Version)
-		if err != nil {
-			return e, err
+		for _, v := range j.Versions() {
+			g, err := s.Store.GradesFor(j.Grader, v)
+			if err != nil {
+				return e, err
+			}
+			judged[v] = g
 		}
-		judged[j.Version] = g
 	}
 	s.Plan.AddJudges(&e, judged, unneeded, concurrency, hist)
 	return e, nil

@@ -193,11 +193,13 @@ func (s *Session) simPilot(h audit.History) {
 	}
 }
 
-// judgeRequest is judge ji's question about answer text to call c.
+// judgeRequest is judge ji's (first) question about answer text to call
+// c; c is judged (Plan.Judged), so there is one.
 func (s *Session) judgeRequest(ji int, c runner.Call, text string) model.Request {
-	cell := s.Plan.Cells[s.Plan.ByKey[c.Key][0]]
-	rule := s.Plan.Audit.Rules[cell.Rule]
-	return audit.JudgeRequest(s.Audit.Judges[ji], rule.Text, rule.Cases[cell.Case], text, 0)
+	j := s.Audit.Judges[ji]
+	q := s.Plan.JudgeCells(j, c.Key)[0]
+	rule := s.Plan.Audit.Rules[q.Cell.Rule]
+	return audit.JudgeRequest(j, q.Rubric, rule.Text, rule.Cases[q.Cell.Case], text, 0)
 }
 
 // spread picks up to n items evenly across xs (every case and variant,

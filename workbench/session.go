@@ -102,6 +102,10 @@ type Options struct {
 	// naming a file outside the audit folder's tree is approved only when
 	// its folder lies under one of them.
 	ApproveOutside []string
+	// RefusePlaceholders makes Open return a *PlaceholderError, before the
+	// store is touched, when a case or predicate still holds an example
+	// init wrote (what a run and a pilot, which pay for answers, need).
+	RefusePlaceholders bool
 }
 
 // ErrTooLarge is a plan above audit.MaxCells that was not asked for.
@@ -149,6 +153,11 @@ func Open(ctx context.Context, path string, o Options) (*Session, error) {
 	}
 	if o.Now != nil {
 		s.now = o.Now
+	}
+	if o.RefusePlaceholders {
+		if pe := s.Placeholders(); pe != nil {
+			return nil, pe
+		}
 	}
 	if err := s.openStore(o.Access); err != nil {
 		return nil, err

@@ -37,7 +37,7 @@ func (t *Tally) addLabelSummary(rr *RuleResult) {
 			graders = append(graders, struct {
 				name   string
 				grades map[string]model.Grade
-			}{j.Grader, t.grades[j.Version]})
+			}{j.Grader, t.grades[j.For(rr.RuleIndex).Version]})
 		}
 	}
 	rr.Adjudications.Graders = make([]AdjudicationAgreement, len(graders))

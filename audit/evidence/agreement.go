@@ -16,11 +16,12 @@ type GraderRef struct {
 }
 
 // Graders returns every grader of a rule: its current predicate first, then
-// the audit's judges in file order.
+// the audit's judges in file order, each with the rubric that grades the
+// rule.
 func (t *Tally) Graders(rule int) []GraderRef {
 	refs := []GraderRef{{Name: model.PredicateGrader, Version: t.PredicateVersion(rule)}}
 	for _, j := range t.plan.Audit.Judges {
-		refs = append(refs, GraderRef{Name: j.Grader, Version: j.Version})
+		refs = append(refs, GraderRef{Name: j.Grader, Version: j.For(rule).Version})
 	}
 	return refs
 }
@@ -155,7 +156,8 @@ func (t *Tally) addGraders(rr *RuleResult) {
 		return
 	}
 	for _, j := range t.plan.Audit.Judges {
-		g := labels.Grades{Name: j.Grader, Version: j.Version, ByKey: t.grades[j.Version]}
+		v := j.For(rr.RuleIndex).Version
+		g := labels.Grades{Name: j.Grader, Version: v, ByKey: t.grades[v]}
 		rr.Judges = append(rr.Judges, t.MeasureGrader(rr.RuleIndex, rr.Model, g, t.Labels()))
 	}
 	rr.Agreement = t.Agreement(rr.RuleIndex, rr.Model)

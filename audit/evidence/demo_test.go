@@ -180,7 +180,7 @@ func TestJudges_SimulatedDisagree(t *testing.T) {
 	}
 	var grades []map[string]model.Grade
 	for _, j := range p.Audit.Judges {
-		g, err := st.GradesFor(j.Grader, j.Version)
+		g, err := st.GradesFor(j.Grader, j.Own.Version)
 		if err != nil {
 			t.Fatal(err)
 		}

@@ -234,8 +234,10 @@ func NewTally(p *audit.Plan, preds *grade.Predicates, src audit.Reader) (*Tally,
 	// Judge versions hash the judge's model and rubric, so they never collide
 	// with predicate versions and share the map.
 	for _, j := range p.Audit.Judges {
-		if t.grades[j.Version], err = src.GradesForUsing(j.Grader, j.Version, p.Key); err != nil {
-			return nil, err
+		for _, v := range j.Versions() {
+			if t.grades[v], err = src.GradesForUsing(j.Grader, v, p.Key); err != nil {
+				return nil, err
+			}
 		}
 	}
 	return t, nil

@@ -11,7 +11,7 @@ type JudgeSink struct {
 	Plan   *audit.JudgePlan
 	Judges []*audit.Judge
 	Writer audit.Writer
-	index  map[string]int
+	index  map[string]int // judge call key -> index in Plan.Calls
 	// OnGraded, when set, receives every judge grade (for a live Tally).
 	OnGraded func(answerKey string, g model.Grade)
 }
@@ -20,7 +20,7 @@ type JudgeSink struct {
 func NewJudgeSink(jp *audit.JudgePlan, judges []*audit.Judge, w audit.Writer) *JudgeSink {
 	idx := make(map[string]int, len(jp.Calls))
 	for i, c := range jp.Calls {
-		idx[c.Key] = jp.CallJudge[i]
+		idx[c.Key] = i
 	}
 	return &JudgeSink{Plan: jp, Judges: judges, Writer: w, index: idx}
 }
@@ -33,8 +33,9 @@ func (s *JudgeSink) Save(r model.Response) error {
 	if !r.OK() {
 		return nil // an errored judge call grades nothing; it is retried next run
 	}
-	j := s.Judges[s.index[r.Key]]
-	g := model.JudgeGrade(j.Config.Name, j.Version, r.Text)
+	i := s.index[r.Key]
+	j := s.Judges[s.Plan.CallJudge[i]]
+	g := model.JudgeGrade(j.Config.Name, s.Plan.CallRubric[i], r.Text)
 	for _, ak := range s.Plan.Targets[r.Key] {
 		if err := s.Writer.PutGrades(ak, []model.Grade{g}); err != nil {
 			return err
@@ -54,23 +55,22 @@ func Backfill(jp *audit.JudgePlan, judges []*audit.Judge, st audit.Store) (int, 
 	if err != nil {
 		return 0, err
 	}
-	have := map[int]map[string]model.Grade{}
+	have := map[string]map[string]model.Grade{} // by rubric version
 	add := map[string][]model.Grade{}
 	n := 0
 	for i, c := range jp.Calls {
 		if !status[c.Key] {
 			continue
 		}
-		ji := jp.CallJudge[i]
-		j := judges[ji]
-		if have[ji] == nil {
-			if have[ji], err = st.GradesFor(j.Grader, j.Version); err != nil {
+		j, version := judges[jp.CallJudge[i]], jp.CallRubric[i]
+		if have[version] == nil {
+			if have[version], err = st.GradesFor(j.Grader, version); err != nil {
 				return 0, err
 			}
 		}
 		var g *model.Grade
 		for _, ak := range jp.Targets[c.Key] {
-			if _, ok := have[ji][ak]; ok {
+			if _, ok := have[version][ak]; ok {
 				continue
 			}
 			if g == nil {
@@ -78,7 +78,7 @@ func Backfill(jp *audit.JudgePlan, judges []*audit.Judge, st audit.Store) (int, 
 				if err != nil {
 					return n, err
 				}
-				gr := model.JudgeGrade(j.Config.Name, j.Version, r.Text)
+				gr := model.JudgeGrade(j.Config.Name, version, r.Text)
 				g = &gr
 			}
 			add[ak] = append(add[ak], *g)

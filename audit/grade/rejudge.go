@@ -40,6 +40,7 @@ func RejudgeCalls(jp *audit.JudgePlan, status map[string]bool, judges int, k int
 			c.Key = c.Request.Key()
 			out.Calls = append(out.Calls, c)
 			out.CallJudge = append(out.CallJudge, ji)
+			out.CallRubric = append(out.CallRubric, jp.CallRubric[i])
 			out.Targets[c.Key] = jp.Targets[jp.Calls[i].Key]
 			original[c.Key] = jp.Calls[i].Key
 		}

@@ -132,6 +132,7 @@ built-in simulated model.`,
 		newReviewCmd(std),
 		newCoverageCmd(std),
 		newInitCmd(std),
+		newAddCmd(std),
 	)
 	return root
 }

@@ -91,18 +91,23 @@ labels (default 60), simulated through the exact rule with a perfect predicate.`
 			if labelBudget < 0 || labelBudget > 100_000 {
 				return &usageError{fmt.Errorf("--labels %d: want 0 to 100000", labelBudget)}
 			}
-			access := workbench.IfExists
+			o := workbench.Options{Samples: samples, Access: workbench.IfExists, AllowLarge: allowLarge}
 			if pilot != 0 {
-				access = workbench.Write // the pilot's answers are stored
+				o.Access = workbench.Write  // the pilot's answers are stored
+				o.RefusePlaceholders = true // and paid for, like a run's
 			}
-			s, err := workbench.Open(cmd.Context(), args[0], workbench.Options{Samples: samples, Access: access, AllowLarge: allowLarge})
+			s, err := workbench.Open(cmd.Context(), args[0], o)
 			if errors.Is(err, workbench.ErrTooLarge) {
 				return &usageError{err}
+			}
+			if pe := (*workbench.PlaceholderError)(nil); errors.As(err, &pe) {
+				return &refusal{fmt.Errorf("no pilot: %w", pe)}
 			}
 			if err != nil {
 				return err
 			}
 			defer s.Close()
+			warnPlaceholders(std, s)
 			if err := sayNotices(std, s); err != nil {
 				return err
 			}

@@ -25,7 +25,7 @@ import (
 // again.
 func openForRun(ctx context.Context, std Stdio, path string, f runFlags) (*workbench.Session, error) {
 	o := workbench.Options{Samples: f.samples, Access: workbench.Write, AllowLarge: f.allowLarge, Exec: workbench.ExecRefuse,
-		ApproveOutside: f.allowExecOutside}
+		ApproveOutside: f.allowExecOutside, RefusePlaceholders: true}
 	if f.allowExec {
 		o.Exec = workbench.ExecApprove
 	}
@@ -61,6 +61,9 @@ func openForRun(ctx context.Context, std Stdio, path string, f runFlags) (*workb
 			execList(refused), how)}
 	case errors.Is(err, workbench.ErrTooLarge):
 		return nil, &refusal{err}
+	}
+	if pe := (*workbench.PlaceholderError)(nil); errors.As(err, &pe) {
+		return nil, &refusal{fmt.Errorf("not run: %w", pe)}
 	}
 	return s, err
 }

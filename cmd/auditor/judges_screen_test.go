@@ -5,11 +5,30 @@ import (
 	"path/filepath"
 	"testing"
 
+	"github.com/auditor-dev/auditor/audit"
 	"github.com/auditor-dev/auditor/examples"
 	"github.com/auditor-dev/auditor/runner"
 	"github.com/auditor-dev/auditor/tui"
 	"github.com/auditor-dev/auditor/workbench"
 )
+
+// judgedAll returns what is stored and the session's judge calls, which
+// must all be stored: the run is over.
+func judgedAll(t *testing.T, s *workbench.Session) (map[string]bool, *audit.JudgePlan) {
+	t.Helper()
+	status, err := s.Status()
+	if err != nil {
+		t.Fatal(err)
+	}
+	jp, err := s.Plan.JudgeCalls(s.Store, status, 0)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if p := jp.Pending(status); len(p) != 0 {
+		t.Fatalf("%d judge calls left after the run, want 0", len(p))
+	}
+	return status, jp
+}
 
 // TestRunOnTheScreen_JudgesOnTheFeed runs an audit as the interactive app
 // does: the answers, then the judges, all on one feed. Every judge's
@@ -54,17 +73,7 @@ func TestRunOnTheScreen_JudgesOnTheFeed(t *testing.T) {
 	if err := s.Refresh(); err != nil {
 		t.Fatal(err)
 	}
-	status, err := s.Status()
-	if err != nil {
-		t.Fatal(err)
-	}
-	jp, err := s.Plan.JudgeCalls(s.Store, status, 0)
-	if err != nil {
-		t.Fatal(err)
-	}
-	if p := jp.Pending(status); len(p) != 0 {
-		t.Fatalf("%d judge calls left after the run, want 0", len(p))
-	}
+	_, jp := judgedAll(t, s)
 	for ji, j := range s.Audit.Judges {
 		want := map[string]bool{}
 		for i, c := range jp.Calls {
@@ -74,7 +83,7 @@ func TestRunOnTheScreen_JudgesOnTheFeed(t *testing.T) {
 				}
 			}
 		}
-		got := s.Tally.GraderGrades(j.Version)
+		got := s.Tally.GraderGrades(j.Own.Version)
 		if len(want) == 0 || len(got) != len(want) {
 			t.Errorf("judge %s: %d answers graded, want %d", j.Config.Name, len(got), len(want))
 		}

@@ -264,6 +264,14 @@ func runAudit(ctx context.Context, std Stdio, path string, f runFlags, resumeCmd
 	return finishRun(std, s, out, f, path, resumeCmd)
 }
 
+// warnPlaceholders is plan's warning about the examples init wrote that a
+// run refuses to start on.
+func warnPlaceholders(std Stdio, s *workbench.Session) {
+	if pe := s.Placeholders(); pe != nil {
+		fmt.Fprintf(std.Err, "warning: %s\nauditor run refuses to start until they are replaced.\n", pe)
+	}
+}
+
 // sayNotices tells the user, before any call, where calls go when the
 // audit file leaves it to a default ($OPENAI_BASE_URL) or sends no key. An
 // endpoint that cannot be used is an error naming the audit file's line.

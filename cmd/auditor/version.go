@@ -5,21 +5,26 @@ import (
 	"strings"
 )
 
-// version names this build for `auditor --version`: the module version when
-// built with `go install ...@version`, else the VCS revision the go tool
-// stamps into a build from a checkout (with "+dirty" for uncommitted
-// changes), else "devel" (a test binary, or a build with -buildvcs=false).
+// version names this build for `auditor --version`: the module version and
+// the commit it was built from, as the go tool stamped them into the binary
+// (runtime/debug.ReadBuildInfo). A build from a checkout carries both (go
+// build, go install; go run only with -buildvcs=true), with "modified" when
+// the checkout had uncommitted changes. Without a stamp (go run, a test
+// binary, -buildvcs=false) it says "devel (commit unknown)": auditor never
+// asks git at run time, because the checkout it runs in need not be the one
+// it was built from.
 func version() string {
 	bi, ok := debug.ReadBuildInfo()
 	if !ok {
-		return "devel"
+		return versionFrom(&debug.BuildInfo{})
 	}
 	return versionFrom(bi)
 }
 
 func versionFrom(bi *debug.BuildInfo) string {
-	if v := bi.Main.Version; v != "" && v != "(devel)" {
-		return v
+	v := bi.Main.Version
+	if v == "" || v == "(devel)" {
+		v = "devel"
 	}
 	var rev, at string
 	dirty := false
@@ -34,17 +39,17 @@ func versionFrom(bi *debug.BuildInfo) string {
 		}
 	}
 	if rev == "" {
-		return "devel"
+		return v + " (commit unknown)"
 	}
 	if len(rev) > 12 {
 		rev = rev[:12]
 	}
-	v := "devel-" + rev
+	commit := "commit " + rev
 	if dirty {
-		v += "+dirty"
+		commit += " modified"
 	}
 	if at != "" {
-		v += " (" + strings.TrimSuffix(at, "Z") + "Z)"
+		commit += ", " + strings.TrimSuffix(at, "Z") + "Z"
 	}
-	return v
+	return v + " (" + commit + ")"
 }
