@@ -539,11 +539,11 @@ func waitGone(t *testing.T, pids []int, after string) {
 	}
 }
 
-// TestGrader_Close_KillsEscapedDescendants is issue 22's first repro: a
-// process the grader moved out of its process group (setsid) survived a
-// normal end of grading. The supervisor is a subreaper and kills it.
-func TestGrader_Close_KillsEscapedDescendants(t *testing.T) {
-	t.Parallel()
+// supervisedTest skips a test of the Linux supervisor elsewhere, and gives
+// the test binary (the grader it starts) and a file for the pids of the
+// grader's descendants.
+func supervisedTest(t *testing.T) (exe, marker string) {
+	t.Helper()
 	if runtime.GOOS != "linux" {
 		t.Skip("the supervisor is Linux only")
 	}
@@ -551,7 +551,15 @@ func TestGrader_Close_KillsEscapedDescendants(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	marker := t.TempDir() + "/pids"
+	return exe, t.TempDir() + "/pids"
+}
+
+// TestGrader_Close_KillsEscapedDescendants is issue 22's first repro: a
+// process the grader moved out of its process group (setsid) survived a
+// normal end of grading. The supervisor is a subreaper and kills it.
+func TestGrader_Close_KillsEscapedDescendants(t *testing.T) {
+	t.Parallel()
+	exe, marker := supervisedTest(t)
 	g, err := StartOptions(context.Background(), Options{Argv: []string{exe, "execgrade-child", "escape", marker}, After: never})
 	if err != nil {
 		t.Fatal(err)
@@ -575,14 +583,7 @@ func TestGrader_Close_KillsEscapedDescendants(t *testing.T) {
 // kernel when auditor dies and kills every descendant.
 func TestGrader_ParentKilled_KillsDescendants(t *testing.T) {
 	t.Parallel()
-	if runtime.GOOS != "linux" {
-		t.Skip("the supervisor is Linux only")
-	}
-	exe, err := os.Executable()
-	if err != nil {
-		t.Fatal(err)
-	}
-	marker := t.TempDir() + "/pids"
+	exe, marker := supervisedTest(t)
 	cmd := exec.Command(exe, "execgrade-parent", marker)
 	out, err := cmd.StdoutPipe()
 	if err != nil {
