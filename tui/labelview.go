@@ -226,13 +226,15 @@ func (v *labelView) refresh() {
 			span = g.Span
 		}
 	}
-	v.vp.SetContentLines(answerLines(v.c, it.Case, &v.loader, span))
+	v.vp.SetContentLines(answerLines(v.c, it.Case, &v.loader, span, false))
 	v.vp.SetYOffset(off)
 }
 
 // answerLines renders a case's message and knowledge base and a response,
-// sanitised and wrapped, with span highlighted (an empty span: none).
-func answerLines(c *Common, cs *model.Case, l *responseLoader, span model.Span) []string {
+// sanitised and wrapped, with span highlighted (an empty span: none);
+// escaped shows the response's control sequences escaped (model.Escape)
+// instead of removed.
+func answerLines(c *Common, cs *model.Case, l *responseLoader, span model.Span, escaped bool) []string {
 	st := c.styles
 	w := max(c.width-2, 10)
 	var out []string
@@ -289,6 +291,8 @@ func answerLines(c *Common, cs *model.Case, l *responseLoader, span model.Span) 
 		for _, l := range wrapText(strings.TrimSpace(resp.Error), w) {
 			add("  " + l)
 		}
+	case escaped:
+		out = append(out, escapeSpan(resp.Text, span).render(w, "  ", st.Span)...)
 	default:
 		out = append(out, sanitizeSpan(resp.Text, span).render(w, "  ", st.Span)...)
 	}

@@ -285,7 +285,7 @@ func (v *reviewView) refresh() {
 	if g, ok := c.tally.PredicateGrades(v.rule)[e.key]; ok && !g.Pass {
 		span = g.Span
 	}
-	lines := answerLines(c, cs, &v.loader, span)
+	lines := answerLines(c, cs, &v.loader, span, false)
 	if e.other != "" {
 		lines = append(lines, "", st.Header.Render("THE OTHER MODEL'S ANSWER ("+strings.ToUpper(v.modelName(v.otherModel(e)))+"), FOR COMPARISON"))
 		if r := v.loader.resp(e.other); r != nil {
