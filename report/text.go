@@ -489,6 +489,19 @@ func AdjudicationsLine(rr *evidence.RuleResult) string {
 	return line
 }
 
+// judgeRecallLines gives each judge's recall against the blind labels (as
+// the verdict uses them), a line each; a judge with no labelled answer is
+// left out, as the predicate's line already says nothing is labelled.
+func judgeRecallLines(rr *evidence.RuleResult, indent string) string {
+	var b strings.Builder
+	for _, q := range rr.Judges {
+		if q.Labels > 0 {
+			fmt.Fprintf(&b, "%s%s recall: %s\n", indent, model.Sanitize(q.Grader), RecallLine(q))
+		}
+	}
+	return b.String()
+}
+
 // graderLines describes the judges: their recall against the labels, how
 // every pair of graders agrees, the review queue's length, and which grader
 // the labels support.
@@ -497,12 +510,7 @@ func graderLines(rr *evidence.RuleResult, indent string) string {
 		return ""
 	}
 	var b strings.Builder
-	for _, q := range rr.Judges {
-		if q.Labels == 0 {
-			continue // the predicate's line already says nothing is labelled
-		}
-		fmt.Fprintf(&b, "%s%s recall: %s\n", indent, q.Grader, RecallLine(q))
-	}
+	b.WriteString(judgeRecallLines(rr, indent))
 	for _, pa := range rr.Agreement {
 		fmt.Fprintf(&b, "%s%s\n", indent, AgreementLine(pa))
 	}
