@@ -46,16 +46,23 @@ const continuesBelow = "  ▼ continues below (↓ or pgdn scrolls)"
 // head is the title line and what the answer is about.
 func (v *labelView) head() []string {
 	c, st := v.c, v.c.styles
-	done, total := v.set.Progress(v.mine())
+	done, closed, total := v.progress()
 	who := v.d.who
 	if who == "" {
 		who = "unnamed"
 	}
-	title := st.Title.Render("Label") + fmt.Sprintf(" %d/%d labelled · answer %d of %d · set %s · labeller %s",
-		done, total, v.index+1, len(v.items), oneLine(v.set.Name), oneLine(who))
+	count := fmt.Sprintf("%d/%d labelled", done, total)
+	if closed > 0 {
+		count += fmt.Sprintf(", %d closed", closed)
+	}
+	title := st.Title.Render("Label") + fmt.Sprintf(" %s · answer %d of %d · set %s · labeller %s",
+		count, v.index+1, len(v.items), oneLine(v.set.Name), oneLine(who))
 	state := st.Badge.Render(" BLIND ")
-	if v.revealed() {
+	switch {
+	case v.revealed():
 		state = st.Muted.Render("labelled")
+	case v.closed(v.index):
+		state = st.Warn.Render("closed")
 	}
 	if v.d.busy() {
 		state = st.InFlight.Render("saving…")
@@ -66,6 +73,8 @@ func (v *labelView) head() []string {
 		about = st.Header.Render(string(it.Case.Kind)) + " · " + oneLine(it.Case.ID) +
 			st.Muted.Render(fmt.Sprintf(" · line %d: ", it.Rule.Line)) + oneLine(it.Rule.Text)
 	}
+	// The state is cut last: it says whether the answer may be labelled.
+	title = clip(title, c.width-textWidth(state)-1)
 	return []string{fit(spread(title, state, c.width), c.width), clip(about, c.width)}
 }
 
@@ -82,6 +91,11 @@ func (v *labelView) foot() []string {
 	var out []string
 	if l, ok := v.label(v.index); ok {
 		out = append(out, v.reveal(it, l)...)
+	} else if v.closed(v.index) {
+		// Its graders were shown when it was labelled: the label taken
+		// back, it can have no blind one.
+		out = append(out, st.Warn.Render(clip("Closed to blind labels: you labelled it and saw its graders, then undid it.", c.width)),
+			st.Muted.Render(clip("Counted apart: in no recall or verdict. → moves on, g the next open answer.", c.width)))
 	} else {
 		hint := "Not labelled yet: v violation · o ok · s skip · n note. Verdicts show after."
 		if kind == model.Control {
