@@ -23,25 +23,9 @@ func (v *labelView) View() string {
 	}
 	head := v.head()
 	foot := v.foot()
-	h := max(v.c.bodyH-len(head)-len(foot), 1)
-	v.vp.SetHeight(h)
-	lines := append(head, v.vp.View())
-	if h > 2 && v.vp.TotalLineCount() > h {
-		// Taller than its window: a line under it says whether more
-		// follows, in words, so it reads without colour.
-		v.vp.SetHeight(h - 1)
-		mark := ""
-		if !v.vp.AtBottom() {
-			mark = continuesBelow
-		}
-		lines = append(head, v.vp.View(), mark)
-	}
+	lines := append(head, markedView(&v.vp, v.c.bodyH-len(head)-len(foot))...)
 	return strings.Join(append(lines, foot...), "\n")
 }
-
-// continuesBelow marks an answer taller than its window, scrolled above
-// its end.
-const continuesBelow = "  ▼ continues below (↓ or pgdn scrolls)"
 
 // head is the title line and what the answer is about.
 func (v *labelView) head() []string {
