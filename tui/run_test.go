@@ -61,6 +61,56 @@ func failedRun(t testing.TB) *App {
 	return a
 }
 
+// systematicStop is a run the runner stopped after its first 20 calls all
+// failed the same way: 19 were waiting to retry and one was in flight.
+func systematicStop(t testing.TB) *App {
+	f := newFixture(t, 30)
+	clk := &clock{t: t0}
+	a := f.app(t, clk, noStart)
+	press(a, "y")
+	clk.Add(5 * time.Second)
+	var evs []Event
+	for i := range 20 {
+		key := f.plan.Calls[i].Key
+		evs = append(evs, Event{Runner: runner.Started{Index: i, Key: key, Attempt: 1}})
+		if i < 19 {
+			evs = append(evs, Event{Runner: runner.Retrying{Index: i, Key: key, Attempt: 1, Kind: model.ErrTransport,
+				Cause: runner.CauseConnection, Wait: 2 * time.Second, Until: clk.Now().Add(2 * time.Second)}})
+		}
+	}
+	evs = append(evs, Event{Runner: runner.Stopped{Reason: runner.SystematicFailure, Remaining: len(f.plan.Calls),
+		Detail: "gpt-x at http://127.0.0.1:9/v1/: the first 20 calls all failed the same way, and none succeeded: " +
+			"transport: connection refused. Check base_url (host and port) and that the server is running."}})
+	a.Update(batchMsg{events: evs, closed: true})
+	return a
+}
+
+// TestRun_SystematicStopLeavesNothingWaiting: once the runner has stopped,
+// the header counts no call waiting, the cells mark none in flight or
+// retrying, and the status line fits the width and points at the reason.
+func TestRun_SystematicStopLeavesNothingWaiting(t *testing.T) {
+	t.Parallel()
+	a := systematicStop(t)
+	for _, w := range []int{80, 200} {
+		a.Update(tea.WindowSizeMsg{Width: w, Height: 30})
+		s := plain(a)
+		for _, stale := range []string{"waiting", "↻", "»"} {
+			if strings.Contains(s, stale) {
+				t.Errorf("at %d columns the stopped run still shows %q:\n%s", w, stale, s)
+			}
+		}
+		contains(t, s, "systematic failure")
+		// The status was worded for the width the run ended at.
+		a.setStatus(a.endMessage(), true)
+		if n := textWidth(a.status); n > w {
+			t.Errorf("at %d columns the status is %d wide: %q", w, n, a.status)
+		}
+		contains(t, a.status, "e (grid) shows why")
+	}
+	press(a, "e")
+	contains(t, plain(a), "Check base_url (host and port)")
+}
+
 // TestRun_ResumedCountsTheWholeAudit: after a resume the header counts the
 // whole audit's answers and spend, says what was stored and what is left,
 // and names retries by cause.
@@ -145,6 +195,7 @@ func TestGolden_Run(t *testing.T) {
 	}{
 		{"resumed", resumedRun},
 		{"all_failed", failedRun},
+		{"systematic_stop", systematicStop},
 	}
 	for _, sc := range scenes {
 		for _, sz := range [][2]int{{80, 24}, {200, 50}} {
