@@ -237,17 +237,13 @@ func (v *cellView) sampleLine(i int, sel bool) string {
 	return "  " + num + style.Render(fit(word, 13)) + " " + badge + rest
 }
 
-// controlsMark marks answers that held control sequences, removed where
-// they are shown.
-const controlsMark = "⚠"
-
 // controlsBadge marks sample i when its answer held control sequences,
 // removed when it is shown; "" otherwise.
 func (v *cellView) controlsBadge(i int) string {
 	if !v.c.tally.Controlled(v.c.plan.Cells[v.cells[i]].Key) {
 		return ""
 	}
-	return controlsMark + " control sequences removed"
+	return warnMark + " control sequences removed"
 }
 
 // result is sample i's result in words, the reason beside it and the

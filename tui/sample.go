@@ -243,9 +243,9 @@ func (v *sampleView) controlsLine() string {
 		what = "1 control sequence"
 	}
 	if v.escaped {
-		return st.Warn.Render(controlsMark+" "+what+", shown escaped") + st.Muted.Render(` (\x1b is ESC) · x shows the answer cleaned`)
+		return st.Warn.Render(warnMark+" "+what+", shown escaped") + st.Muted.Render(` (\x1b is ESC) · x shows the answer cleaned`)
 	}
-	return st.Warn.Render(controlsMark+" "+what+" removed") + st.Muted.Render(" from this answer · x shows them escaped")
+	return st.Warn.Render(warnMark+" "+what+" removed") + st.Muted.Render(" from this answer · x shows them escaped")
 }
 
 // gradeLine describes the sample's grade: a styled word and plain text.

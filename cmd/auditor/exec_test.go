@@ -395,3 +395,27 @@ func processAlive(pid int) bool {
 	i := strings.LastIndexByte(s, ')')
 	return i < 0 || i+2 >= len(s) || s[i+2] != 'Z'
 }
+
+// TestExec_OpenNotesForTheScreen: the interactive screen hides what was
+// printed before it, so `open` hands it the commands it did not start, with
+// the lines they grade and the command that approves them.
+func TestExec_OpenNotesForTheScreen(t *testing.T) {
+	t.Parallel()
+	dir := audittest.WriteFiles(t, audittest.SweepFiles())
+	path := filepath.Join(dir, "audit.toml")
+	mustRun(t, 0, "run", path, "--yes", "--headless")
+	writeFiles(t, dir, map[string]string{"a.toml": execPredicate, "graders/grade.sh": spyGrader})
+	s, err := workbench.Open(t.Context(), path, workbench.Options{Access: workbench.Write, Approvals: filepath.Join(t.TempDir(), "approvals")})
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer s.Close()
+	notes := execNotes(s, path)
+	if len(notes) != 1 || !strings.Contains(notes[0].Command, "sh graders/grade.sh") || len(notes[0].Lines) != 1 || notes[0].Lines[0] != 2 ||
+		notes[0].Approve != "auditor run "+shellQuote(path)+" --allow-exec" {
+		t.Fatalf("notes %+v; want the command, line 2 and how to approve it", notes)
+	}
+	if n := starts(t, dir); n != 0 {
+		t.Fatalf("opening started the unapproved command %d times", n)
+	}
+}
