@@ -317,7 +317,7 @@ func (v *reportView) rule(r *reportWriter, rr *evidence.RuleResult) {
 		r.field("not counted", fmt.Sprintf("%d errored, %d pending", rr.Errors, rr.Pending), &st.Muted)
 	}
 	if rr.Controls > 0 {
-		r.field(warnMark+" controls", report.ControlsCount(rr.Controls)+"; a cell's samples mark them, x on a sample shows them escaped", &st.Warn)
+		r.field(warnMark+" escapes", report.ControlsCount(rr.Controls)+"; a cell's samples mark them, x on a sample shows them escaped", &st.Warn)
 	}
 	if rr.Lengths != nil {
 		v.lengths(r, rr) // the verdict rests on it

@@ -186,5 +186,5 @@ func TestApp_MarksAnswersWithControls(t *testing.T) {
 
 	press(a, "R")
 	a.report.refresh()
-	contains(t, ansi.Strip(strings.Join(a.report.lines, "\n")), "⚠ controls     1 answer held terminal control sequences")
+	contains(t, ansi.Strip(strings.Join(a.report.lines, "\n")), "⚠ escapes      1 answer held terminal control sequences")
 }
