@@ -9,8 +9,6 @@ import (
 
 	"github.com/auditor-dev/auditor/audit"
 	"github.com/auditor-dev/auditor/audit/audittest"
-	"github.com/auditor-dev/auditor/audit/evidence"
-	"github.com/auditor-dev/auditor/audit/grade"
 	"github.com/auditor-dev/auditor/model"
 )
 
@@ -38,14 +36,7 @@ func TestReports_CountAnswersWithControls(t *testing.T) {
 			t.Fatal(err)
 		}
 	}
-	tally, err := evidence.NewTally(p, grade.NewPredicates(a), src)
-	if err != nil {
-		t.Fatal(err)
-	}
-	res, err := tally.Results()
-	if err != nil {
-		t.Fatal(err)
-	}
+	res := resultsOf(t, a, p, src)
 	var text, md, js bytes.Buffer
 	if err := WriteText(&text, res, audit.Spend{}, true); err != nil {
 		t.Fatal(err)

@@ -244,30 +244,36 @@ func (s *Store) SettledErrors() (map[string]model.ErrorKind, error) {
 // in StatusUsing.
 func (s *Store) SettledErrorsUsing(key func(k []byte) string) (map[string]model.ErrorKind, error) {
 	m := map[string]model.ErrorKind{}
-	err := s.view(func(tx *bolt.Tx) error {
-		b := tx.Bucket(bucketResponses)
-		if b == nil {
+	buf := new([hexKeyLen]byte)
+	err := s.eachRecord(func(_ *bolt.Tx, k, v []byte) error {
+		if len(v) >= 2 && v[1]&recordOK != 0 {
 			return nil
 		}
-		buf := new([hexKeyLen]byte)
-		return b.ForEach(func(k, v []byte) error {
-			if len(v) >= 2 && v[1]&recordOK != 0 {
-				return nil
-			}
-			r, _, err := s.decodeRecord(k, v, nil)
-			if err != nil {
-				return err
-			}
-			if r.ErrorKind.Settled() {
-				m[keyUsing(k, key, buf)] = r.ErrorKind
-			}
-			return nil
-		})
+		r, _, err := s.decodeRecord(k, v, nil)
+		if err != nil {
+			return err
+		}
+		if r.ErrorKind.Settled() {
+			m[keyUsing(k, key, buf)] = r.ErrorKind
+		}
+		return nil
 	})
 	if err != nil {
 		return nil, err
 	}
 	return m, nil
+}
+
+// eachRecord calls fn with every response record, in one read
+// transaction; k and v are valid only during the call.
+func (s *Store) eachRecord(fn func(tx *bolt.Tx, k, v []byte) error) error {
+	return s.view(func(tx *bolt.Tx) error {
+		b := tx.Bucket(bucketResponses)
+		if b == nil {
+			return nil
+		}
+		return b.ForEach(func(k, v []byte) error { return fn(tx, k, v) })
+	})
 }
 
 // ControlKeysUsing returns the keys (made by key, as in StatusUsing) of the
@@ -277,38 +283,32 @@ func (s *Store) SettledErrorsUsing(key func(k []byte) string) (map[string]model.
 // kept (record format 2 and older).
 func (s *Store) ControlKeysUsing(key func(k []byte) string) (map[string]bool, error) {
 	m := map[string]bool{}
-	err := s.view(func(tx *bolt.Tx) error {
-		b := tx.Bucket(bucketResponses)
-		if b == nil {
-			return nil
+	buf := new([hexKeyLen]byte)
+	err := s.eachRecord(func(tx *bolt.Tx, k, v []byte) error {
+		if len(v) < 2 || !knownFormat(v[0]) {
+			return s.corrupt("response", k, errBadRecord)
 		}
-		buf := new([hexKeyLen]byte)
-		return b.ForEach(func(k, v []byte) error {
-			if len(v) < 2 || !knownFormat(v[0]) {
-				return s.corrupt("response", k, errBadRecord)
-			}
-			switch {
-			case v[1]&recordOK == 0:
-				return nil
-			case v[0] >= recordFormat:
-				if v[1]&recordControls != 0 {
-					m[keyUsing(k, key, buf)] = true
-				}
-				return nil
-			}
-			_, id, err := s.decodeRecord(k, v, nil)
-			if err != nil {
-				return err
-			}
-			text, err := s.textOf(tx, k, id)
-			if err != nil {
-				return err
-			}
-			if model.Controls(string(text)) > 0 {
+		switch {
+		case v[1]&recordOK == 0:
+			return nil
+		case v[0] >= recordFormat:
+			if v[1]&recordControls != 0 {
 				m[keyUsing(k, key, buf)] = true
 			}
 			return nil
-		})
+		}
+		_, id, err := s.decodeRecord(k, v, nil)
+		if err != nil {
+			return err
+		}
+		text, err := s.textOf(tx, k, id)
+		if err != nil {
+			return err
+		}
+		if model.Controls(string(text)) > 0 {
+			m[keyUsing(k, key, buf)] = true
+		}
+		return nil
 	})
 	if err != nil {
 		return nil, err

@@ -13,16 +13,24 @@ import (
 	"github.com/auditor-dev/auditor/runner"
 )
 
+// startRun starts a run on the fixture's app (y on the plan, nothing fed
+// yet) and moves its clock on by d.
+func startRun(t testing.TB, f *fixture, d time.Duration, mods ...func(*Options)) (*App, *clock) {
+	t.Helper()
+	clk := &clock{t: t0}
+	a := f.app(t, clk, noStart, mods...)
+	press(a, "y")
+	clk.Add(d)
+	return a, clk
+}
+
 // resumedRun is a run resumed after an earlier one stored the first 1,200
 // answers for $1.50: this run has answered 300 more, retried calls for
 // three causes and backed off.
 func resumedRun(t testing.TB) *App {
 	f := newFixture(t, 30)
 	f.store(t, 0, 1200)
-	clk := &clock{t: t0}
-	a := f.app(t, clk, noStart, func(o *Options) { o.SpentBefore = 1.5 })
-	press(a, "y")
-	clk.Add(10 * time.Second)
+	a, clk := startRun(t, f, 10*time.Second, func(o *Options) { o.SpentBefore = 1.5 })
 	var evs []Event
 	for i := 1200; i < 1500; i++ {
 		evs = append(evs, Event{Runner: runner.Started{Index: i, Key: f.plan.Calls[i].Key, Attempt: 1}})
@@ -44,10 +52,7 @@ func resumedRun(t testing.TB) *App {
 // reports as completed.
 func failedRun(t testing.TB) *App {
 	f := newFixture(t, 1)
-	clk := &clock{t: t0}
-	a := f.app(t, clk, noStart)
-	press(a, "y")
-	clk.Add(3 * time.Second)
+	a, _ := startRun(t, f, 3*time.Second)
 	var evs []Event
 	n := len(f.plan.Calls)
 	for i := range n {
@@ -65,10 +70,7 @@ func failedRun(t testing.TB) *App {
 // failed the same way: 19 were waiting to retry and one was in flight.
 func systematicStop(t testing.TB) *App {
 	f := newFixture(t, 30)
-	clk := &clock{t: t0}
-	a := f.app(t, clk, noStart)
-	press(a, "y")
-	clk.Add(5 * time.Second)
+	a, clk := startRun(t, f, 5*time.Second)
 	var evs []Event
 	for i := range 20 {
 		key := f.plan.Calls[i].Key
