@@ -108,6 +108,9 @@ type RuleDoc struct {
 	// Truncated counts answers cut off by the token limit or empty:
 	// neither passes nor failures, not asked again.
 	Truncated int `json:"truncated"`
+	// Controls counts answers whose text held terminal control sequences,
+	// removed wherever they are shown (the predicate graded them as sent).
+	Controls int `json:"controls"`
 	// Change describes a rewording or an addition (Variant names it), whose
 	// side of every arm is under "deleted"; absent for a deletion.
 	Change *VariantDoc `json:"change,omitempty"`
@@ -617,6 +620,7 @@ func Build(res *evidence.Results, spend audit.Spend, simulated bool) Doc {
 			Errors: rr.Errors, Pending: rr.Pending, Unneeded: rr.Unneeded, Truncated: rr.Truncated, Change: variantDoc(rr),
 			Regression: regressionDocs(rr), RegressionBroken: rr.RegressionBroken(),
 			Look: lookDoc(rr.Verdict), Provisional: rr.Verdict.NotYet,
+			Controls: rr.Controls,
 		}
 		// An arm appears when it has cases the predicate grades: an arm of
 		// no case, or of a rule with no predicate, has no rate to report

@@ -162,6 +162,7 @@ func WriteVerdictQuality(w io.Writer, res *evidence.Results, r labels.SetReport)
 			name += ", " + model.Sanitize(rr.ModelName)
 		}
 		fmt.Fprintf(&b, "  %s: recall %s; specificity %s; %d blind labels\n", name, RecallLine(q), q.Specificity, q.Labels)
+		b.WriteString(judgeRecallLines(rr, "    "))
 		if next := NextLabels(rr.Verdict); next != "" {
 			fmt.Fprintf(&b, "    %s\n", next)
 		}

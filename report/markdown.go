@@ -111,6 +111,9 @@ func writeMarkdownRule(b *strings.Builder, rr *evidence.RuleResult, multiModel b
 	if rr.Truncated > 0 {
 		fmt.Fprintf(b, "- **truncated:** %d answers; %s\n", rr.Truncated, TruncatedAdvice)
 	}
+	if line := ControlsLine(rr); line != "" {
+		fmt.Fprintf(b, "- **control sequences:** %s\n", mdEscape(line))
+	}
 	if label := neededLabel(rr.Verdict); label != "" {
 		fmt.Fprintf(b, "- %s: %s\n", label, mdEscape(rr.Verdict.Needed))
 	}

@@ -155,7 +155,29 @@ func ruleText(rr *evidence.RuleResult, multiModel bool) string {
 	if rr.Truncated > 0 {
 		fmt.Fprintf(&b, "  truncated: %s\n", TruncatedAdvice)
 	}
+	if line := ControlsLine(rr); line != "" {
+		fmt.Fprintf(&b, "  control sequences: %s\n", line)
+	}
 	return b.String()
+}
+
+// ControlsLine says how many of a rule's answers held terminal control
+// sequences (a hyperlink, a window title, a clipboard write), which every
+// screen and report removes before showing them, and where to see them;
+// "" when none did. The predicate graded the text as the model sent it.
+func ControlsLine(rr *evidence.RuleResult) string {
+	if rr.Controls == 0 {
+		return ""
+	}
+	return ControlsCount(rr.Controls) + "; auditor open marks " + plural(rr.Controls, "it", "them") +
+		", and x on a sample shows " + plural(rr.Controls, "its", "their") + " sequences escaped"
+}
+
+// ControlsCount is the first part of ControlsLine: how many answers held
+// control sequences, removed where they are shown.
+func ControlsCount(n int) string {
+	return fmt.Sprintf("%d %s held terminal control sequences (links, titles, clipboard writes), removed wherever %s shown",
+		n, plural(n, "answer", "answers"), plural(n, "it is", "they are"))
 }
 
 // TruncatedAdvice says what to do about answers cut off by the token limit
@@ -470,6 +492,19 @@ func AdjudicationsLine(rr *evidence.RuleResult) string {
 	return line
 }
 
+// judgeRecallLines gives each judge's recall against the blind labels (as
+// the verdict uses them), a line each; a judge with no labelled answer is
+// left out, as the predicate's line already says nothing is labelled.
+func judgeRecallLines(rr *evidence.RuleResult, indent string) string {
+	var b strings.Builder
+	for _, q := range rr.Judges {
+		if q.Labels > 0 {
+			fmt.Fprintf(&b, "%s%s recall: %s\n", indent, model.Sanitize(q.Grader), RecallLine(q))
+		}
+	}
+	return b.String()
+}
+
 // graderLines describes the judges: their recall against the labels, how
 // every pair of graders agrees, the review queue's length, and which grader
 // the labels support.
@@ -478,12 +513,7 @@ func graderLines(rr *evidence.RuleResult, indent string) string {
 		return ""
 	}
 	var b strings.Builder
-	for _, q := range rr.Judges {
-		if q.Labels == 0 {
-			continue // the predicate's line already says nothing is labelled
-		}
-		fmt.Fprintf(&b, "%s%s recall: %s\n", indent, q.Grader, RecallLine(q))
-	}
+	b.WriteString(judgeRecallLines(rr, indent))
 	for _, pa := range rr.Agreement {
 		fmt.Fprintf(&b, "%s%s\n", indent, AgreementLine(pa))
 	}

@@ -59,14 +59,7 @@ func TestJSONReport_STATSVectors(t *testing.T) {
 			t.Fatal(err)
 		}
 	}
-	tally, err := evidence.NewTally(p, grade.NewPredicates(a), src)
-	if err != nil {
-		t.Fatal(err)
-	}
-	res, err := tally.Results()
-	if err != nil {
-		t.Fatal(err)
-	}
+	res := resultsOf(t, a, p, src)
 	var buf bytes.Buffer
 	if err := WriteJSON(&buf, Build(res, audit.Spend{}, true)); err != nil {
 		t.Fatal(err)
@@ -165,14 +158,7 @@ func TestReports_DeleteShowsItsGrader(t *testing.T) {
 			t.Fatal(err)
 		}
 	}
-	tally, err := evidence.NewTally(p, grade.NewPredicates(a), src)
-	if err != nil {
-		t.Fatal(err)
-	}
-	res, err := tally.Results()
-	if err != nil {
-		t.Fatal(err)
-	}
+	res := resultsOf(t, a, p, src)
 	v := res.Rules[0].Verdict
 	if v.Decision != model.DecisionDelete {
 		t.Fatalf("%s: %s (%s)", v.Decision, v.Reason, v.Bound)
@@ -218,4 +204,19 @@ func TestReports_DeleteShowsItsGrader(t *testing.T) {
 			t.Errorf("%s = %.4f, want %.4f", name, got[0], got[1])
 		}
 	}
+}
+
+// resultsOf is the results of what src stores for the plan p of audit a,
+// graded by a's predicates.
+func resultsOf(t *testing.T, a *audit.Audit, p *audit.Plan, src audit.Reader) *evidence.Results {
+	t.Helper()
+	tally, err := evidence.NewTally(p, grade.NewPredicates(a), src)
+	if err != nil {
+		t.Fatal(err)
+	}
+	res, err := tally.Results()
+	if err != nil {
+		t.Fatal(err)
+	}
+	return res
 }

@@ -31,19 +31,28 @@ import (
 // (format 2 on) CacheWriteTokens as a signed varint, and last Error, to the
 // end of the value. The key is not repeated: the bucket key is
 // authoritative. Format 1 records, written before cache writes were kept,
-// are read with CacheWriteTokens 0.
-const recordFormat byte = 2
+// are read with CacheWriteTokens 0. Format 3 is format 2 with the
+// recordControls flag kept: in older records it is never set, and their
+// texts are read to know (ControlKeysUsing).
+const recordFormat byte = 3
 
-// recordFormatV1 is the format without CacheWriteTokens.
-const recordFormatV1 byte = 1
+// recordFormatV2 is the format without the recordControls flag;
+// recordFormatV1 the format without CacheWriteTokens either.
+const (
+	recordFormatV2 byte = 2
+	recordFormatV1 byte = 1
+)
 
 // knownFormat reports whether b is a record format this version reads.
-func knownFormat(b byte) bool { return b == recordFormat || b == recordFormatV1 }
+func knownFormat(b byte) bool { return b >= recordFormatV1 && b <= recordFormat }
 
 // The flags of a record.
 const (
 	recordOK      byte = 1 << 0 // an answered response (model.Response.OK)
 	recordBatched byte = 1 << 1 // answered through a batch API (model.Response.Batched)
+	// recordControls marks a text holding control sequences Sanitize
+	// removes when it is shown (model.Controls above 0); format 3 on.
+	recordControls byte = 1 << 2
 )
 
 // textFillPercent fills text pages completely: texts are only appended.
@@ -235,25 +244,71 @@ func (s *Store) SettledErrors() (map[string]model.ErrorKind, error) {
 // in StatusUsing.
 func (s *Store) SettledErrorsUsing(key func(k []byte) string) (map[string]model.ErrorKind, error) {
 	m := map[string]model.ErrorKind{}
-	err := s.view(func(tx *bolt.Tx) error {
+	buf := new([hexKeyLen]byte)
+	err := s.eachRecord(func(_ *bolt.Tx, k, v []byte) error {
+		if len(v) >= 2 && v[1]&recordOK != 0 {
+			return nil
+		}
+		r, _, err := s.decodeRecord(k, v, nil)
+		if err != nil {
+			return err
+		}
+		if r.ErrorKind.Settled() {
+			m[keyUsing(k, key, buf)] = r.ErrorKind
+		}
+		return nil
+	})
+	if err != nil {
+		return nil, err
+	}
+	return m, nil
+}
+
+// eachRecord calls fn with every response record, in one read
+// transaction; k and v are valid only during the call.
+func (s *Store) eachRecord(fn func(tx *bolt.Tx, k, v []byte) error) error {
+	return s.view(func(tx *bolt.Tx) error {
 		b := tx.Bucket(bucketResponses)
 		if b == nil {
 			return nil
 		}
-		buf := new([hexKeyLen]byte)
-		return b.ForEach(func(k, v []byte) error {
-			if len(v) >= 2 && v[1]&recordOK != 0 {
-				return nil
-			}
-			r, _, err := s.decodeRecord(k, v, nil)
-			if err != nil {
-				return err
-			}
-			if r.ErrorKind.Settled() {
-				m[keyUsing(k, key, buf)] = r.ErrorKind
+		return b.ForEach(func(k, v []byte) error { return fn(tx, k, v) })
+	})
+}
+
+// ControlKeysUsing returns the keys (made by key, as in StatusUsing) of the
+// stored answers whose text holds control sequences: what model.Sanitize
+// removes when the answer is shown (model.Controls above 0). It reads the
+// records' flags, and the texts only of answers stored before the flag was
+// kept (record format 2 and older).
+func (s *Store) ControlKeysUsing(key func(k []byte) string) (map[string]bool, error) {
+	m := map[string]bool{}
+	buf := new([hexKeyLen]byte)
+	err := s.eachRecord(func(tx *bolt.Tx, k, v []byte) error {
+		if len(v) < 2 || !knownFormat(v[0]) {
+			return s.corrupt("response", k, errBadRecord)
+		}
+		switch {
+		case v[1]&recordOK == 0:
+			return nil
+		case v[0] >= recordFormat:
+			if v[1]&recordControls != 0 {
+				m[keyUsing(k, key, buf)] = true
 			}
 			return nil
-		})
+		}
+		_, id, err := s.decodeRecord(k, v, nil)
+		if err != nil {
+			return err
+		}
+		text, err := s.textOf(tx, k, id)
+		if err != nil {
+			return err
+		}
+		if model.Controls(string(text)) > 0 {
+			m[keyUsing(k, key, buf)] = true
+		}
+		return nil
 	})
 	if err != nil {
 		return nil, err
@@ -315,6 +370,9 @@ func encodeRecord(r *model.Response, textID uint64) []byte {
 	if r.Batched {
 		b[1] |= recordBatched
 	}
+	if model.Controls(r.Text) > 0 {
+		b[1] |= recordControls
+	}
 	b = binary.AppendUvarint(b, textID)
 	b = appendString(b, r.Model)
 	b = appendString(b, r.FinishReason)
@@ -358,7 +416,7 @@ func (s *Store) decodeRecord(k, v []byte, in interner) (model.Response, uint64, 
 	r.LatencyMS, r.Attempts = nums[3], int(nums[4])
 	sec, nsec, offset := d.varint(), d.uvarint(), d.varint()
 	r.ErrorKind = model.ErrorKind(in.get(d.bytes()))
-	if v[0] >= recordFormat {
+	if v[0] >= recordFormatV2 {
 		r.CacheWriteTokens = int(d.varint())
 	}
 	r.Batched = v[1]&recordBatched != 0

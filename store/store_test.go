@@ -754,6 +754,44 @@ func TestStore_ReadsFormat1(t *testing.T) {
 	}
 }
 
+// ControlKeysUsing names the answers whose text holds control sequences,
+// from the record's flag, and from the text for a record written before
+// the flag was kept (format 2).
+func TestStore_ControlKeys(t *testing.T) {
+	t.Parallel()
+	s, _ := mustOpen(t)
+	linked := testResponse(1, true)
+	linked.Text = "click here\x1b]8;;\x1b\\Could"
+	old := testResponse(2, true)
+	old.Text = "title\x1b]0;pwned\x07"
+	crlf := testResponse(3, true)
+	crlf.Text = "plain\r\nlines"
+	putAll(t, s, linked, old, crlf, testResponse(4, true), testResponse(5, false))
+	// Rewrite old's record as format 2: no flag.
+	err := s.update(func(tx *bolt.Tx) error {
+		b := tx.Bucket(bucketResponses)
+		v := bytes.Clone(b.Get(dbKey(old.Key)))
+		if v[1]&recordControls == 0 {
+			t.Error("a text with control sequences stored without the flag")
+		}
+		v[0], v[1] = recordFormatV2, v[1]&^recordControls
+		return b.Put(dbKey(old.Key), v)
+	})
+	if err != nil {
+		t.Fatal(err)
+	}
+	got, err := s.ControlKeysUsing(nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if len(got) != 2 || !got[linked.Key] || !got[old.Key] {
+		t.Errorf("ControlKeysUsing = %v, want %s and %s", got, linked.Key, old.Key)
+	}
+	if r, err := s.Response(old.Key); err != nil || r.Text != old.Text {
+		t.Errorf("format 2 record read as %+v, %v", r, err)
+	}
+}
+
 // Truncated and empty answers are settled: SettledErrors names them, and
 // not the calls that failed another way or answered.
 func TestStore_SettledErrors(t *testing.T) {

@@ -72,6 +72,19 @@ type Options struct {
 	// so it must be safe to call while a run writes. Nil: the report says
 	// spend is not available.
 	Spend func() (audit.Spend, error)
+
+	// NotApproved lists the [exec] graders the session did not start
+	// because the user has not approved their commands: the plan and the
+	// grid say so, and how to approve them.
+	NotApproved []ExecNote
+}
+
+// ExecNote is an [exec] grader left unstarted, not approved: the answers
+// of its lines are shown ungraded.
+type ExecNote struct {
+	Command string // the command and its folder, as audit.ExecCommand prints it
+	Lines   []int  // the audited lines whose predicate runs it
+	Approve string // the command line that approves it
 }
 
 // defaultWindow is the coalescing window: at most 28 batches a second,
@@ -161,6 +174,7 @@ func New(opts Options) (*App, error) {
 		styles: NewStyles(!opts.Light), keys: keys, now: clock(),
 		simulated: opts.Simulated, budget: opts.Budget,
 		canRun: opts.Start != nil && opts.Calls > 0, openOnly: opts.Start == nil,
+		notApproved: opts.NotApproved,
 	}
 	c.pt = newPaints(c.styles)
 	c.setResults(res)

@@ -57,7 +57,7 @@ func (v *cellView) sampleMatches(i int) bool {
 		return true
 	}
 	word, rest, _ := v.result(i)
-	return v.filter.matches(fmt.Sprint(i+1), word, rest)
+	return v.filter.matches(fmt.Sprint(i+1), word, rest, v.controlsBadge(i))
 }
 
 // follow puts the cursor on sample i (coming back from the sample view),
@@ -223,11 +223,27 @@ func (v *cellView) sampleLine(i int, sel bool) string {
 	st := v.c.styles
 	word, rest, style := v.result(i)
 	num := fmt.Sprintf("%6d  ", i+1)
+	badge := v.controlsBadge(i)
 	if sel {
 		// The same columns as the other rows: the cursor moves no text.
-		return st.Selected.Render(fit("› "+num+fit(word, 13)+" "+rest, v.c.width))
+		if badge != "" {
+			badge += " "
+		}
+		return st.Selected.Render(fit("› "+num+fit(word, 13)+" "+badge+rest, v.c.width))
 	}
-	return "  " + num + style.Render(fit(word, 13)) + " " + rest
+	if badge != "" {
+		badge = st.Warn.Render(badge) + " "
+	}
+	return "  " + num + style.Render(fit(word, 13)) + " " + badge + rest
+}
+
+// controlsBadge marks sample i when its answer held control sequences,
+// removed when it is shown; "" otherwise.
+func (v *cellView) controlsBadge(i int) string {
+	if !v.c.tally.Controlled(v.c.plan.Cells[v.cells[i]].Key) {
+		return ""
+	}
+	return warnMark + " control sequences removed"
 }
 
 // result is sample i's result in words, the reason beside it and the

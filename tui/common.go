@@ -1,6 +1,8 @@
 package tui
 
 import (
+	"fmt"
+	"slices"
 	"strconv"
 	"strings"
 	"time"
@@ -40,6 +42,8 @@ type Common struct {
 	budget    float64
 	canRun    bool // there is a run to start from the plan screen
 	openOnly  bool // no run at all: stored results only (auditor open)
+
+	notApproved []ExecNote // [exec] graders not started: their answers are ungraded
 
 	samples map[cellRef][]int // plan cell indices of each grid cell, by sample; built on first use
 }
@@ -201,4 +205,33 @@ func countdown(now, t time.Time) string {
 		return (time.Duration(secs) * time.Second).Round(time.Minute).String()
 	}
 	return strconv.Itoa(secs) + "s"
+}
+
+// warnMark starts what a reviewer must not miss (answers cleaned of
+// control sequences, graders not started), so it reads without colour.
+const warnMark = "⚠"
+
+// execNotes says which [exec] graders were not started, each in two
+// sentences wrapped to w, for the audited line (0: every line): what was
+// not started, and how to approve it.
+func (c *Common) execNotes(line, w int) []string {
+	var out []string
+	for _, n := range c.notApproved {
+		if line != 0 && !slices.Contains(n.Lines, line) {
+			continue
+		}
+		lines := make([]string, len(n.Lines))
+		for i, l := range n.Lines {
+			lines[i] = fmt.Sprintf("L%d", l)
+		}
+		what := fmt.Sprintf("%s [exec] grader not approved, not started: %s; the answers of %s are shown ungraded.",
+			warnMark, oneLine(n.Command), strings.Join(lines, ", "))
+		for _, l := range wrapWords(what, w) {
+			out = append(out, c.styles.Warn.Render(l))
+		}
+		for _, l := range wrapWords("To approve it, read it, then: "+oneLine(n.Approve), w) {
+			out = append(out, l)
+		}
+	}
+	return out
 }

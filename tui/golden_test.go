@@ -29,10 +29,7 @@ func (f *fixture) callOf(t testing.TB, rule, kase int, deleted bool, sample int)
 // one call failed for good, calls in flight and one waiting to retry.
 func midRun(t testing.TB) *App {
 	f := newFixture(t, 30)
-	clk := &clock{t: t0}
-	a := f.app(t, clk, noStart)
-	press(a, "y")
-	clk.Add(12 * time.Second)
+	a, clk := startRun(t, f, 12*time.Second)
 	var evs []Event
 	for i := 0; i < 9*80; i++ {
 		evs = append(evs, Event{Runner: runner.Started{Index: i, Key: f.plan.Calls[i].Key, Attempt: 1}})

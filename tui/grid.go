@@ -359,7 +359,7 @@ func (g *gridView) layout() {
 	for _, t := range g.verdictText() {
 		add(t)
 	}
-	g.verdict = g.verdictLines()
+	g.verdict = append(g.verdictLines(), c.execNotes(rule.Line, max(c.width, minWidth))...)
 	g.row = min(g.row, max(len(g.rows)-1, 0))
 	g.top = min(g.top, g.maxTop())
 }

@@ -157,6 +157,23 @@ func (m *memSource) ForEachResponseMeta(fn func(model.Response) error) error {
 	return nil
 }
 
+// ControlKeysUsing makes memSource an evidence.ControlsReader.
+func (m *memSource) ControlKeysUsing(key func([]byte) string) (map[string]bool, error) {
+	m.mu.Lock()
+	defer m.mu.Unlock()
+	m.reads++
+	out := map[string]bool{}
+	for k, r := range m.resps {
+		if r.OK() && model.Controls(r.Text) > 0 {
+			if key != nil {
+				k = key([]byte(k))
+			}
+			out[k] = true
+		}
+	}
+	return out, nil
+}
+
 func (m *memSource) LabelSets() ([]string, error) { return nil, nil }
 func (m *memSource) LabelSet(name string) ([]string, map[string]string, error) {
 	return nil, nil, fmt.Errorf("label set %s: %w", name, store.ErrNotFound)

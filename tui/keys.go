@@ -10,7 +10,7 @@ type KeyMap struct {
 	Plan    PlanKeys
 	Grid    GridKeys
 	Cell    ListKeys
-	Sample  PagerKeys
+	Sample  SampleKeys
 	Prompt  PagerKeys
 	Report  PagerKeys // Next and Prev jump between rules
 	Confirm ConfirmKeys
@@ -74,6 +74,13 @@ type PagerKeys struct {
 // scrollKeys are the pager's scrolling keys.
 func (k PagerKeys) scrollKeys() ScrollKeys {
 	return ScrollKeys{Up: k.Up, Down: k.Down, PageUp: k.PageUp, PageDown: k.PageDown, Top: k.Top, Bottom: k.Bottom}
+}
+
+// SampleKeys scroll one sample and step between samples; Escaped shows
+// the answer with its control sequences escaped instead of removed.
+type SampleKeys struct {
+	PagerKeys
+	Escaped key.Binding
 }
 
 // ConfirmKeys answer a yes/no question.
@@ -143,7 +150,7 @@ func DefaultKeyMap() KeyMap {
 			Open:   b(k("enter"), "enter", "open sample"),
 			Filter: b(k("/"), "/", "filter samples"),
 		},
-		Sample: pager,
+		Sample: SampleKeys{PagerKeys: pager, Escaped: b(k("x"), "x", "escaped/cleaned")},
 		Prompt: prompt,
 		Report: rep,
 		Confirm: ConfirmKeys{

@@ -143,6 +143,40 @@ func (v *labelView) revealed() bool {
 	return ok
 }
 
+// closed reports whether the answer at position i is closed to blind
+// labels: this labeller labelled it, saw its graders, and took the label
+// back. It has no blind label of theirs, so it is in no recall, and a new
+// label would not be blind.
+func (v *labelView) closed(i int) bool {
+	if i < 0 || i >= len(v.items) {
+		return false
+	}
+	k := v.items[i].Key
+	_, labelled := v.mine()[k]
+	return !labelled && v.c.tally.LabelBook().Gave(k, v.d.who, model.LabelBlind)
+}
+
+// progress counts the set's answers this labeller has labelled and those
+// closed to blind labels (see closed), of total.
+func (v *labelView) progress() (done, closed, total int) {
+	done, total = v.set.Progress(v.mine())
+	for i := range v.items {
+		if v.closed(i) {
+			closed++
+		}
+	}
+	return done, closed, total
+}
+
+// finished says that no answer of the set is left open to a blind label.
+func (v *labelView) finished() string {
+	done, closed, total := v.progress()
+	if closed == 0 {
+		return fmt.Sprintf("All %d answers of the set are labelled: r shows the results.", total)
+	}
+	return fmt.Sprintf("%d of %d labelled, %d closed to blind labels (undone): r shows the results.", done, total, closed)
+}
+
 // load starts reading the current answer's response.
 func (v *labelView) load() tea.Cmd {
 	v.vp.GotoTop()
@@ -248,10 +282,10 @@ func (v *labelView) Update(msg tea.Msg) tea.Cmd {
 	case key.Matches(km, k.Next):
 		return v.moveTo(v.index + 1)
 	case key.Matches(km, k.FirstUnlabelled):
-		if i := v.set.NextUnlabelled(v.mine()); i >= 0 {
+		if i := v.firstOpen(); i >= 0 {
 			return v.moveTo(i)
 		}
-		return say("Every answer of the set is labelled.")
+		return say(v.finished())
 	case key.Matches(km, k.Results):
 		v.showResults = true
 		return v.results.open()
@@ -309,9 +343,11 @@ func (v *labelView) labelCurrent(violation bool) tea.Cmd {
 	if !ok {
 		return nil
 	}
-	if v.c.tally.LabelBook().Gave(it.Key, v.d.who, model.LabelBlind) {
-		return sayErr("Already labelled: a new label would not be blind (you saw its graders), so it is not taken. " +
-			"u right after a mistake takes the label back; the answer then leaves the blind sample.")
+	switch {
+	case v.closed(v.index):
+		return sayErr("Closed to blind labels: you saw its graders, so a new label is not taken.")
+	case v.c.tally.LabelBook().Gave(it.Key, v.d.who, model.LabelBlind):
+		return sayErr("Labelled: a new one would not be blind (you saw its graders). u takes it back.")
 	}
 	cmd := v.decide(it.Key, v.index, v.currentLabel(), violation)
 	v.refresh()
@@ -376,7 +412,7 @@ func (v *labelView) saved(msg labelSavedMsg) tea.Cmd {
 	next := v.nextUnlabelled()
 	if next < 0 {
 		v.refresh()
-		return say(fmt.Sprintf("All %d answers of the set are labelled: r shows the results.", len(v.items)))
+		return say(v.finished())
 	}
 	return v.moveTo(next)
 }

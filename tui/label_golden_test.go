@@ -8,7 +8,7 @@ import (
 	"github.com/charmbracelet/x/exp/golden"
 )
 
-// TestGolden_Labelling pins the label screen (blind, then revealed), its
+// TestGolden_Labelling pins the label screen (blind, revealed, closed), its
 // results and the review screen, at two sizes. Regenerate with
 // go test ./tui -run TestGolden_Labelling -update and review the diff.
 func TestGolden_Labelling(t *testing.T) {
@@ -23,6 +23,11 @@ func TestGolden_Labelling(t *testing.T) {
 		{"label_revealed", func(t testing.TB) *App {
 			w := newLabelWorld(t, newFixture(t, 2), 0, 12, ScreenLabel)
 			w.press("v", "n", "g", "o", "o", "d", "enter", "o", "left")
+			return w.a
+		}},
+		{"label_closed", func(t testing.TB) *App {
+			w := newLabelWorld(t, newFixture(t, 2), 0, 12, ScreenLabel)
+			w.press("v", "u") // labelled, then taken back: closed
 			return w.a
 		}},
 		{"label_results", func(t testing.TB) *App {

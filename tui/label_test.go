@@ -468,3 +468,51 @@ func TestVerdictWord(t *testing.T) {
 		}
 	}
 }
+
+// TestLabel_UndoneIsClosed: an answer whose label was taken back says at
+// once that it is closed to blind labels and counted apart, refuses a new
+// label in a message that fits 80 columns, and the counts agree when the
+// rest of the set is labelled.
+func TestLabel_UndoneIsClosed(t *testing.T) {
+	t.Parallel()
+	w := newLabelWorld(t, newFixture(t, 2), 0, 4, ScreenLabel)
+	a := w.a
+	start := a.label.index
+	w.press("o", "u")
+	if a.label.index != start {
+		t.Fatalf("undo went to %d, want %d", a.label.index, start)
+	}
+	s := plain(a)
+	for _, gone := range []string{"BLIND", "Not labelled yet"} {
+		if strings.Contains(s, gone) {
+			t.Errorf("the undone answer shows %q:\n%s", gone, s)
+		}
+	}
+	contains(t, s, "0/4 labelled, 1 closed")
+	contains(t, s, "Closed to blind labels: you labelled it and saw its graders, then undid it.")
+	contains(t, s, "Counted apart: in no recall or verdict.")
+	for _, k := range []string{"v", "o"} {
+		w.press(k)
+		if !a.statusErr || !strings.Contains(a.status, "Closed to blind labels") {
+			t.Fatalf("%s on a closed answer: status %q", k, a.status)
+		}
+		if n := textWidth(a.status); n > 80 {
+			t.Errorf("the refusal is %d columns: %q", n, a.status)
+		}
+	}
+	if n, _ := w.src.writes(); n != 2 {
+		t.Fatalf("%d writes, want the label and its undo", n)
+	}
+	// The others, then the end: every count says the same.
+	w.press("right", "o", "o", "o") // each label moves on to the next open answer
+	s = plain(a)
+	contains(t, s, "3/4 labelled, 1 closed")
+	contains(t, s, "3 of 4 labelled, 1 closed to blind labels (undone): r shows the results.")
+	if strings.Contains(s, "All 4 answers") {
+		t.Errorf("the end says every answer is labelled:\n%s", s)
+	}
+	w.press("g")
+	if a.label.closed(a.label.index) {
+		t.Error("g went to the closed answer")
+	}
+}

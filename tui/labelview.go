@@ -23,39 +23,30 @@ func (v *labelView) View() string {
 	}
 	head := v.head()
 	foot := v.foot()
-	h := max(v.c.bodyH-len(head)-len(foot), 1)
-	v.vp.SetHeight(h)
-	lines := append(head, v.vp.View())
-	if h > 2 && v.vp.TotalLineCount() > h {
-		// Taller than its window: a line under it says whether more
-		// follows, in words, so it reads without colour.
-		v.vp.SetHeight(h - 1)
-		mark := ""
-		if !v.vp.AtBottom() {
-			mark = continuesBelow
-		}
-		lines = append(head, v.vp.View(), mark)
-	}
+	lines := append(head, markedView(&v.vp, v.c.bodyH-len(head)-len(foot))...)
 	return strings.Join(append(lines, foot...), "\n")
 }
-
-// continuesBelow marks an answer taller than its window, scrolled above
-// its end.
-const continuesBelow = "  ▼ continues below (↓ or pgdn scrolls)"
 
 // head is the title line and what the answer is about.
 func (v *labelView) head() []string {
 	c, st := v.c, v.c.styles
-	done, total := v.set.Progress(v.mine())
+	done, closed, total := v.progress()
 	who := v.d.who
 	if who == "" {
 		who = "unnamed"
 	}
-	title := st.Title.Render("Label") + fmt.Sprintf(" %d/%d labelled · answer %d of %d · set %s · labeller %s",
-		done, total, v.index+1, len(v.items), oneLine(v.set.Name), oneLine(who))
+	count := fmt.Sprintf("%d/%d labelled", done, total)
+	if closed > 0 {
+		count += fmt.Sprintf(", %d closed", closed)
+	}
+	title := st.Title.Render("Label") + fmt.Sprintf(" %s · answer %d of %d · set %s · labeller %s",
+		count, v.index+1, len(v.items), oneLine(v.set.Name), oneLine(who))
 	state := st.Badge.Render(" BLIND ")
-	if v.revealed() {
+	switch {
+	case v.revealed():
 		state = st.Muted.Render("labelled")
+	case v.closed(v.index):
+		state = st.Warn.Render("closed")
 	}
 	if v.d.busy() {
 		state = st.InFlight.Render("saving…")
@@ -66,6 +57,8 @@ func (v *labelView) head() []string {
 		about = st.Header.Render(string(it.Case.Kind)) + " · " + oneLine(it.Case.ID) +
 			st.Muted.Render(fmt.Sprintf(" · line %d: ", it.Rule.Line)) + oneLine(it.Rule.Text)
 	}
+	// The state is cut last: it says whether the answer may be labelled.
+	title = clip(title, c.width-textWidth(state)-1)
 	return []string{fit(spread(title, state, c.width), c.width), clip(about, c.width)}
 }
 
@@ -86,6 +79,11 @@ func (v *labelView) foot() []string {
 	var out []string
 	if l, ok := v.label(v.index); ok {
 		out = append(out, v.reveal(it, l)...)
+	} else if v.closed(v.index) {
+		// Its graders were shown when it was labelled: the label taken
+		// back, it can have no blind one.
+		out = append(out, st.Warn.Render(clip("Closed to blind labels: you labelled it and saw its graders, then undid it.", c.width)),
+			st.Muted.Render(clip("Counted apart: in no recall or verdict. → moves on, g the next open answer.", c.width)))
 	} else {
 		hint := "Not labelled yet: v violation · o ok · s skip · n note. Verdicts show after."
 		if kind == model.Control {
@@ -234,13 +232,15 @@ func (v *labelView) refresh() {
 			span = g.Span
 		}
 	}
-	v.vp.SetContentLines(answerLines(v.c, it.Case, &v.loader, span))
+	v.vp.SetContentLines(answerLines(v.c, it.Case, &v.loader, span, false))
 	v.vp.SetYOffset(off)
 }
 
 // answerLines renders a case's message and knowledge base and a response,
-// sanitised and wrapped, with span highlighted (an empty span: none).
-func answerLines(c *Common, cs *model.Case, l *responseLoader, span model.Span) []string {
+// sanitised and wrapped, with span highlighted (an empty span: none);
+// escaped shows the response's control sequences escaped (model.Escape)
+// instead of removed.
+func answerLines(c *Common, cs *model.Case, l *responseLoader, span model.Span, escaped bool) []string {
 	st := c.styles
 	w := max(c.width-2, 10)
 	var out []string
@@ -297,6 +297,8 @@ func answerLines(c *Common, cs *model.Case, l *responseLoader, span model.Span) 
 		for _, l := range wrapText(strings.TrimSpace(resp.Error), w) {
 			add("  " + l)
 		}
+	case escaped:
+		out = append(out, escapeSpan(resp.Text, span).render(w, "  ", st.Span)...)
 	default:
 		out = append(out, sanitizeSpan(resp.Text, span).render(w, "  ", st.Span)...)
 	}

@@ -138,9 +138,23 @@ func (l *live) apply(p *audit.Plan, tally *evidence.Tally, events []Event, now t
 		case runner.Stopped:
 			s := ev
 			l.stopped = &s
+			if s.Reason != runner.Completed {
+				l.idle() // stopped short: no call waiting will be made
+			}
 		}
 	}
 	return graded
+}
+
+// idle forgets every call in flight or waiting to retry, in the header's
+// counts and in the grid's cells: once the run has stopped, none of them
+// will be made. A late event about one of them changes nothing.
+func (l *live) idle() {
+	clear(l.inFlight)
+	clear(l.retrying)
+	for _, c := range l.cells {
+		c.inFlight, c.retrying = 0, nil
+	}
 }
 
 // phaseEvent starts a new phase of a run (judging after answering).

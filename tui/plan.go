@@ -138,6 +138,9 @@ func (p *planView) content() string {
 	fmt.Fprintf(&b, "%s %s\n", st.Title.Render("Plan"), oneLine(a.File.Name))
 	fmt.Fprintf(&b, "prompt %s (%d lines)\n", oneLine(promptName(a)), a.Prompt.Len())
 	b.WriteString(p.action() + "\n\n")
+	if notes := c.execNotes(0, max(c.width, 20)); len(notes) > 0 {
+		b.WriteString(strings.Join(notes, "\n") + "\n\n")
+	}
 
 	w := max(c.width, 20)
 	variants := []string{audit.Baseline}

@@ -117,3 +117,38 @@ func TestPlan_Wording(t *testing.T) {
 		}
 	}
 }
+
+// TestApp_SaysWhichExecGradersWereNotStarted: an [exec] grader left
+// unstarted, not approved, is named on the plan and on its rule in the
+// grid, with the command that approves it; at 80 columns nothing is cut.
+func TestApp_SaysWhichExecGradersWereNotStarted(t *testing.T) {
+	t.Parallel()
+	a := newFixture(t, 2).app(t, &clock{t: t0}, nil, func(o *Options) {
+		o.NotApproved = []ExecNote{{Command: "python3 graders/grade.py (in /home/ana/audits/support)", Lines: []int{23},
+			Approve: "auditor run audits/support/audit.toml --allow-exec"}}
+	})
+	a.Update(tea.WindowSizeMsg{Width: 80, Height: 24})
+	const (
+		what    = "[exec] grader not approved, not started"
+		approve = "auditor run audits/support/audit.toml --allow-exec"
+	)
+	a.screen = screenPlan
+	s := plain(a)
+	contains(t, s, "⚠ "+what)
+	contains(t, s, "python3 graders/grade.py (in")
+	contains(t, s, "the answers of L23 are shown ungraded")
+	contains(t, s, "To approve it, read it, then: "+approve)
+	a.screen = screenGrid
+	s = plain(a)
+	contains(t, s, what)
+	contains(t, s, approve)
+	for _, l := range strings.Split(s, "\n") {
+		if strings.Contains(l, "…") && strings.Contains(l, "grade") {
+			t.Errorf("the note is cut: %q", l)
+		}
+	}
+	press(a, "]") // line 15: its predicate runs no command
+	if s := plain(a); strings.Contains(s, what) {
+		t.Errorf("line 15's grid names a grader it does not run:\n%s", s)
+	}
+}

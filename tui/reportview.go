@@ -316,6 +316,9 @@ func (v *reportView) rule(r *reportWriter, rr *evidence.RuleResult) {
 	if rr.Errors > 0 || rr.Pending > 0 {
 		r.field("not counted", fmt.Sprintf("%d errored, %d pending", rr.Errors, rr.Pending), &st.Muted)
 	}
+	if rr.Controls > 0 {
+		r.field(warnMark+" escapes", report.ControlsCount(rr.Controls)+"; a cell's samples mark them, x on a sample shows them escaped", &st.Warn)
+	}
 	if rr.Lengths != nil {
 		v.lengths(r, rr) // the verdict rests on it
 	}

@@ -447,7 +447,7 @@ func (v *reviewView) handleKey(km tea.KeyPressMsg) tea.Cmd {
 	default:
 		// The window's height as drawn, even before a first View at this
 		// size: the bottom is the last line of the content in it.
-		v.vp.SetHeight(v.bodyHeight())
+		fitWindow(&v.vp, v.bodyHeight())
 		scroll(&v.vp, km, lk.Scroll)
 	}
 	return nil

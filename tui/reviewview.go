@@ -35,8 +35,9 @@ func (v *reviewView) View() string {
 		return strings.Join(append(append(head, ""), wrapWords(v.emptyReason(), max(v.c.width, minWidth))...), "\n")
 	}
 	foot := v.foot()
-	v.vp.SetHeight(max(v.c.bodyH-len(head)-len(foot), 1))
-	return strings.Join(append(append(head, v.vp.View()), foot...), "\n")
+	// The judges' reasoning is at the end: a line says more follows.
+	lines := append(head, markedView(&v.vp, v.c.bodyH-len(head)-len(foot))...)
+	return strings.Join(append(lines, foot...), "\n")
 }
 
 // bodyHeight is the height of the answer's window between head and foot.
@@ -285,7 +286,7 @@ func (v *reviewView) refresh() {
 	if g, ok := c.tally.PredicateGrades(v.rule)[e.key]; ok && !g.Pass {
 		span = g.Span
 	}
-	lines := answerLines(c, cs, &v.loader, span)
+	lines := answerLines(c, cs, &v.loader, span, false)
 	if e.other != "" {
 		lines = append(lines, "", st.Header.Render("THE OTHER MODEL'S ANSWER ("+strings.ToUpper(v.modelName(v.otherModel(e)))+"), FOR COMPARISON"))
 		if r := v.loader.resp(e.other); r != nil {

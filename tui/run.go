@@ -52,6 +52,7 @@ func (a *App) applyBatch(msg batchMsg) tea.Cmd {
 	reload := a.sample.reloadIfAnswered()
 	if msg.closed {
 		l.closed, l.end = true, a.c.now
+		l.idle()   // nothing is in flight or will be retried any more
 		a.cancel() // releases the run's context; the run is over
 		a.setStatus(a.endMessage(), l.failedRun())
 		// Verdicts are no longer provisional, the report no longer says the
@@ -66,6 +67,9 @@ func (a *App) applyBatch(msg batchMsg) tea.Cmd {
 	return tea.Batch(reload, waitBatch(a.feed, a.window))
 }
 
+// endMessage says how the run ended, in the first of its forms that fits
+// the status line; the longest detail (why it stopped, the last error) is
+// on the grid's e.
 func (a *App) endMessage() string {
 	l := a.c.live
 	if l.stopped == nil {
@@ -73,11 +77,18 @@ func (a *App) endMessage() string {
 	}
 	s := l.stopped
 	if s.Reason == runner.Completed && l.allFailed() {
-		return fmt.Sprintf("Run failed: all %d calls failed; last error: %s", l.doneBefore+l.done, oneLine(l.lastErr))
+		n := l.doneBefore + l.done
+		return firstFit(a.c.width,
+			fmt.Sprintf("Run failed: all %d calls failed; last error: %s", n, oneLine(l.lastErr)),
+			fmt.Sprintf("Run failed: all %d calls failed; e (grid) shows the last error.", n),
+			fmt.Sprintf("Run failed: all %d calls failed.", n))
 	}
 	if s.Detail == "" {
 		return fmt.Sprintf("Run %s: %d calls finished, %d failed for good.", s.Reason, l.doneBefore+l.done, l.failedBefore+l.failed)
 	}
-	return fmt.Sprintf("Run stopped (%s): %s. %d not made; the resume command is printed on exit.",
-		s.Reason, oneLine(s.Detail), s.Remaining)
+	return firstFit(a.c.width,
+		fmt.Sprintf("Run stopped (%s): %s. %d not made; the resume command is printed on exit.", s.Reason, oneLine(s.Detail), s.Remaining),
+		fmt.Sprintf("Run stopped (%s): %d calls not made; e (grid) shows why; q prints how to resume.", s.Reason, s.Remaining),
+		fmt.Sprintf("Run stopped (%s): %d not made; e (grid) shows why.", s.Reason, s.Remaining),
+		fmt.Sprintf("Run stopped (%s); e (grid) shows why.", s.Reason))
 }

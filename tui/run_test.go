@@ -13,16 +13,24 @@ import (
 	"github.com/auditor-dev/auditor/runner"
 )
 
+// startRun starts a run on the fixture's app (y on the plan, nothing fed
+// yet) and moves its clock on by d.
+func startRun(t testing.TB, f *fixture, d time.Duration, mods ...func(*Options)) (*App, *clock) {
+	t.Helper()
+	clk := &clock{t: t0}
+	a := f.app(t, clk, noStart, mods...)
+	press(a, "y")
+	clk.Add(d)
+	return a, clk
+}
+
 // resumedRun is a run resumed after an earlier one stored the first 1,200
 // answers for $1.50: this run has answered 300 more, retried calls for
 // three causes and backed off.
 func resumedRun(t testing.TB) *App {
 	f := newFixture(t, 30)
 	f.store(t, 0, 1200)
-	clk := &clock{t: t0}
-	a := f.app(t, clk, noStart, func(o *Options) { o.SpentBefore = 1.5 })
-	press(a, "y")
-	clk.Add(10 * time.Second)
+	a, clk := startRun(t, f, 10*time.Second, func(o *Options) { o.SpentBefore = 1.5 })
 	var evs []Event
 	for i := 1200; i < 1500; i++ {
 		evs = append(evs, Event{Runner: runner.Started{Index: i, Key: f.plan.Calls[i].Key, Attempt: 1}})
@@ -44,10 +52,7 @@ func resumedRun(t testing.TB) *App {
 // reports as completed.
 func failedRun(t testing.TB) *App {
 	f := newFixture(t, 1)
-	clk := &clock{t: t0}
-	a := f.app(t, clk, noStart)
-	press(a, "y")
-	clk.Add(3 * time.Second)
+	a, _ := startRun(t, f, 3*time.Second)
 	var evs []Event
 	n := len(f.plan.Calls)
 	for i := range n {
@@ -59,6 +64,53 @@ func failedRun(t testing.TB) *App {
 		Event{Runner: runner.Stopped{Reason: runner.Completed, Done: n, Failed: n}})
 	a.Update(batchMsg{events: evs, closed: true})
 	return a
+}
+
+// systematicStop is a run the runner stopped after its first 20 calls all
+// failed the same way: 19 were waiting to retry and one was in flight.
+func systematicStop(t testing.TB) *App {
+	f := newFixture(t, 30)
+	a, clk := startRun(t, f, 5*time.Second)
+	var evs []Event
+	for i := range 20 {
+		key := f.plan.Calls[i].Key
+		evs = append(evs, Event{Runner: runner.Started{Index: i, Key: key, Attempt: 1}})
+		if i < 19 {
+			evs = append(evs, Event{Runner: runner.Retrying{Index: i, Key: key, Attempt: 1, Kind: model.ErrTransport,
+				Cause: runner.CauseConnection, Wait: 2 * time.Second, Until: clk.Now().Add(2 * time.Second)}})
+		}
+	}
+	evs = append(evs, Event{Runner: runner.Stopped{Reason: runner.SystematicFailure, Remaining: len(f.plan.Calls),
+		Detail: "gpt-x at http://127.0.0.1:9/v1/: the first 20 calls all failed the same way, and none succeeded: " +
+			"transport: connection refused. Check base_url (host and port) and that the server is running."}})
+	a.Update(batchMsg{events: evs, closed: true})
+	return a
+}
+
+// TestRun_SystematicStopLeavesNothingWaiting: once the runner has stopped,
+// the header counts no call waiting, the cells mark none in flight or
+// retrying, and the status line fits the width and points at the reason.
+func TestRun_SystematicStopLeavesNothingWaiting(t *testing.T) {
+	t.Parallel()
+	a := systematicStop(t)
+	for _, w := range []int{80, 200} {
+		a.Update(tea.WindowSizeMsg{Width: w, Height: 30})
+		s := plain(a)
+		for _, stale := range []string{"waiting", "↻", "»"} {
+			if strings.Contains(s, stale) {
+				t.Errorf("at %d columns the stopped run still shows %q:\n%s", w, stale, s)
+			}
+		}
+		contains(t, s, "systematic failure")
+		// The status was worded for the width the run ended at.
+		a.setStatus(a.endMessage(), true)
+		if n := textWidth(a.status); n > w {
+			t.Errorf("at %d columns the status is %d wide: %q", w, n, a.status)
+		}
+		contains(t, a.status, "e (grid) shows why")
+	}
+	press(a, "e")
+	contains(t, plain(a), "Check base_url (host and port)")
 }
 
 // TestRun_ResumedCountsTheWholeAudit: after a resume the header counts the
@@ -145,6 +197,7 @@ func TestGolden_Run(t *testing.T) {
 	}{
 		{"resumed", resumedRun},
 		{"all_failed", failedRun},
+		{"systematic_stop", systematicStop},
 	}
 	for _, sc := range scenes {
 		for _, sz := range [][2]int{{80, 24}, {200, 50}} {

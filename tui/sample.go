@@ -29,6 +29,9 @@ type sampleView struct {
 
 	loader responseLoader
 	tries  int // reads of the current sample so far
+	// escaped shows the answer's control sequences escaped instead of
+	// removed (x); it stays on from sample to sample of the cell.
+	escaped bool
 }
 
 func newSampleView(c *Common, src ResponseSource) *sampleView {
@@ -50,7 +53,7 @@ func (v *sampleView) resize() {
 
 // open shows sample i of a grid cell and returns the command that loads it.
 func (v *sampleView) open(ref cellRef, cells []int, i int) tea.Cmd {
-	v.ref, v.cells, v.index = ref, cells, i
+	v.ref, v.cells, v.index, v.escaped = ref, cells, i, false
 	return v.load()
 }
 
@@ -140,6 +143,10 @@ func (v *sampleView) Update(msg tea.Msg) tea.Cmd {
 		case key.Matches(msg, k.Bottom):
 			v.vp.GotoBottom()
 			return nil
+		case key.Matches(msg, k.Escaped):
+			v.escaped = !v.escaped
+			v.refresh()
+			return nil
 		}
 	}
 	var cmd tea.Cmd
@@ -154,7 +161,7 @@ func (v *sampleView) helpKeys() helpKeys {
 	short := []key.Binding{k.Sample.Down, k.Sample.PageDown, k.Sample.Next, k.Sample.Prev, k.Global.Back}
 	return helpKeys{short: short, full: [][]key.Binding{
 		{k.Sample.Up, k.Sample.Down, k.Sample.PageUp, k.Sample.PageDown, k.Sample.Top, k.Sample.Bottom},
-		{k.Sample.Next, k.Sample.Prev},
+		{k.Sample.Next, k.Sample.Prev, k.Sample.Escaped},
 	}}
 }
 
@@ -193,6 +200,9 @@ func (v *sampleView) content() []string {
 	if c.simulated {
 		add(st.Badge.Render(" SIMULATED ") + st.Muted.Render(" this answer comes from the built-in simulated model"))
 	}
+	if l := v.controlsLine(); l != "" {
+		add(clip(l, c.width))
+	}
 	add("")
 	word, rest := v.gradeLine(state, g, until)
 	for i, l := range wrapWords(rest, max(w-lipgloss.Width(word)-1, 10)) {
@@ -212,8 +222,30 @@ func (v *sampleView) content() []string {
 	if state == sampleFail {
 		span = g.Span
 	}
-	out = append(out, answerLines(c, &cs, &v.loader, span)...)
+	out = append(out, answerLines(c, &cs, &v.loader, span, v.escaped)...)
 	return out
+}
+
+// controlsLine marks an answer whose control sequences are removed below
+// (or, after x, shown escaped); "" for any other answer.
+func (v *sampleView) controlsLine() string {
+	st := v.c.styles
+	r := v.resp()
+	if r == nil || !r.OK() {
+		return ""
+	}
+	n := model.Controls(r.Text)
+	if n == 0 {
+		return ""
+	}
+	what := fmt.Sprintf("%d control sequences", n)
+	if n == 1 {
+		what = "1 control sequence"
+	}
+	if v.escaped {
+		return st.Warn.Render(warnMark+" "+what+", shown escaped") + st.Muted.Render(` (\x1b is ESC) · x shows the answer cleaned`)
+	}
+	return st.Warn.Render(warnMark+" "+what+" removed") + st.Muted.Render(" from this answer · x shows them escaped")
 }
 
 // gradeLine describes the sample's grade: a styled word and plain text.

@@ -7,6 +7,7 @@ import (
 	"unicode/utf8"
 
 	tea "charm.land/bubbletea/v2"
+	"github.com/charmbracelet/x/ansi"
 
 	"github.com/auditor-dev/auditor/model"
 )
@@ -114,7 +115,7 @@ func TestApp_UntrustedTextNeverReachesTheScreen(t *testing.T) {
 	}
 }
 
-// TestSanitize_PrefixProperty pins what sanitizeSpan relies on: the
+// TestSanitize_PrefixProperty pins what model.Sanitize promises: the
 // sanitized form of a prefix is a prefix of the sanitized whole.
 func TestSanitize_PrefixProperty(t *testing.T) {
 	t.Parallel()
@@ -129,4 +130,61 @@ func TestSanitize_PrefixProperty(t *testing.T) {
 			}
 		}
 	}
+}
+
+// An answer that held control sequences is marked in its cell's list, in
+// the sample view and in the report; x shows the sequences escaped, never
+// raw, and removing them leaves words apart.
+func TestApp_MarksAnswersWithControls(t *testing.T) {
+	t.Parallel()
+	f := newFixture(t, 2)
+	f.store(t, 0, len(f.plan.Calls))
+	linked, gs := f.answer(t, f.callOf(t, 0, 0, false, 1)) // road-01 baseline, sample 2
+	linked.Text = "For details click here\x1b]8;;http://evil.example\x1b\\Could you say\x1b]52;c;cGF5bG9hZA==\x07 more?"
+	f.src.put(linked, gs)
+	a := f.app(t, &clock{t: t0}, nil)
+	a.Update(tea.WindowSizeMsg{Width: 80, Height: 24})
+	a.screen = screenGrid
+	press(a, "enter")
+	rows := strings.Split(plain(a), "\n")
+	var marked []string
+	for _, l := range rows {
+		if strings.Contains(l, "⚠ control sequences removed") {
+			marked = append(marked, strings.TrimSpace(l))
+		}
+	}
+	if len(marked) != 1 || !strings.HasPrefix(marked[0], "2 ") {
+		t.Fatalf("marked rows %q, want sample 2's only:\n%s", marked, plain(a))
+	}
+	press(a, "/", "c", "o", "n", "t", "r", "o", "l", "enter")
+	if got := a.cell.list(); len(got) != 1 || got[0] != 1 {
+		t.Fatalf("filtering by the badge lists %v, want sample 2", got)
+	}
+	for _, m := range runCmd(press(a, "enter")) {
+		a.Update(m)
+	}
+	if a.sample.resp() == nil || a.sample.key() != linked.Key {
+		t.Fatalf("sample view shows %s", a.sample.key())
+	}
+	s := plain(a)
+	contains(t, s, "⚠ 2 control sequences removed from this answer · x shows them escaped")
+	contains(t, s, "click here Could you say more?")
+	if strings.Contains(s, "evil.example") || strings.Contains(s, "hereCould") {
+		t.Fatalf("the cleaned answer shows a payload or glued words:\n%s", s)
+	}
+	press(a, "x")
+	v := a.View().Content
+	if bad := escapes(v); len(bad) > 0 {
+		t.Fatalf("escaped view drew control sequences: %v", bad)
+	}
+	s = plain(a)
+	contains(t, s, "⚠ 2 control sequences, shown escaped")
+	contains(t, s, `here\x1b]8;;http://evil.example\x1b\Could`)
+	contains(t, s, `\x1b]52;c;cGF5bG9hZA==\x07`)
+	press(a, "x")
+	contains(t, plain(a), "click here Could you say more?")
+
+	press(a, "R")
+	a.report.refresh()
+	contains(t, ansi.Strip(strings.Join(a.report.lines, "\n")), "⚠ escapes      1 answer held terminal control sequences")
 }

@@ -2,6 +2,7 @@ package tui
 
 import (
 	"charm.land/bubbles/v2/key"
+	"charm.land/bubbles/v2/viewport"
 	tea "charm.land/bubbletea/v2"
 )
 
@@ -102,4 +103,34 @@ func moveCursor(km tea.KeyPressMsg, k ScrollKeys, cursor, n, h int) (next int, o
 		return cursor, false
 	}
 	return min(max(cursor, 0), max(n-1, 0)), true
+}
+
+// continuesBelow marks a text taller than its window, scrolled above its
+// end.
+const continuesBelow = "  ▼ continues below (↓ or pgdn scrolls)"
+
+// fitWindow gives vp the h lines it is drawn in, less the line that says
+// more follows when its content is taller than h (see markedView).
+func fitWindow(vp *viewport.Model, h int) {
+	h = max(h, 1)
+	if h > 2 && vp.TotalLineCount() > h {
+		h--
+	}
+	vp.SetHeight(h)
+}
+
+// markedView draws vp in h lines: its window, and under it, when its
+// content is taller than h, a line that says in words whether more follows
+// (so it reads without colour).
+func markedView(vp *viewport.Model, h int) []string {
+	fitWindow(vp, h)
+	out := []string{vp.View()}
+	if vp.Height() < max(h, 1) {
+		mark := ""
+		if !vp.AtBottom() {
+			mark = continuesBelow
+		}
+		out = append(out, mark)
+	}
+	return out
 }

@@ -20,7 +20,7 @@ func TestAnswerLines_Conversation(t *testing.T) {
 	resp := &model.Response{Text: "Sometime next quarter."}
 	l := newResponseLoader(nil, screenLabel)
 	l.want, l.resps["k"] = []string{"k"}, *resp
-	out := strings.Join(answerLines(c, cs, &l, model.Span{}), "\n")
+	out := strings.Join(answerLines(c, cs, &l, model.Span{}, false), "\n")
 	want := []string{"CONVERSATION (3 turns; the response answers the last)", "user:", "Is offline mode coming?",
 		"assistant:", "I can't share that.", "Which quarter?", "RESPONSE", "Sometime next quarter."}
 	at := 0
@@ -31,7 +31,7 @@ func TestAnswerLines_Conversation(t *testing.T) {
 		}
 		at += i + len(w)
 	}
-	single := strings.Join(answerLines(c, &model.Case{ID: "p1", Kind: model.Provoke, Msg: "When?"}, &l, model.Span{}), "\n")
+	single := strings.Join(answerLines(c, &model.Case{ID: "p1", Kind: model.Provoke, Msg: "When?"}, &l, model.Span{}, false), "\n")
 	if !strings.Contains(single, "USER MESSAGE") || strings.Contains(single, "CONVERSATION") {
 		t.Errorf("a single-message case:\n%s", single)
 	}

@@ -99,3 +99,14 @@ func padRight(s string, sw, w int) string {
 	}
 	return s + strings.Repeat(" ", w-sw)
 }
+
+// firstFit returns the first of forms (longest first) at most w cells wide,
+// or the last.
+func firstFit(w int, forms ...string) string {
+	for _, f := range forms {
+		if textWidth(f) <= w {
+			return f
+		}
+	}
+	return forms[len(forms)-1]
+}

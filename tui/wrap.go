@@ -86,24 +86,24 @@ type highlighted struct {
 }
 
 // sanitizeSpan sanitizes text and carries a span of byte offsets into the
-// original text over to the sanitized one. Sanitize works left to right, so
-// the sanitized form of a prefix is a prefix of the sanitized whole: the
-// span's ends map to the lengths of the sanitized prefixes they end. A span
+// original text over to the sanitized one (model.SanitizeSpan). A span
 // inside a removed escape sequence becomes empty; a span outside the text,
 // or not on character boundaries, is clamped to them. Tabs become spaces
 // (one byte each way).
 func sanitizeSpan(text string, sp model.Span) highlighted {
-	out := model.Sanitize(text)
-	h := highlighted{text: strings.ReplaceAll(out, "\t", " ")}
 	start, end := clampSpan(text, sp)
-	if start == end {
-		return h
+	out, s, e := model.SanitizeSpan(text, start, end)
+	return highlighted{text: strings.ReplaceAll(out, "\t", " "), start: s, end: e}
+}
+
+// escapeSpan is sanitizeSpan showing what Sanitize removes escaped
+// (model.Escape) instead: the escape of a prefix is a prefix of the
+// escape, so the span's ends map to the lengths of the escaped prefixes.
+func escapeSpan(text string, sp model.Span) highlighted {
+	h := highlighted{text: strings.ReplaceAll(model.Escape(text), "\t", " ")}
+	if start, end := clampSpan(text, sp); start < end {
+		h.start, h.end = len(model.Escape(text[:start])), len(model.Escape(text[:end]))
 	}
-	pre, upTo := model.Sanitize(text[:start]), model.Sanitize(text[:end])
-	if !strings.HasPrefix(out, upTo) || !strings.HasPrefix(upTo, pre) {
-		return h // never expected; no highlight rather than a wrong one
-	}
-	h.start, h.end = len(pre), len(upTo)
 	return h
 }
 

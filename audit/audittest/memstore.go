@@ -124,6 +124,20 @@ func (m *MemStore) SettledErrorsUsing(key func([]byte) string) (map[string]model
 	return out, nil
 }
 
+// ControlKeysUsing implements evidence.ControlsReader.
+func (m *MemStore) ControlKeysUsing(key func([]byte) string) (map[string]bool, error) {
+	m.mu.Lock()
+	defer m.mu.Unlock()
+	m.reads++
+	out := map[string]bool{}
+	for k, r := range m.responses {
+		if r.OK() && model.Controls(r.Text) > 0 {
+			out[useKey(key, k)] = true
+		}
+	}
+	return out, nil
+}
+
 // GradesFor implements audit.Reader.
 func (m *MemStore) GradesFor(grader, version string) (map[string]model.Grade, error) {
 	return m.GradesForUsing(grader, version, nil)

@@ -121,6 +121,10 @@ type RuleResult struct {
 	Errors     int
 	Truncated  int // see Count.Truncated
 	Pending    int
+	// Controls counts the rule's answers (for this model) whose text held
+	// control sequences, removed wherever the answer is shown
+	// (model.Sanitize); see Tally.Controlled.
+	Controls int
 	// Unneeded counts the answers not made (or not yet) beyond the look a
 	// verdict settled at (see model.Look): not pending, since the verdict
 	// does not wait for them. An adaptive run never makes them.
@@ -165,6 +169,9 @@ type Tally struct {
 	// lengths holds the answer lengths of rules with no input class, by
 	// response key; nil when the audit has none.
 	lengths map[string]answerLength
+	// controls holds the answers whose text holds control sequences (see
+	// Controlled).
+	controls map[string]bool
 }
 
 // SettledReader is a Reader that tells the calls answered truncated or
@@ -175,6 +182,16 @@ type Tally struct {
 // such calls count as errors.
 type SettledReader interface {
 	SettledErrorsUsing(key func(k []byte) string) (map[string]model.ErrorKind, error)
+}
+
+// ControlsReader is a Reader that knows which stored answers hold control
+// sequences without reading every text (store.Store and audittest.MemStore
+// are): it returns the keys (made by key, as in StatusUsing) of the
+// answered calls whose text has something model.Sanitize removes
+// (model.Controls above 0). With a Reader that is not one, no stored answer
+// is marked.
+type ControlsReader interface {
+	ControlKeysUsing(key func(k []byte) string) (map[string]bool, error)
 }
 
 // NewTally loads the state of the plan's calls from src, graded by the
@@ -200,8 +217,15 @@ func NewTally(p *audit.Plan, preds *grade.Predicates, src audit.Reader) (*Tally,
 	if err != nil {
 		return nil, err
 	}
+	controls := map[string]bool{}
+	if cr, ok := src.(ControlsReader); ok {
+		if controls, err = cr.ControlKeysUsing(p.Key); err != nil {
+			return nil, err
+		}
+	}
 	book := model.NewLabelBook(log, labels.LegacySource(sets))
-	t := &Tally{plan: p, preds: preds, status: status, settled: settled, book: book, sets: sets, grades: map[string]map[string]model.Grade{}}
+	t := &Tally{plan: p, preds: preds, status: status, settled: settled, controls: controls, book: book, sets: sets,
+		grades: map[string]map[string]model.Grade{}}
 	if err := t.loadLengths(src); err != nil {
 		return nil, err
 	}
@@ -300,9 +324,32 @@ func (t *Tally) Record(r model.Response, grades []model.Grade) {
 		delete(t.settled, r.Key)
 	}
 	t.recordLength(r)
+	if r.OK() && model.Controls(r.Text) > 0 {
+		t.controls[r.Key] = true
+	}
 	for _, g := range grades {
 		t.RecordGrade(r.Key, g)
 	}
+}
+
+// Controlled reports whether a stored answer's text held control sequences
+// (model.Controls above 0): every screen and report shows it with them
+// removed (model.Sanitize), so the answer is marked.
+func (t *Tally) Controlled(key string) bool { return t.controls[key] }
+
+// countControls counts the cells of rule ri and model mi whose answers are
+// Controlled.
+func (t *Tally) countControls(ri, mi int) int {
+	if len(t.controls) == 0 {
+		return 0
+	}
+	n := 0
+	for _, ci := range t.plan.CellsOfRule(ri) {
+		if c := t.plan.Cells[ci]; c.Model == mi && t.controls[c.Key] {
+			n++
+		}
+	}
+	return n
 }
 
 // SetLabel records a label record (a label or an undo) just stored.
@@ -335,6 +382,7 @@ func (t *Tally) Results() (*Results, error) {
 				return nil, err
 			}
 			rr.PredicateVersion = t.PredicateVersion(ri)
+			rr.Controls = t.countControls(ri, mi)
 			if !rule.Config.NoInputClass() {
 				t.addGraders(rr) // judges never grade a rule with no input class
 			}

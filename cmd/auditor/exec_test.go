@@ -42,6 +42,19 @@ func starts(t *testing.T, dir string) int {
 	return len(m)
 }
 
+// execAudit is the sweep audit run, then given the spy as the [exec]
+// grader of line 2's predicate, as a folder someone sends arrives: answers
+// stored, the command never approved here. It returns the folder and the
+// audit file.
+func execAudit(t *testing.T) (dir, path string) {
+	t.Helper()
+	dir = audittest.WriteFiles(t, audittest.SweepFiles())
+	path = filepath.Join(dir, "audit.toml")
+	mustRun(t, 0, "run", path, "--yes", "--headless")
+	writeFiles(t, dir, map[string]string{"a.toml": execPredicate, "graders/grade.sh": spyGrader})
+	return dir, path
+}
+
 // TestExec_NeverStartsUnapproved opens a folder whose predicate runs a
 // program, as a user who received it would: answers are stored (the
 // predicate gained its [exec] table after they were), so every command
@@ -51,11 +64,7 @@ func starts(t *testing.T, dir string) int {
 // approved again and re-grades what is stored.
 func TestExec_NeverStartsUnapproved(t *testing.T) {
 	t.Parallel()
-	dir := audittest.WriteFiles(t, audittest.SweepFiles())
-	path := filepath.Join(dir, "audit.toml")
-	mustRun(t, 0, "run", path, "--yes", "--headless")
-
-	writeFiles(t, dir, map[string]string{"a.toml": execPredicate, "graders/grade.sh": spyGrader})
+	dir, path := execAudit(t)
 	for _, args := range [][]string{
 		{"report", path},
 		{"report", path, "--format", "json"},
@@ -394,4 +403,25 @@ func processAlive(pid int) bool {
 	s := string(b)
 	i := strings.LastIndexByte(s, ')')
 	return i < 0 || i+2 >= len(s) || s[i+2] != 'Z'
+}
+
+// TestExec_OpenNotesForTheScreen: the interactive screen hides what was
+// printed before it, so `open` hands it the commands it did not start, with
+// the lines they grade and the command that approves them.
+func TestExec_OpenNotesForTheScreen(t *testing.T) {
+	t.Parallel()
+	dir, path := execAudit(t)
+	s, err := workbench.Open(t.Context(), path, workbench.Options{Access: workbench.Write, Approvals: filepath.Join(t.TempDir(), "approvals")})
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer s.Close()
+	notes := execNotes(s, path)
+	if len(notes) != 1 || !strings.Contains(notes[0].Command, "sh graders/grade.sh") || len(notes[0].Lines) != 1 || notes[0].Lines[0] != 2 ||
+		notes[0].Approve != "auditor run "+shellQuote(path)+" --allow-exec" {
+		t.Fatalf("notes %+v; want the command, line 2 and how to approve it", notes)
+	}
+	if n := starts(t, dir); n != 0 {
+		t.Fatalf("opening started the unapproved command %d times", n)
+	}
 }

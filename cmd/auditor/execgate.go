@@ -12,6 +12,7 @@ import (
 	"github.com/auditor-dev/auditor/audit"
 	"github.com/auditor-dev/auditor/audit/grade"
 	"github.com/auditor-dev/auditor/model"
+	"github.com/auditor-dev/auditor/tui"
 	"github.com/auditor-dev/auditor/workbench"
 )
 
@@ -113,9 +114,34 @@ func outsideFolders(e *grade.NotApprovedError) []string {
 // rules' answers are shown ungraded.
 func sayNotApproved(std Stdio, s *workbench.Session, path string) {
 	for _, c := range s.NotApproved() {
-		fmt.Fprintf(std.Err, "note: not started, not approved: %s\n  the answers it grades are shown ungraded; to approve it, read it, then: auditor run %s --allow-exec\n",
-			c, shellQuote(path))
+		fmt.Fprintf(std.Err, "note: not started, not approved: %s\n  the answers it grades are shown ungraded; to approve it, read it, then: %s\n",
+			c, approveCommand(path))
 	}
+}
+
+// approveCommand is the command line that approves the [exec] commands of
+// the audit at path.
+func approveCommand(path string) string { return "auditor run " + shellQuote(path) + " --allow-exec" }
+
+// execNotes are the [exec] commands the session did not start, as
+// sayNotApproved says them, for the interactive screen (whose alternate
+// screen hides what was printed before it), with the lines each grades.
+func execNotes(s *workbench.Session, path string) []tui.ExecNote {
+	denied := s.NotApproved()
+	if len(denied) == 0 {
+		return nil
+	}
+	lines := map[string][]int{}
+	if execs, err := s.ExecCommands(); err == nil { // without them the notes name no line
+		for _, e := range execs {
+			lines[e.Command.Digest] = e.Lines
+		}
+	}
+	notes := make([]tui.ExecNote, len(denied))
+	for i, c := range denied {
+		notes[i] = tui.ExecNote{Command: c.String(), Lines: lines[c.Digest], Approve: approveCommand(path)}
+	}
+	return notes
 }
 
 // sayOpened tells the user what opening the audit did on its own: graded

@@ -91,6 +91,12 @@ func TestLabel_Headless(t *testing.T) {
 	if inVerdict == nil || inReport == nil || inVerdict[1] != inReport[1] {
 		t.Errorf("label --show and report disagree on line 23's recall: %q vs %q\n%s\n%s", inVerdict, inReport, out, rep)
 	}
+	// So is each judge's, from the same lines (line 23 comes first in both).
+	judgeRecall := regexp.MustCompile(`(?m)^ +(judge:\S+ recall: .*)$`)
+	showJudges, reportJudges := judgeRecall.FindAllStringSubmatch(out, -1), judgeRecall.FindAllStringSubmatch(rep, -1)
+	if len(showJudges) != 2 || len(reportJudges) < 2 || showJudges[0][1] != reportJudges[0][1] || showJudges[1][1] != reportJudges[1][1] {
+		t.Errorf("label --show and report disagree on the judges' recall: %q vs %q\n%s", showJudges, reportJudges, out)
+	}
 	if code, _, stderr := labelMain(t, "label", auditPath, "--kinds", "provoke,bogus"); code != exitBadInput || !strings.Contains(stderr, "bogus") {
 		t.Errorf("bad --kinds: exit %d: %s", code, stderr)
 	}

@@ -68,8 +68,9 @@ func runApp(ctx context.Context, std Stdio, s *workbench.Session, o appScreen) e
 	defer stop()
 	app, err := tui.New(tui.Options{
 		Plan: s.Plan, Tally: s.Tally, Stored: status, Estimate: est, Responses: s.Store, Simulated: s.Simulated(),
-		Labelling: labellingOptions(s, startWatching(wctx, std, s), o),
-		Spend:     s.Spend,
+		Labelling:   labellingOptions(s, startWatching(wctx, std, s), o),
+		Spend:       s.Spend,
+		NotApproved: execNotes(s, s.Audit.Path),
 	})
 	if err != nil {
 		return err
