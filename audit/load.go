@@ -127,18 +127,6 @@ func (r *Rule) System(p *prompts.Prompt) string {
 	return p.Without(r.Line)
 }
 
-// Describe says what the variant does to the line, for reports: "deleted",
-// "reworded to ..." or "followed by the added line ...".
-func (r *Rule) Describe() string {
-	switch r.VariantKind() {
-	case model.Rewording:
-		return fmt.Sprintf("reworded to %q", r.NewText)
-	case model.Addition:
-		return fmt.Sprintf("followed by the added line %q", r.NewText)
-	}
-	return "deleted"
-}
-
 // Baseline is the name of the full-prompt variant.
 const Baseline = "baseline"
 
