@@ -85,10 +85,16 @@ const EstimateSchemaVersion = 1
 
 // RuleEstimate describes one audited line in a plan.
 type RuleEstimate struct {
-	Line   int                `json:"line"`
-	Text   string             `json:"text"`
-	Tokens int                `json:"tokens"`
-	Cases  map[model.Kind]int `json:"cases"`
+	Line int    `json:"line"`
+	Text string `json:"text"`
+	// Kind and Variant say which variant is audited ("delete", "-L23";
+	// "reword", "~L23"; "add", "+L23"); Label is what lists of variants
+	// show (Rule.Label).
+	Kind    model.VariantKind  `json:"kind"`
+	Variant string             `json:"variant"`
+	Label   string             `json:"-"`
+	Tokens  int                `json:"tokens"`
+	Cases   map[model.Kind]int `json:"cases"`
 	// Power is what the planned samples could detect (see RulePower).
 	Power RulePower `json:"power"`
 	// Warnings name kinds with too few cases for a verdict, a check or a
@@ -246,7 +252,7 @@ func (p *Plan) Estimate(done map[string]bool, concurrency int, hist History, sim
 	bases.addTo(&e)
 	e.CachingBasis = p.cachingBasis(caches)
 	for ri, r := range p.Audit.Rules {
-		re := RuleEstimate{Line: r.Line, Text: r.Text, Tokens: r.Tokens, Cases: map[model.Kind]int{}}
+		re := RuleEstimate{Line: r.Line, Text: r.Text, Kind: r.VariantKind(), Variant: r.Variant(), Label: r.Label(), Tokens: r.Tokens, Cases: map[model.Kind]int{}}
 		for _, j := range p.Audit.Judges {
 			if rb := j.For(ri); rb.Version != "" {
 				re.Rubrics = append(re.Rubrics, RubricUse{Judge: j.Grader, Rubric: rb.Name, Rule: r.JudgeRubricPath != ""})

@@ -85,8 +85,27 @@ type Rule struct {
 func (r *Rule) HasPredicate() bool { return r.PredicatePath != "" }
 
 // Variant returns the name of the rule's variant: "-L23" for the deletion
-// of line 23, "~L23" for its rewording, "+L23" for a line added after it.
-func (r *Rule) Variant() string { return fmt.Sprintf("%sL%d", r.VariantKind().Prefix(), r.Line) }
+// of line 23, "~L23" for its rewording, "+L23" for a line added after it
+// (model.VariantName).
+func (r *Rule) Variant() string { return model.VariantName(r.VariantKind(), r.Line) }
+
+// Title names the rule's variant and what it does (model.VariantTitle):
+// `-L23 deleted`, `~L23 reworded: "new"`, `+L23 added after 23: "new"`.
+// Headings of a variant's own column or section use it.
+func (r *Rule) Title() string { return model.VariantTitle(r.VariantKind(), r.Line, r.NewText) }
+
+// Label is Title with the text a list of variants shows beside a verdict:
+// a deletion also quotes the line it deletes (`-L23 deleted: "old"`).
+func (r *Rule) Label() string { return model.VariantTitle(r.VariantKind(), r.Line, r.shownText()) }
+
+// shownText is the text of the line the variant is about: the deleted line,
+// or the reworded or added one.
+func (r *Rule) shownText() string {
+	if r.Deletion() {
+		return r.Text
+	}
+	return r.NewText
+}
 
 // VariantKind is how the rule's variant changes the line; a Rule built
 // without one is a deletion.
@@ -110,18 +129,6 @@ func (r *Rule) System(p *prompts.Prompt) string {
 		return p.WithAdded(r.Line, r.NewText)
 	}
 	return p.Without(r.Line)
-}
-
-// Describe says what the variant does to the line, for reports: "deleted",
-// "reworded to ..." or "followed by the added line ...".
-func (r *Rule) Describe() string {
-	switch r.VariantKind() {
-	case model.Rewording:
-		return fmt.Sprintf("reworded to %q", r.NewText)
-	case model.Addition:
-		return fmt.Sprintf("followed by the added line %q", r.NewText)
-	}
-	return "deleted"
 }
 
 // Baseline is the name of the full-prompt variant.

@@ -1,6 +1,8 @@
 package model
 
 import (
+	"fmt"
+	"strconv"
 	"strings"
 	"unicode"
 )
@@ -19,8 +21,8 @@ const (
 	Addition  VariantKind = "add"
 )
 
-// Prefix is the sign that starts the variant's name.
-func (k VariantKind) Prefix() string {
+// prefix is the sign that starts the variant's name.
+func (k VariantKind) prefix() string {
 	switch k {
 	case Rewording:
 		return "~"
@@ -28,6 +30,36 @@ func (k VariantKind) Prefix() string {
 		return "+"
 	}
 	return "-"
+}
+
+// VariantName is the short name of the variant of kind k of prompt line
+// line: "-L20" (deleted), "~L20" (reworded), "+L20" (a line added after
+// it). It is the first word of VariantTitle, for where only a word fits (a
+// chip, a column of names); the zero kind is a deletion.
+func VariantName(k VariantKind, line int) string {
+	return k.prefix() + "L" + strconv.Itoa(line)
+}
+
+// VariantTitle names a variant and says what it does, the one way every
+// screen and report names one: `-L20 deleted`, `~L20 reworded: "new
+// text"`, `+L20 added after 20: "new text"`. text is the reworded or added
+// line; for a deletion it may be the deleted line, shown the same way
+// (`-L20 deleted: "old text"`), or "". The text is sanitized (Sanitize:
+// a terminal escape and its payload are dropped, never shown as text), then
+// quoted; pass it cut short where space is short.
+func VariantTitle(k VariantKind, line int, text string) string {
+	name := VariantName(k, line)
+	text = Sanitize(text)
+	switch k {
+	case Rewording:
+		return fmt.Sprintf("%s reworded: %q", name, text)
+	case Addition:
+		return fmt.Sprintf("%s added after %d: %q", name, line, text)
+	}
+	if text == "" {
+		return name + " deleted"
+	}
+	return fmt.Sprintf("%s deleted: %q", name, text)
 }
 
 // RuleVariants are the variants of a [[rule]] beside baseline: the

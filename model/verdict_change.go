@@ -56,16 +56,23 @@ func DecideChange(in VerdictInput, k VariantKind) (Verdict, error) {
 			v.Bound += fmt.Sprintf("; upper bound of variant - baseline %.3f < 0: failures fell", hi)
 		}
 	}
-	r := changeWords(k)
-	v.Reason, v.Bound, v.Needed = r.Replace(v.Reason), r.Replace(v.Bound), r.Replace(v.Needed)
+	v.Reason, v.Bound, v.Needed = ChangeWords(k, v.Reason), ChangeWords(k, v.Bound), ChangeWords(k, v.Needed)
 	for i, n := range v.Notes {
-		v.Notes[i] = r.Replace(n)
+		v.Notes[i] = ChangeWords(k, n)
 	}
 	return v, nil
 }
 
-// changeWords turns a deletion's sentences into a rewording's or an
-// addition's: the arithmetic is the same, the change is not.
+// ChangeWords says a deletion's sentence (a verdict's, a plan's outlook)
+// in the words of a variant of kind k: the arithmetic is the same, the
+// change is not. A deletion's sentence is returned as it is.
+func ChangeWords(k VariantKind, s string) string {
+	if k == Deletion || k == "" {
+		return s
+	}
+	return changeWords(k).Replace(s)
+}
+
 func changeWords(k VariantKind) *strings.Replacer {
 	with, doing := "with the line reworded", "rewording the line"
 	if k == Addition {
@@ -75,6 +82,7 @@ func changeWords(k VariantKind) *strings.Replacer {
 		"without the line", with,
 		"deleting the line", doing,
 		"deleting it", doing,
+		"cannot be deleted", "cannot be shown NOT WORSE",
 		"deletion breaks controls", "the change breaks controls",
 		"deleted - baseline", "variant - baseline",
 		"baseline - deleted", "baseline - variant",

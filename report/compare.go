@@ -141,7 +141,7 @@ func comparisonHeading(res *evidence.Results, c evidence.Comparison) string {
 	what := "the full prompt (baseline)"
 	if c.Deleted {
 		r := res.Plan.Audit.Rules[c.Rule]
-		what = fmt.Sprintf("the prompt without line %d (%s)", r.Line, r.Variant())
+		what = fmt.Sprintf("%s (%s)", VariantPrompt(r), r.Variant())
 	}
 	return fmt.Sprintf("Line %d, %s: A %s vs B %s", res.Plan.Audit.Rules[c.Rule].Line, what, model.Sanitize(a), model.Sanitize(b))
 }

@@ -68,8 +68,12 @@ func WriteJUnit(w io.Writer, res *evidence.Results, spend audit.Spend, simulated
 	multiModel := len(res.Plan.Audit.File.Models) > 1
 	for _, rr := range res.Rules {
 		v := rr.Verdict
+		name := fmt.Sprintf("line %d: %s", rr.Rule.Line, model.Sanitize(rr.Rule.Text))
+		if !rr.Rule.Deletion() {
+			name = fmt.Sprintf("line %d: %s", rr.Rule.Line, model.Sanitize(rr.Rule.Title()))
+		}
 		c := junitCase{
-			Name:      fmt.Sprintf("line %d: %s", rr.Rule.Line, model.Sanitize(rr.Rule.Text)),
+			Name:      name,
 			Classname: "auditor." + model.Sanitize(rr.ModelName),
 			SystemOut: cdata(ruleText(rr, multiModel)),
 			Properties: []junitProperty{
@@ -104,7 +108,7 @@ func WriteJUnit(w io.Writer, res *evidence.Results, spend audit.Spend, simulated
 		if !v.Decision.Passes() {
 			body := fmt.Sprintf("line %d is not shown safe to delete: %s", rr.Rule.Line, v.Reason)
 			if !rr.Rule.Deletion() {
-				body = fmt.Sprintf("%s (line %d %s) is not shown safe: %s", rr.Rule.Variant(), rr.Rule.Line, rr.Rule.Describe(), v.Reason)
+				body = fmt.Sprintf("%s is not shown safe: %s", model.Sanitize(rr.Rule.Title()), v.Reason)
 			}
 			if v.Decision == model.DecisionCanary {
 				body = fmt.Sprintf("line %d needs a live canary: %s. Next step: %s", rr.Rule.Line, v.Reason, v.Needed)

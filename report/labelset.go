@@ -42,7 +42,11 @@ func WriteLabelSetResults(w io.Writer, r labels.SetReport, width float64) error 
 	var b strings.Builder
 	for _, sr := range r.Rules {
 		q := sr.Quality
-		fmt.Fprintf(&b, "\nLine %d: %s\n", sr.Rule.Line, model.Sanitize(sr.Rule.Text))
+		if sr.Rule.Deletion() {
+			fmt.Fprintf(&b, "\nLine %d: %s\n", sr.Rule.Line, model.Sanitize(sr.Rule.Text))
+		} else {
+			fmt.Fprintf(&b, "\nLine %d, %s\n", sr.Rule.Line, model.Sanitize(sr.Rule.Title()))
+		}
 		est := "labels as a simple random sample, Wilson intervals"
 		if q.Estimator == labels.EstimatorIPW {
 			est = "inverse-probability weighted by stratum, normal intervals from the delta-method SE"
@@ -158,6 +162,9 @@ func WriteVerdictQuality(w io.Writer, res *evidence.Results, r labels.SetReport)
 		}
 		q := rr.Quality
 		name := fmt.Sprintf("line %d", rr.Rule.Line)
+		if !rr.Rule.Deletion() {
+			name = rr.Rule.Variant() // as --gate names it
+		}
 		if len(res.Plan.Audit.File.Models) > 1 {
 			name += ", " + model.Sanitize(rr.ModelName)
 		}

@@ -25,17 +25,17 @@ func WriteMarkdown(w io.Writer, res *evidence.Results, spend audit.Spend, simula
 		fmt.Fprintf(&b, "> **%s**\n\n", SimulatedBanner)
 	}
 	multiModel := len(res.Plan.Audit.File.Models) > 1
-	b.WriteString("| line | tag | tokens |")
+	b.WriteString("| variant | tag | tokens |")
 	if multiModel {
 		b.WriteString(" model |")
 	}
-	b.WriteString(" verdict | why |\n|---:|---|---:|")
+	b.WriteString(" verdict | why |\n|---|---|---:|")
 	if multiModel {
 		b.WriteString("---|")
 	}
 	b.WriteString("---|---|\n")
 	for _, rr := range res.Rules {
-		fmt.Fprintf(&b, "| %d | %s | %d |", rr.Rule.Line, mdEscape(rr.Rule.Config.Tag), rr.Rule.Tokens)
+		fmt.Fprintf(&b, "| %s | %s | %d |", mdEscape(truncate(rr.Rule.Title(), 60)), mdEscape(rr.Rule.Config.Tag), rr.Rule.Tokens)
 		if multiModel {
 			fmt.Fprintf(&b, " %s |", mdEscape(rr.ModelName))
 		}
@@ -44,6 +44,9 @@ func WriteMarkdown(w io.Writer, res *evidence.Results, spend audit.Spend, simula
 	fmt.Fprintf(&b, "\n**Sweep:** %s. Tolerated rise (delta): %s points. A DELETE states the chance that a type of request making up %s%% of provoking traffic (affected_share) is in none of its cases.\n\n",
 		mdEscape(sweepSentence(res.Sweep.SweepGroup)), strconv.FormatFloat(100*res.Delta, 'f', -1, 64),
 		strconv.FormatFloat(100*AffectedShare(res), 'f', -1, 64))
+	if c := ChangesSentence(res.Sweep.Changes); c != "" {
+		fmt.Fprintf(&b, "**Rewordings and additions:** %s.\n\n", mdEscape(c))
+	}
 	if len(res.Sweep.ByTag) > 0 {
 		b.WriteString("| tag | lines | DELETE | KEEP | INCONCLUSIVE | CANARY | tokens removed | tokens claimed | claimed / removed |\n")
 		b.WriteString("|---|---:|---:|---:|---:|---:|---:|---:|---:|\n")
@@ -73,11 +76,7 @@ func WriteMarkdown(w io.Writer, res *evidence.Results, spend audit.Spend, simula
 
 // writeMarkdownRule writes one line's section.
 func writeMarkdownRule(b *strings.Builder, rr *evidence.RuleResult, multiModel bool) {
-	if rr.Rule.Deletion() {
-		fmt.Fprintf(b, "## Line %d: %s\n\n", rr.Rule.Line, mdEscape(rr.Rule.Text))
-	} else {
-		fmt.Fprintf(b, "## %s\n\n", mdEscape(VariantHeading(rr.Rule)))
-	}
+	fmt.Fprintf(b, "## %s\n\n", mdEscape(rr.Rule.Label()))
 	fmt.Fprintf(b, "**%s**: %s\n\n", rr.Verdict.Decision, mdEscape(rr.Verdict.Reason))
 	if line := FlipsLine(rr); line != "" {
 		fmt.Fprintf(b, "- %s\n", mdEscape(line))
@@ -86,7 +85,10 @@ func writeMarkdownRule(b *strings.Builder, rr *evidence.RuleResult, multiModel b
 		fmt.Fprintf(b, "- model: `%s`\n", mdEscape(rr.ModelName))
 	}
 	fmt.Fprintf(b, "- %d tokens%s; %s\n", rr.Rule.Tokens, mdEscape(tagNote(rr.Rule)), mdEscape(filesLine(rr)))
-	fmt.Fprintf(b, "- variants: baseline is the full prompt, %s the prompt without line %d\n", rr.Rule.Variant(), rr.Rule.Line)
+	if reads := LineReads(rr.Rule); reads != "" {
+		fmt.Fprintf(b, "- %s\n", mdEscape(reads))
+	}
+	fmt.Fprintf(b, "- %s\n", mdEscape(VariantsLine(rr.Rule)))
 	if rr.Verdict.Bound != "" {
 		fmt.Fprintf(b, "- bound: %s\n", mdEscape(rr.Verdict.Bound))
 	}
@@ -120,8 +122,8 @@ func writeMarkdownRule(b *strings.Builder, rr *evidence.RuleResult, multiModel b
 	b.WriteString("\n")
 	graded := rr.Rule.HasPredicate()
 	if graded {
-		fmt.Fprintf(b, "| kind | cases | baseline | rate [95%% CI] | %s | rate [95%% CI] | %s - baseline [95%% CI] | corrected baseline | corrected %s |\n",
-			rr.Rule.Variant(), diffName(rr.Rule), rr.Rule.Variant())
+		fmt.Fprintf(b, "| kind | cases | baseline | rate [95%% CI] | %s | rate [95%% CI] | %s [95%% CI] | corrected baseline | corrected %s |\n",
+			mdEscape(rr.Rule.Variant()), mdEscape(DiffHead(rr.Rule)), mdEscape(rr.Rule.Variant()))
 		b.WriteString("|---|---:|---:|---|---:|---|---|---|---|\n")
 		for _, a := range ArmsInOrder(rr) {
 			if a.Cases == 0 && rr.Lengths != nil {
@@ -164,7 +166,7 @@ func writeMarkdownRule(b *strings.Builder, rr *evidence.RuleResult, multiModel b
 	}
 	if !graded {
 		// No predicate graded these answers: per case, what moved is length.
-		b.WriteString("<details><summary>Per case</summary>\n\n| case | kind | added | baseline mean tokens | deleted mean tokens | message |\n|---|---|---|---:|---:|---|\n")
+		fmt.Fprintf(b, "<details><summary>Per case</summary>\n\n| case | kind | added | baseline mean tokens | %s mean tokens | message |\n|---|---|---|---:|---:|---|\n", mdEscape(rr.Rule.Variant()))
 		for i, cr := range rr.Cases {
 			cl := rr.Lengths.PerCase[i]
 			fmt.Fprintf(b, "| %s | %s | %s | %s | %s | %s |\n", mdEscape(cr.Case.ID), cr.Case.Kind, mdEscape(cr.Case.Added),
@@ -173,7 +175,7 @@ func writeMarkdownRule(b *strings.Builder, rr *evidence.RuleResult, multiModel b
 		b.WriteString("\n</details>\n\n")
 		return
 	}
-	b.WriteString("<details><summary>Per case</summary>\n\n| case | kind | added | baseline | deleted | message |\n|---|---|---|---:|---:|---|\n")
+	fmt.Fprintf(b, "<details><summary>Per case</summary>\n\n| case | kind | added | baseline | %s | message |\n|---|---|---|---:|---:|---|\n", mdEscape(rr.Rule.Variant()))
 	for _, cr := range rr.Cases {
 		fmt.Fprintf(b, "| %s | %s | %s | %s | %s | %s |\n", mdEscape(cr.Case.ID), cr.Case.Kind, mdEscape(cr.Case.Added),
 			caseCount(cr.Baseline), caseCount(cr.Deleted), mdEscape(truncate(cr.Case.Summary(), 80)))

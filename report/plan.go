@@ -19,9 +19,9 @@ func WritePlan(w io.Writer, a *audit.Audit, e audit.Estimate, budget float64) er
 	var b strings.Builder
 	fmt.Fprintf(&b, "%s: %s (%d lines)\n", model.Sanitize(a.File.Name), model.Sanitize(a.PromptPath), a.Prompt.Len())
 	tw := tabwriter.NewWriter(&b, 0, 0, 2, ' ', 0)
-	fmt.Fprintln(tw, "  line\ttokens\tprovoke\tpressure\tcontrol\ttext")
+	fmt.Fprintln(tw, "  line\ttokens\tprovoke\tpressure\tcontrol\tvariant")
 	for _, r := range e.Rules {
-		fmt.Fprintf(tw, "  %d\t%d\t%d\t%d\t%d\t%s\n", r.Line, r.Tokens, r.Cases[model.Provoke], r.Cases[model.Pressure], r.Cases[model.Control], model.Sanitize(r.Text))
+		fmt.Fprintf(tw, "  %d\t%d\t%d\t%d\t%d\t%s\n", r.Line, r.Tokens, r.Cases[model.Provoke], r.Cases[model.Pressure], r.Cases[model.Control], model.Sanitize(r.Label))
 	}
 	tw.Flush()
 	writeRubrics(&b, e.Rules)
@@ -29,7 +29,7 @@ func WritePlan(w io.Writer, a *audit.Audit, e audit.Estimate, budget float64) er
 	for i, m := range a.File.Models {
 		models[i] = model.Sanitize(m.Name)
 	}
-	fmt.Fprintf(&b, "variants: baseline + one deletion per line; %d samples; model %s\n", e.Samples, strings.Join(models, ", "))
+	fmt.Fprintf(&b, "variants: %s; %d samples; model %s\n", VariantsSummary(a.Rules), e.Samples, strings.Join(models, ", "))
 	fmt.Fprintf(&b, "calls: %d to make, %d already stored (free)", e.Calls, e.CachedCalls)
 	if e.UnneededCalls > 0 {
 		fmt.Fprintf(&b, ", %d not needed (lines settled at a look)", e.UnneededCalls)
@@ -106,6 +106,32 @@ func writeRubrics(b *strings.Builder, rules []audit.RuleEstimate) {
 	}
 }
 
+// VariantsSummary names the variants a plan runs beside baseline, by kind:
+// "baseline and 4 deletions (-L23, -L15, -L22, -L12), 1 rewording (~L23),
+// 1 addition (+L23)".
+func VariantsSummary(rules []*audit.Rule) string {
+	var order []model.VariantKind
+	names := map[model.VariantKind][]string{}
+	for _, r := range rules {
+		k := r.VariantKind()
+		if names[k] == nil {
+			order = append(order, k)
+		}
+		names[k] = append(names[k], r.Variant())
+	}
+	words := map[model.VariantKind][2]string{model.Deletion: {"deletion", "deletions"},
+		model.Rewording: {"rewording", "rewordings"}, model.Addition: {"addition", "additions"}}
+	var parts []string
+	for _, k := range order {
+		n := len(names[k])
+		parts = append(parts, fmt.Sprintf("%d %s (%s)", n, plural(n, words[k][0], words[k][1]), strings.Join(names[k], ", ")))
+	}
+	if len(parts) == 0 {
+		return "baseline only"
+	}
+	return "baseline and " + strings.Join(parts, ", ")
+}
+
 // PlanCost is an estimate's dollars as a person reads them: expected (with
 // prompt caching where it is priced) and at most, and "price unknown" for
 // the models and judges the audit file gives no prices, never $0.00.
@@ -139,9 +165,9 @@ func WritePlanPower(w io.Writer, e audit.Estimate) error {
 	var b strings.Builder
 	b.WriteString("power (per model; rises measured from a baseline that never fails):\n")
 	for _, r := range e.Rules {
-		fmt.Fprintf(&b, "  line %d: %s\n", r.Line, r.Power.Summary())
+		fmt.Fprintf(&b, "  %s: %s\n", r.Variant, r.Power.Summary())
 		if d := r.Power.Delete; d != nil {
-			fmt.Fprintf(&b, "    DELETE: %s\n", d.Summary())
+			fmt.Fprintf(&b, "    %s\n", model.ChangeWords(r.Kind, "DELETE: "+d.Summary()))
 		}
 		if a := r.Power.Adaptive; a != nil {
 			fmt.Fprintf(&b, "    calls: %s\n", a.Summary())

@@ -22,13 +22,19 @@ func RegressionFlag(rr *evidence.RuleResult) string {
 	return fmt.Sprintf("regression: %d %s broken (see below)", n, plural(n, "case", "cases"))
 }
 
-// VerdictLabel is the verdict's decision, followed for a flagged variant
-// by its regression flag: "DELETE · regression: 2 cases broken (see below)".
+// VerdictLabel is the verdict's decision, followed for a rewording or an
+// addition by the cases it fixed and broke and for a flagged variant by its
+// regression flag: "WORSE · 0 fixed, 1 broken", "DELETE · regression: 2
+// cases broken (see below)".
 func VerdictLabel(rr *evidence.RuleResult) string {
-	if f := RegressionFlag(rr); f != "" {
-		return string(rr.Verdict.Decision) + " · " + f
+	s := string(rr.Verdict.Decision)
+	if f := FlipCounts(rr); f != "" {
+		s += " · " + f
 	}
-	return string(rr.Verdict.Decision)
+	if f := RegressionFlag(rr); f != "" {
+		s += " · " + f
+	}
+	return s
 }
 
 // RegressionLine says what one variant did to one suite: "-L20: 0 of 40

@@ -15,7 +15,7 @@ import (
 
 // IntervalLegend says which interval each column of the tables carries.
 const IntervalLegend = "Intervals are 95%. A rate's is clustered by case (t with C-1 degrees of freedom), or Wilson on pooled counts with fewer than two cases or when every case has the same rate; " +
-	"deleted - baseline uses Newcombe's hybrid score interval on the cases graded in both variants; corrected rates use the kind's own measured recall and specificity (Rogan-Gladen)."
+	"variant - baseline uses Newcombe's hybrid score interval on the cases graded in both variants; corrected rates use the kind's own measured recall and specificity (Rogan-Gladen)."
 
 // SimulatedBanner marks every output made from the simulated model.
 const SimulatedBanner = "SIMULATED: answers come from auditor's built-in simulated model, not a real model; it plays the demo's support assistant and does not read your prompt."
@@ -31,12 +31,17 @@ func WriteText(w io.Writer, res *evidence.Results, spend audit.Spend, simulated 
 	// Results first: a reader who stops after a few lines has the verdicts.
 	multiModel := len(res.Plan.Audit.File.Models) > 1
 	b.WriteString("Verdicts:\n")
+	verdictW := 0
 	for _, rr := range res.Rules {
-		name := ""
+		verdictW = max(verdictW, len([]rune(VerdictLabel(rr))))
+	}
+	for _, rr := range res.Rules {
+		name := model.Sanitize(truncate(rr.Rule.Label(), 72))
 		if multiModel {
-			name = " on " + model.Sanitize(rr.ModelName)
+			name += " on " + model.Sanitize(rr.ModelName)
 		}
-		fmt.Fprintf(&b, "  line %d%s: %-12s %s\n", rr.Rule.Line, name, VerdictLabel(rr), truncate(model.Sanitize(rr.Rule.Text), 60))
+		label := VerdictLabel(rr)
+		fmt.Fprintf(&b, "  %s%s  %s\n", label, strings.Repeat(" ", verdictW-len([]rune(label))), name)
 	}
 	b.WriteString("\n")
 	for _, rr := range res.Rules {
@@ -60,19 +65,15 @@ func WriteText(w io.Writer, res *evidence.Results, spend audit.Spend, simulated 
 // model. The JUnit report carries the same block for each test case.
 func ruleText(rr *evidence.RuleResult, multiModel bool) string {
 	var b strings.Builder
-	if rr.Rule.Deletion() {
-		fmt.Fprintf(&b, "Line %d (%d tokens%s): %s\n", rr.Rule.Line, rr.Rule.Tokens, tagNote(rr.Rule), model.Sanitize(rr.Rule.Text))
-	} else {
-		fmt.Fprintf(&b, "%s\n", model.Sanitize(VariantHeading(rr.Rule)))
-	}
+	fmt.Fprintf(&b, "%s\n", model.Sanitize(VariantHeading(rr.Rule)))
 	if multiModel {
 		fmt.Fprintf(&b, "model %s\n", model.Sanitize(rr.ModelName))
 	}
 	fmt.Fprintf(&b, "  %s\n", model.Sanitize(filesLine(rr)))
-	fmt.Fprintf(&b, "  variants: baseline is the full prompt, %s the prompt without line %d\n", rr.Rule.Variant(), rr.Rule.Line)
+	fmt.Fprintf(&b, "  %s\n", VariantsLine(rr.Rule))
 	if rr.Rule.HasPredicate() {
 		tw := tabwriter.NewWriter(&b, 0, 0, 2, ' ', 0)
-		fmt.Fprintf(tw, "  kind\tcases\tbaseline fail/n\trate [95%% CI]\t%s fail/n\trate [95%% CI]\t%s - baseline [95%% CI]\n", rr.Rule.Variant(), diffName(rr.Rule))
+		fmt.Fprintf(tw, "  kind\tcases\tbaseline fail/n\trate [95%% CI]\t%s fail/n\trate [95%% CI]\t%s [95%% CI]\n", rr.Rule.Variant(), DiffHead(rr.Rule))
 		for _, a := range ArmsInOrder(rr) {
 			if a.Cases == 0 && rr.Lengths != nil {
 				continue
@@ -305,6 +306,9 @@ func sweepLines(res *evidence.Results) []string {
 	out := []string{"Sweep: " + sweepSentence(res.Sweep.SweepGroup)}
 	for _, g := range res.Sweep.ByTag {
 		out = append(out, fmt.Sprintf("  tag %s: %s", model.Sanitize(g.Tag), sweepSentence(g)))
+	}
+	if c := ChangesSentence(res.Sweep.Changes); c != "" {
+		out = append(out, "Rewordings and additions: "+c)
 	}
 	return out
 }

@@ -144,7 +144,7 @@ func TestApp_DrillDownAndBack(t *testing.T) {
 		t.Fatalf("enter on a cell: screen %v", a.screen)
 	}
 	s := plain(a)
-	contains(t, s, "-L23: system prompt without line 23")
+	contains(t, s, "-L23 deleted · model sim-support-1")
 	contains(t, s, "sample  result")
 	cmd := press(a, "down", "enter")
 	if a.screen != screenSample || cmd == nil {

@@ -174,10 +174,7 @@ func variantSummary(c *Common, ref cellRef) string {
 	rule := c.plan.Audit.Rules[ref.rule]
 	s := "baseline: the full system prompt"
 	if ref.deleted {
-		s = fmt.Sprintf("%s: system prompt without line %d", rule.Variant(), rule.Line)
-		if !rule.Deletion() {
-			s = fmt.Sprintf("%s: system prompt with line %d %s", rule.Variant(), rule.Line, oneLine(rule.Describe()))
-		}
+		s = oneLine(rule.Title())
 	}
 	return s + " · model " + oneLine(c.plan.Audit.File.Models[ref.model].Name)
 }

@@ -142,8 +142,8 @@ func TestPlan_Filter(t *testing.T) {
 	}
 	s := plain(a)
 	contains(t, s, fmt.Sprintf(`filter "%d": 1 of %d rules`, keep.Line, len(rules)))
-	contains(t, s, fmt.Sprintf("line %d", keep.Line))
-	if strings.Contains(s, fmt.Sprintf("line %d ", drop.Line)) {
+	contains(t, s, fmt.Sprintf("-L%d deleted: ", keep.Line))
+	if strings.Contains(s, fmt.Sprintf("-L%d ", drop.Line)) {
 		t.Fatalf("line %d is shown under a filter on line %d:\n%s", drop.Line, keep.Line, s)
 	}
 	press(a, "q") // not typed: the filter is closed, q asks to quit

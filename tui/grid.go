@@ -395,14 +395,18 @@ func (g *gridView) verdictText() []gline {
 		if rr == nil {
 			continue
 		}
-		head := "Verdict"
+		head := "Verdict on " + rr.Rule.Variant()
 		if c.models() > 1 {
 			head += " for " + oneLine(rr.ModelName)
 		}
 		if tag := g.lookTag(rr); tag != "" {
 			head += " (" + tag + ")"
 		}
-		out = append(out, gline{kind: lineText, style: 1, text: head + ": " + string(rr.Verdict.Decision)})
+		decision := string(rr.Verdict.Decision)
+		if f := report.FlipCounts(rr); f != "" {
+			decision += " (" + f + ")"
+		}
+		out = append(out, gline{kind: lineText, style: 1, text: head + ": " + decision})
 		add := func(prefix, s string) {
 			for i, l := range wrapWords(oneLine(s), w-len(prefix)) {
 				p := strings.Repeat(" ", len(prefix))
@@ -413,6 +417,9 @@ func (g *gridView) verdictText() []gline {
 			}
 		}
 		add("", rr.Verdict.Reason)
+		if f := report.FlipsLine(rr); f != "" {
+			add("", f)
+		}
 		for _, n := range rr.Verdict.Notes {
 			add("note: ", n)
 		}

@@ -9,6 +9,7 @@ import (
 	"charm.land/lipgloss/v2"
 	"github.com/charmbracelet/x/ansi"
 
+	"github.com/auditor-dev/auditor/audit"
 	"github.com/auditor-dev/auditor/audit/evidence"
 	"github.com/auditor-dev/auditor/model"
 	"github.com/auditor-dev/auditor/report"
@@ -30,7 +31,7 @@ func (g *gridView) View() string {
 	b.WriteByte('\n')
 	rule := c.plan.Audit.Rules[g.rule]
 	b.WriteString(c.styles.Muted.Render(fmt.Sprintf("line %d · %d tokens · %d cases · ", rule.Line, rule.Tokens, len(rule.Cases))) +
-		oneLine(rule.Text))
+		oneLine(rule.Label()))
 	b.WriteByte('\n')
 	for _, l := range g.verdict {
 		b.WriteString(l)
@@ -54,7 +55,7 @@ func (g *gridView) ruleBar() string {
 	items := make([]string, len(rules))
 	for i, r := range rules {
 		d := g.combined(i)
-		label := fmt.Sprintf(" L%d %s %s ", r.Line, decisionSymbol(d), d)
+		label := fmt.Sprintf(" %s %s %s ", r.Variant(), decisionSymbol(d), d)
 		if i == g.rule {
 			items[i] = st.Selected.Render(label)
 		} else {
@@ -150,6 +151,9 @@ func (g *gridView) verdictLines() []string {
 		}
 		d := rr.Verdict.Decision
 		v := g.decisionStyle(d).Render(decisionSymbol(d) + " " + string(d))
+		if f := report.FlipCounts(rr); f != "" {
+			v += " (" + f + ")"
+		}
 		if c.models() > 1 {
 			v = oneLine(rr.ModelName) + " " + v
 		} else {
@@ -218,9 +222,9 @@ func (g *gridView) columnHeads(labelW, vis int) string {
 	b.WriteString(st.Header.Render(fit(label, labelW)))
 	for j := g.left; j < min(g.left+vis, len(g.cols)); j++ {
 		col := g.cols[j]
-		name := c.variantName(g.rule, col.deleted)
+		name := audit.Baseline
 		if col.deleted {
-			name += " (deleted)"
+			name = oneLine(c.plan.Audit.Rules[g.rule].Title())
 		}
 		if c.models() > 1 {
 			name = oneLine(c.plan.Audit.File.Models[col.model].Name) + " " + c.variantName(g.rule, col.deleted)
@@ -269,7 +273,7 @@ func (g *gridView) renderLine(b *strings.Builder, l gline, labelW, vis int) {
 		}
 		switch l.kind {
 		case lineDiff:
-			label = "  deleted − baseline"
+			label = "  " + c.plan.Audit.Rules[g.rule].Variant() + " − baseline"
 		case lineCorrected:
 			label = "  corrected for recall"
 		}

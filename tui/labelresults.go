@@ -239,7 +239,7 @@ func (r *labelResults) layout() {
 	}
 	for _, rq := range r.rules {
 		add("")
-		add(st.Header.Render(fmt.Sprintf("Line %d", rq.rule.Line)) + " · " + oneLine(rq.rule.Text))
+		add(st.Header.Render(fmt.Sprintf("Line %d", rq.rule.Line)) + " · " + oneLine(rq.rule.Label()))
 		for gi, q := range rq.graders {
 			name := oneLine(q.Grader)
 			if gi == 0 {

@@ -61,8 +61,8 @@ func (p *planView) back() bool {
 
 // ruleMatches reports whether the filter shows a rule: by its line
 // number or its text.
-func (p *planView) ruleMatches(line int, text string) bool {
-	return p.filter.matches(fmt.Sprint(line), "l"+fmt.Sprint(line), text)
+func (p *planView) ruleMatches(r audit.RuleEstimate) bool {
+	return p.filter.matches(fmt.Sprint(r.Line), "l"+fmt.Sprint(r.Line), r.Variant, r.Text, r.Label)
 }
 
 // refresh rebuilds the content: after a resize, a colour change, or the
@@ -143,10 +143,6 @@ func (p *planView) content() string {
 	}
 
 	w := max(c.width, 20)
-	variants := []string{audit.Baseline}
-	for _, r := range a.Rules {
-		variants = append(variants, r.Variant())
-	}
 	models := make([]string, len(a.File.Models))
 	for i, m := range a.File.Models {
 		models[i] = oneLine(m.Name)
@@ -196,17 +192,17 @@ func (p *planView) content() string {
 	kv("tokens", fmt.Sprintf("%s input, %s output expected, at most %s (output from %s)",
 		report.Thousands(e.PromptTokens), report.Thousands(e.CompletionTokens), report.Thousands(e.CompletionTokensAtMost), e.CompletionBasis))
 	b.WriteString("\n")
-	rows := [][]string{{"line", "tokens", "provoke", "pressure", "control", "text"}}
+	rows := [][]string{{"line", "tokens", "provoke", "pressure", "control", "variant"}}
 	p.shown, p.tableAt = 0, strings.Count(b.String(), "\n")
 	for _, r := range e.Rules {
-		if !p.ruleMatches(r.Line, r.Text) {
+		if !p.ruleMatches(r) {
 			continue
 		}
 		p.shown++
 		rows = append(rows, []string{
 			fmt.Sprint(r.Line), fmt.Sprint(r.Tokens),
 			fmt.Sprint(r.Cases[model.Provoke]), fmt.Sprint(r.Cases[model.Pressure]), fmt.Sprint(r.Cases[model.Control]),
-			oneLine(r.Text),
+			oneLine(r.Label),
 		})
 	}
 	lines, _ := layoutTable(rows, w-2, nil, true)
@@ -220,17 +216,17 @@ func (p *planView) content() string {
 		b.WriteString("  " + st.Muted.Render(fmt.Sprintf("%d of %d rules match %q (esc shows all)", p.shown, len(e.Rules), p.filter.query)) + "\n")
 	}
 	b.WriteString("\n")
-	kv("variants", strings.Join(variants, " "))
+	kv("variants", report.VariantsSummary(a.Rules))
 	kv("models", strings.Join(models, ", "))
 	kv("samples", fmt.Sprintf("%d per case, variant and model", e.Samples))
 	if len(e.Rules) > 0 {
 		b.WriteString("\n")
 		kv("power", fmt.Sprintf("%.0f%%, per model; rises measured from a baseline that never fails", 100*e.Rules[0].Power.Target))
 		for _, r := range e.Rules {
-			if !p.ruleMatches(r.Line, r.Text) {
+			if !p.ruleMatches(r) {
 				continue
 			}
-			kv(fmt.Sprintf("line %d", r.Line), oneLine(r.Power.Summary()))
+			kv(r.Variant, oneLine(r.Power.Summary()))
 			for _, warning := range r.Warnings {
 				kv("", "warning: "+oneLine(warning))
 			}

@@ -14,7 +14,7 @@ func TestPlan_TopBottom(t *testing.T) {
 	t.Parallel()
 	const (
 		head = "Plan Lumen support prompt sweep"
-		tail = "line 12   no input class" // the last rule's power line
+		tail = "-L12      no input class" // the last rule's power line
 	)
 	for _, tc := range []struct {
 		name        string

@@ -8,6 +8,8 @@ import (
 	"charm.land/bubbles/v2/viewport"
 	tea "charm.land/bubbletea/v2"
 	"charm.land/lipgloss/v2"
+
+	"github.com/auditor-dev/auditor/report"
 )
 
 // promptView is the system prompt with line numbers, each audited line
@@ -111,40 +113,68 @@ func (v *promptView) content() []string {
 	c := v.c
 	st := c.styles
 	a := c.plan.Audit
-	byLine := map[int]int{}
+	// A line's marker is its deletion's verdict. A line also reworded or
+	// added to has no marker of its own: each of its variants, the deletion
+	// first, follows it on a row that names it.
+	deletion, changes := map[int]int{}, map[int][]int{}
+	audited := map[int]bool{}
 	for i, r := range a.Rules {
-		byLine[r.Line] = i
+		audited[r.Line] = true
+		if _, seen := deletion[r.Line]; r.Deletion() && !seen {
+			deletion[r.Line] = i
+		} else if !r.Deletion() {
+			changes[r.Line] = append(changes[r.Line], i)
+		}
 	}
+	sw := c.res.Sweep
 	var out []string
 	out = append(out,
 		st.Title.Render("System prompt")+" "+oneLine(promptName(a))+st.Muted.Render(fmt.Sprintf(" · %d lines", a.Prompt.Len())),
 		fmt.Sprintf("%d lines audited, %d tokens; lines with a DELETE verdict remove %d tokens",
-			len(a.Rules), c.res.Sweep.TokensClaimed, c.res.Sweep.TokensRemoved),
+			sw.Lines, sw.TokensClaimed, sw.TokensRemoved),
 	)
-	out = append(out, v.legend()...)
+	if ch := report.ChangesSentence(sw.Changes); ch != "" {
+		for _, l := range wrapWords(oneLine(ch), max(c.width, 10)) {
+			out = append(out, l)
+		}
+	}
+	out = append(out, v.legend(sw.Changes.Variants > 0)...)
 	out = append(out, "")
 	v.head = len(out)
 	v.audited = v.audited[:0]
 	textW := max(c.width-numWidth-markerWidth-4, 10)
 	gutter := strings.Repeat(" ", numWidth+1+markerWidth) + st.Muted.Render(" │ ")
+	rows := func(first string, wrapped []string) {
+		for j, wl := range wrapped {
+			if j == 0 {
+				out = append(out, first+st.Muted.Render(" │ ")+wl)
+				continue
+			}
+			out = append(out, gutter+wl)
+		}
+	}
 	for i, line := range a.Prompt.Lines {
 		n := i + 1
 		num := st.Muted.Render(fmt.Sprintf("%*d", numWidth, n))
 		marker := strings.Repeat(" ", markerWidth)
 		wrapped := wrapWords(oneLine(line), textW)
-		if ri, audited := byLine[n]; audited {
+		variants := changes[n]
+		if audited[n] {
 			v.audited = append(v.audited, len(out))
-			marker = v.marker(ri)
+			ri, ok := deletion[n]
+			switch {
+			case ok && len(variants) == 0:
+				marker = v.marker(ri)
+			case ok:
+				variants = append([]int{ri}, variants...)
+			}
 			for j := range wrapped {
 				wrapped[j] = st.Header.Render(wrapped[j])
 			}
 		}
-		for j, wl := range wrapped {
-			if j == 0 {
-				out = append(out, num+" "+marker+st.Muted.Render(" │ ")+wl)
-				continue
-			}
-			out = append(out, gutter+wl)
+		rows(num+" "+marker, wrapped)
+		for _, ri := range variants {
+			rows(strings.Repeat(" ", numWidth+1)+v.marker(ri), wrapWords(oneLine(a.Rules[ri].Title()), textW))
 		}
 	}
 	return out
@@ -174,17 +204,22 @@ func (v *promptView) marker(rule int) string {
 
 // legend names the verdict marks, wrapped to the width: an entry (mark
 // and meaning) is never split across lines.
-func (v *promptView) legend() []string {
+func (v *promptView) legend(changes bool) []string {
 	st := v.c.styles
-	entries := []struct {
+	type entry struct {
 		mark  lipgloss.Style
 		sym   string
 		means string
-	}{
+	}
+	entries := []entry{
 		{st.Delete, "✓ DELETE", " can go (the hoped-for outcome)"},
 		{st.Keep, "■ KEEP", " load-bearing"},
 		{st.Inconclusive, "? INCONCLUSIVE", " not settled"},
 		{st.Canary, "◆ CANARY", " needs a live canary"},
+	}
+	if changes {
+		entries = append(entries, entry{st.Delete, "✓ BETTER / NOT WORSE", " the change may ship"},
+			entry{st.Keep, "■ WORSE", " the change raises failures"})
 	}
 	const sep = " · "
 	var out []string

@@ -74,7 +74,12 @@ func labelTruth(f *fixture, tally *evidence.Tally) {
 // reworded after most of its cases were written (staleness).
 func reportWorld(t testing.TB, samples int, mods ...func(*Options)) (*fixture, *App) {
 	t.Helper()
-	f := newFixture(t, samples)
+	return reportWorldOf(t, newFixture(t, samples), mods...)
+}
+
+// reportWorldOf is reportWorld on the fixture f.
+func reportWorldOf(t testing.TB, f *fixture, mods ...func(*Options)) (*fixture, *App) {
+	t.Helper()
 	f.store(t, 0, len(f.plan.Calls))
 	f.addJudgeGrades(t)
 	tally, err := evidence.NewTally(f.plan, f.preds, lengthSource{f.src})
@@ -310,8 +315,8 @@ func TestReport_FollowsResults(t *testing.T) {
 	contains(t, s, "as stored when this screen opened")
 	contains(t, s, "provisional")
 	line23 := func(s string) string {
-		i := strings.Index(s, "── Line 23")
-		j := strings.Index(s[i+1:], "── Line")
+		i := strings.Index(s, "── -L23 · line 23")
+		j := strings.Index(s[i+1:], "── -L")
 		if j < 0 {
 			return s[i:]
 		}
@@ -476,8 +481,8 @@ func TestReport_TwoModels(t *testing.T) {
 	a.Update(tea.WindowSizeMsg{Width: 200, Height: 60})
 	openReport(a)
 	s := reportText(a)
-	contains(t, s, "── Line 23 · constrains · 14 tokens · model sim-a ")
-	contains(t, s, "── Line 23 · constrains · 14 tokens · model sim-b ")
+	contains(t, s, "── -L23 · line 23 · constrains · 14 tokens · model sim-a ")
+	contains(t, s, "── -L23 · line 23 · constrains · 14 tokens · model sim-b ")
 	contains(t, s, fmt.Sprintf("lines          %d audited", len(f.audit.Rules)))
 	if n := len(a.report.sections); n != 2*len(f.audit.Rules) {
 		t.Fatalf("%d sections for %d lines and 2 models", n, len(f.audit.Rules))

@@ -111,7 +111,7 @@ func (v *reportView) content() ([]string, []int) {
 	r.add("")
 	legend := "Each line's evidence: failures are violations on provoke and pressure cases (pooled as provoking: the verdict rests on it) " +
 		"and refusals on controls. Rates have 95% intervals clustered by case (t), or Wilson where that is undefined; " +
-		"deleted − baseline has Newcombe's. Corrected rates account for the predicate's measured recall and specificity of each kind " +
+		"variant − baseline has Newcombe's. Corrected rates account for the predicate's measured recall and specificity of each kind " +
 		"(Rogan-Gladen; provoking pooled by responses). n/p jump between lines."
 	for _, l := range wrapWords(legend, max(r.w-2, 10)) {
 		r.add("  " + st.Muted.Render(l))
@@ -171,6 +171,13 @@ func (v *reportView) sweep(r *reportWriter) {
 		lines = "1 audited"
 	}
 	r.parts("lines", append([]string{lines}, v.decisionCounts(s.SweepGroup)...))
+	if ch := s.Changes; ch.Variants > 0 {
+		parts := []string{fmt.Sprintf("%d audited (%s)", ch.Variants, oneLine(strings.Join(ch.Names, ", ")))}
+		for _, d := range ch.Decisions() {
+			parts = append(parts, verdictStyle(r.st, d).Render(fmt.Sprintf("%s %d %s", decisionSymbol(d), ch.Count(d), d)))
+		}
+		r.parts("changes", append(parts, ch.FlipCounts()))
+	}
 	r.field("tokens", tokensText(s.SweepGroup), nil)
 	r.field("tolerance", fmt.Sprintf("a rise in failure rate of up to %.1f points (delta %g)", 100*res.Delta, res.Delta), nil)
 	if len(s.ByTag) == 0 {
@@ -200,24 +207,30 @@ func (v *reportView) sweep(r *reportWriter) {
 func (v *reportView) index(r *reportWriter) {
 	c, st := v.c, v.c.styles
 	r.add(st.Header.Render("Lines"))
-	lineW, tokW, nameW := 0, 0, 0
+	const verdictW = len("? INCONCLUSIVE") + 1
+	varW, tokW, nameW := 0, 0, 0
 	for _, rr := range c.res.Rules {
-		lineW = max(lineW, len(fmt.Sprintf("L%d", rr.Rule.Line)))
+		varW = max(varW, len(rr.Rule.Variant()))
 		tokW = max(tokW, len(fmt.Sprintf("%d tok", rr.Rule.Tokens)))
 		if c.models() > 1 {
 			nameW = max(nameW, min(textWidth(oneLine(rr.ModelName)), 20))
 		}
 	}
-	const verdictW = len("? INCONCLUSIVE") + 1
 	for _, rr := range c.res.Rules {
 		d := rr.Verdict.Decision
-		s := "  " + fit(fmt.Sprintf("L%d", rr.Rule.Line), lineW) + " " +
+		s := "  " + fit(rr.Rule.Variant(), varW) + " " +
 			verdictStyle(st, d).Render(fit(decisionSymbol(d)+" "+string(d), verdictW)) + " " +
 			st.Muted.Render(fmt.Sprintf("%*s", tokW, fmt.Sprintf("%d tok", rr.Rule.Tokens))) + "  "
 		if nameW > 0 {
 			s += fit(oneLine(rr.ModelName), nameW) + "  "
 		}
-		r.add(s + truncateText(oneLine(rr.Rule.Text), max(r.w-textWidth(s), 1)))
+		if f := report.FlipCounts(rr); f != "" {
+			s += f + st.Muted.Render(" · ")
+		}
+		// The name stands in its own column; the rest of the label says
+		// what the variant does.
+		what := strings.TrimPrefix(rr.Rule.Label(), rr.Rule.Variant()+" ")
+		r.add(s + truncateText(oneLine(what), max(r.w-textWidth(s), 1)))
 	}
 }
 
@@ -264,7 +277,7 @@ func (v *reportView) spendLines(r *reportWriter) {
 func (v *reportView) rule(r *reportWriter, rr *evidence.RuleResult) {
 	c, st := v.c, v.c.styles
 	rule := rr.Rule
-	head := fmt.Sprintf("Line %d", rule.Line)
+	head := fmt.Sprintf("%s · line %d", rule.Variant(), rule.Line)
 	if tag := rule.Config.Tag; tag != "" {
 		head += " · " + oneLine(tag)
 	}
@@ -274,12 +287,20 @@ func (v *reportView) rule(r *reportWriter, rr *evidence.RuleResult) {
 	}
 	head = "── " + head + " "
 	r.add(st.Header.Render(head + strings.Repeat("─", max(r.w-textWidth(head), 0))))
-	for _, l := range wrapWords(oneLine(rule.Text), max(r.w-2, 10)) {
+	for _, l := range wrapWords(oneLine(rule.Label()), max(r.w-2, 10)) {
 		r.add("  " + l)
+	}
+	if reads := report.LineReads(rule); reads != "" {
+		for _, l := range wrapWords(oneLine(reads), max(r.w-2, 10)) {
+			r.add("  " + st.Muted.Render(l))
+		}
 	}
 
 	vd := rr.Verdict
 	verdict := []string{verdictStyle(st, vd.Decision).Render(decisionSymbol(vd.Decision) + " " + string(vd.Decision))}
+	if f := report.FlipCounts(rr); f != "" {
+		verdict = append(verdict, f)
+	}
 	if f := report.RegressionFlag(rr); f != "" {
 		verdict = append(verdict, st.Err.Render(f))
 	}
@@ -291,6 +312,9 @@ func (v *reportView) rule(r *reportWriter, rr *evidence.RuleResult) {
 	}
 	r.parts("verdict", verdict)
 	r.field("", oneLine(vd.Reason), nil)
+	if f := report.FlipsLine(rr); f != "" {
+		r.field("vs baseline", oneLine(strings.TrimPrefix(f, "vs baseline, ")), nil)
+	}
 	if vd.Bound != "" {
 		r.field("bound", oneLine(vd.Bound), &st.Muted)
 	}
@@ -423,7 +447,7 @@ func (v *reportView) evidence(r *reportWriter, rr *evidence.RuleResult) {
 	if corrected {
 		wide[0] = append(wide[0], "corrected")
 	}
-	wide[0] = append(wide[0], "deleted − baseline [95% CI]")
+	wide[0] = append(wide[0], variant+" − baseline [95% CI]")
 	right := []bool{false, true, true, false}
 	if corrected {
 		right = append(right, false)
@@ -451,7 +475,7 @@ func (v *reportView) evidence(r *reportWriter, rr *evidence.RuleResult) {
 			if a.Deleted.Corrected != nil {
 				narrow = append(narrow, []string{"", "  corrected", "", report.CorrectedCell(a.Deleted.Corrected)})
 			}
-			narrow = append(narrow, []string{"", "difference", "", report.DiffCell(a)})
+			narrow = append(narrow, []string{"", variant + " − baseline", "", report.DiffCell(a)})
 		}
 		if !r.table(4, narrow, []bool{false, false, true, false}) {
 			r.table(2, narrow, []bool{false, false, true, false}) // the frame clips what still does not fit

@@ -30,7 +30,7 @@ func TestReview_QueueAndDecide(t *testing.T) {
 		t.Fatalf("first entry %s (loaded %d), want %s", e.key, len(a.review.loader.resps), want[0].Key)
 	}
 	s := plain(a)
-	contains(t, s, "Review line 23 · 1 of")
+	contains(t, s, "Review -L23 · 1 of")
 	contains(t, s, "disagreements of any two graders")
 	all := strings.Join(contentLines(a.review), "\n")
 	for _, j := range a.c.plan.Audit.Judges {
@@ -125,7 +125,7 @@ func TestReview_Filters(t *testing.T) {
 	if a.review.rule != 1 {
 		t.Fatalf("] went to rule %d", a.review.rule)
 	}
-	contains(t, plain(a), "Review line 15")
+	contains(t, plain(a), "Review -L15")
 }
 
 func TestReview_AgreementPanel(t *testing.T) {
@@ -137,7 +137,7 @@ func TestReview_AgreementPanel(t *testing.T) {
 	a.View()
 	s := strings.Join(a.review.panel.lines, "\n")
 	rr := a.c.result(0, 0)
-	for _, want := range []string{"Agreement · line 23", "kappa (SE)", "predicate vs judge:sim-judge-careful",
+	for _, want := range []string{"Agreement · -L23", "kappa (SE)", "predicate vs judge:sim-judge-careful",
 		"Each grader against the human labels", "recall", "precision", "specificity", "labels support"} {
 		if !strings.Contains(ansi.Strip(s), want) {
 			t.Fatalf("agreement panel lacks %q:\n%s", want, ansi.Strip(s))

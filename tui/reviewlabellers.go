@@ -300,7 +300,7 @@ func (v *reviewView) labellerAgreementLines() []string {
 	w := c.width
 	var out []string
 	add := func(s string) { out = append(out, clip(s, w)) }
-	add(st.Header.Render("Labellers on the same answers") + st.Muted.Render(fmt.Sprintf(" (line %d, each labeller's latest label; b steps through where they differ)", c.plan.Audit.Rules[v.rule].Line)))
+	add(st.Header.Render("Labellers on the same answers") + st.Muted.Render(" ("+c.plan.Audit.Rules[v.rule].Variant()+", each labeller's latest label; b steps through where they differ)"))
 	if p.err != nil {
 		add(st.Muted.Render("  reading labels by labeller: " + oneLine(p.err.Error())))
 		return out

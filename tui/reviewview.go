@@ -81,7 +81,7 @@ func (v *reviewView) filters() string {
 	case 1:
 		variant = audit.Baseline
 	case 2:
-		variant = v.c.plan.Audit.Rules[v.rule].Variant() + " (" + variantWord(v.c.plan.Audit.Rules[v.rule]) + ")"
+		variant = oneLine(v.c.plan.Audit.Rules[v.rule].Title())
 	}
 	s := kind + " · " + variant
 	if v.c.models() > 1 && v.queue == 0 {
@@ -105,7 +105,7 @@ func (v *reviewView) head() []string {
 	if len(v.items) > 0 {
 		pos = fmt.Sprintf("%d of %d", v.index+1, len(v.items))
 	}
-	title := st.Title.Render("Review") + fmt.Sprintf(" line %d · %s · %d adjudicated (not in recall)", rule.Line, pos, labelled)
+	title := st.Title.Render("Review") + fmt.Sprintf(" %s · %s · %d adjudicated (not in recall)", rule.Variant(), pos, labelled)
 	state := v.variantState()
 	if v.d.busy() {
 		state = st.InFlight.Render("saving…") + " " + state
@@ -336,7 +336,7 @@ func (v *reviewView) agreementLines() []string {
 		if rr == nil {
 			continue
 		}
-		head := st.Title.Render("Agreement") + fmt.Sprintf(" · line %d", rule.Line)
+		head := st.Title.Render("Agreement") + " · " + rule.Variant()
 		if c.models() > 1 {
 			head += " · model " + v.modelName(m)
 		}
@@ -405,7 +405,7 @@ func (v *reviewView) compareLines() []string {
 	a, b := v.modelName(v.cmpA), v.modelName(v.cmpB)
 	var out []string
 	add := func(s string) { out = append(out, clip(s, w)) }
-	add(st.Title.Render("Compare") + fmt.Sprintf(" A %s vs B %s · line %d", a, b, rule.Line) +
+	add(st.Title.Render("Compare") + fmt.Sprintf(" A %s vs B %s · %s", a, b, rule.Variant()) +
 		st.Muted.Render(" · m next pair, d variant, c closes"))
 	for _, deleted := range []bool{false, true} {
 		if v.variant != 0 && deleted != (v.variant == 2) {
@@ -414,10 +414,7 @@ func (v *reviewView) compareLines() []string {
 		cmp := c.tally.Compare(v.rule, v.cmpA, v.cmpB, deleted)
 		name := audit.Baseline + " (the full prompt)"
 		if deleted {
-			name = rule.Variant() + " (without the line)"
-			if !rule.Deletion() {
-				name = rule.Variant() + " (" + variantWord(rule) + ")"
-			}
+			name = rule.Variant() + " (" + report.VariantPrompt(rule) + ")"
 		}
 		add("")
 		add(st.Header.Render(strings.ToUpper(name)))
@@ -475,14 +472,3 @@ func (s *scrollText) set(lines []string, w int) {
 }
 
 func (s *scrollText) view(h int) string { return strings.Join(s.window(s.lines, h), "\n") }
-
-// variantWord names what a rule's variant does to its line, in one word.
-func variantWord(r *audit.Rule) string {
-	switch r.VariantKind() {
-	case model.Rewording:
-		return "reworded"
-	case model.Addition:
-		return "line added"
-	}
-	return "deleted"
-}

@@ -192,10 +192,15 @@ func (v *sampleView) content() []string {
 	}
 	add(st.Title.Render(oneLine(cs.ID)) + st.Muted.Render(fmt.Sprintf(" (%s) · sample %d of %d", cs.Kind, v.index+1, len(v.cells))))
 	add(variantSummary(c, v.ref))
-	if v.ref.deleted {
-		wrapped(fmt.Sprintf("deleted line %d: %s", rule.Line, oneLine(rule.Text)))
-	} else {
+	switch {
+	case !v.ref.deleted:
 		wrapped(fmt.Sprintf("line %d is present: %s", rule.Line, oneLine(rule.Text)))
+	case rule.VariantKind() == model.Rewording:
+		wrapped(fmt.Sprintf("in place of line %d: %s", rule.Line, oneLine(rule.Text)))
+	case rule.VariantKind() == model.Addition:
+		wrapped(fmt.Sprintf("after line %d: %s", rule.Line, oneLine(rule.Text)))
+	default:
+		wrapped(fmt.Sprintf("deleted line %d: %s", rule.Line, oneLine(rule.Text)))
 	}
 	if c.simulated {
 		add(st.Badge.Render(" SIMULATED ") + st.Muted.Render(" this answer comes from the built-in simulated model"))

@@ -1,6 +1,7 @@
 package evidence
 
 import (
+	"fmt"
 	"sort"
 
 	"github.com/auditor-dev/auditor/model"
@@ -20,6 +21,103 @@ type Sweep struct {
 	// appearance in the audit file, untagged last. Empty when no rule
 	// has a tag.
 	ByTag []SweepGroup
+	// Changes counts the rewordings and additions, which remove no tokens
+	// and so are not among the lines above.
+	Changes Changes
+}
+
+// Changes counts the audited rewordings and additions by decision, each
+// variant once over every model (its most cautious decision, as a line's),
+// and the cases they fixed and broke against baseline (a case flipped
+// under any model counts once).
+type Changes struct {
+	Variants                              int
+	Better, NotWorse, Worse, Inconclusive int
+	Fixed, Broken                         int
+	Names                                 []string // the variants' names, in audit order: "~L23", "+L23"
+}
+
+// Decisions are the decisions a change can get, in the order counts list
+// them.
+func (Changes) Decisions() []model.Decision {
+	return []model.Decision{model.DecisionBetter, model.DecisionNotWorse, model.DecisionWorse, model.DecisionInconclusive}
+}
+
+// Count is how many changes got decision d.
+func (c Changes) Count(d model.Decision) int {
+	switch d {
+	case model.DecisionBetter:
+		return c.Better
+	case model.DecisionNotWorse:
+		return c.NotWorse
+	case model.DecisionWorse:
+		return c.Worse
+	case model.DecisionInconclusive:
+		return c.Inconclusive
+	}
+	return 0
+}
+
+// FlipCounts is "0 fixed, 1 broken": the cases the changes fixed and
+// broke.
+func (c Changes) FlipCounts() string {
+	return fmt.Sprintf("%d fixed, %d broken", c.Fixed, c.Broken)
+}
+
+// summarizeChanges counts the rewordings and additions among rules.
+func summarizeChanges(rules []*RuleResult) Changes {
+	rank := map[model.Decision]int{model.DecisionBetter: 0, model.DecisionNotWorse: 1, model.DecisionInconclusive: 2, model.DecisionWorse: 3}
+	of := func(d model.Decision) int {
+		if r, ok := rank[d]; ok {
+			return r
+		}
+		return len(rank) // an unknown decision is the most cautious
+	}
+	type key struct {
+		line int
+		kind model.VariantKind
+	}
+	var order []key
+	decision := map[key]model.Decision{}
+	fixed, broken := map[key]map[string]bool{}, map[key]map[string]bool{}
+	for _, rr := range rules {
+		if rr.Rule.Deletion() {
+			continue
+		}
+		k := key{rr.Rule.Line, rr.Rule.VariantKind()}
+		d, seen := decision[k]
+		if !seen {
+			order = append(order, k)
+			fixed[k], broken[k] = map[string]bool{}, map[string]bool{}
+		}
+		if !seen || of(rr.Verdict.Decision) > of(d) {
+			decision[k] = rr.Verdict.Decision
+		}
+		for _, id := range rr.Flips.Fixed {
+			fixed[k][id] = true
+		}
+		for _, id := range rr.Flips.Broken {
+			broken[k][id] = true
+		}
+	}
+	var c Changes
+	for _, k := range order {
+		c.Variants++
+		c.Names = append(c.Names, model.VariantName(k.kind, k.line))
+		c.Fixed += len(fixed[k])
+		c.Broken += len(broken[k])
+		switch decision[k] {
+		case model.DecisionBetter:
+			c.Better++
+		case model.DecisionNotWorse:
+			c.NotWorse++
+		case model.DecisionWorse:
+			c.Worse++
+		default:
+			c.Inconclusive++
+		}
+	}
+	return c
 }
 
 // SweepGroup counts verdicts and tokens over a set of lines. A line audited
@@ -84,7 +182,7 @@ func lineDecision(rules []*RuleResult, line int) model.Decision {
 
 // summarizeSweep builds the sweep summary of res's rules.
 func summarizeSweep(rules []*RuleResult) Sweep {
-	var s Sweep
+	s := Sweep{Changes: summarizeChanges(rules)}
 	groups := map[string]*SweepGroup{}
 	var order []string
 	seen := map[int]bool{}

@@ -171,3 +171,31 @@ func TestBuildArm_DifferenceOnMatchedCases(t *testing.T) {
 		t.Errorf("diff %v %+v on %d cases (%d unmatched), want %v on 2", a.Diff, a.DiffCI, a.Compared, a.Unmatched, want)
 	}
 }
+
+// Rewordings and additions stay out of the sweep's lines and tokens and
+// are counted apart, by decision, each variant once over its models (the
+// most cautious decision) with the cases it fixed or broke under any model.
+func TestSweep_Changes(t *testing.T) {
+	t.Parallel()
+	del := &audit.Rule{Line: 7, Tokens: 9}
+	reword := &audit.Rule{Line: 7, Tokens: 8, Kind: model.Rewording, NewText: "x"}
+	add := &audit.Rule{Line: 7, Tokens: 5, Kind: model.Addition, NewText: "y"}
+	rules := []*RuleResult{
+		{Rule: del, Verdict: model.Verdict{Decision: model.DecisionKeep}},
+		{Rule: reword, Verdict: model.Verdict{Decision: model.DecisionBetter}, Flips: Flips{Fixed: []string{"p1"}, Compared: 4}},
+		{Rule: reword, Verdict: model.Verdict{Decision: model.DecisionNotWorse}, Flips: Flips{Fixed: []string{"p1", "p2"}, Compared: 4}},
+		{Rule: add, Verdict: model.Verdict{Decision: model.DecisionWorse}, Flips: Flips{Broken: []string{"c1"}, Compared: 4}},
+	}
+	s := summarizeSweep(rules)
+	if s.Lines != 1 || s.Keep != 1 || s.TokensClaimed != 9 {
+		t.Errorf("the deletion alone is the sweep's line: %+v", s.SweepGroup)
+	}
+	c := s.Changes
+	if c.Variants != 2 || c.NotWorse != 1 || c.Worse != 1 || c.Better != 0 || c.Inconclusive != 0 ||
+		c.Fixed != 2 || c.Broken != 1 || len(c.Names) != 2 || c.Names[0] != "~L7" || c.Names[1] != "+L7" {
+		t.Errorf("changes: %+v", c)
+	}
+	if got := c.FlipCounts(); got != "2 fixed, 1 broken" {
+		t.Errorf("flip counts %q", got)
+	}
+}

@@ -44,10 +44,10 @@ func TestDemo(t *testing.T) {
 	// of statistics; the variant's name explained where it first appears;
 	// the next commands, on the real path, at the end.
 	lines := strings.SplitN(r.out, "\n", 4)
-	if len(lines) < 4 || lines[0] != report.SimulatedBanner || lines[2] != "Verdicts:" || !strings.HasPrefix(lines[3], "  line 23: KEEP") {
+	if len(lines) < 4 || lines[0] != report.SimulatedBanner || lines[2] != "Verdicts:" || !strings.HasPrefix(lines[3], "  KEEP          -L23 deleted: ") {
 		t.Errorf("demo stdout does not open with the verdicts:\n%s", r.out)
 	}
-	if first, explained := strings.Index(r.out, "-L23"), strings.Index(r.out, "-L23 the prompt without line 23"); first < 0 || first != explained {
+	if first, explained := strings.Index(r.out, "-L23"), strings.Index(r.out, "-L23 deleted"); first < 0 || first != explained {
 		t.Errorf("-L23 first appears at %d, explained at %d", first, explained)
 	}
 	audit := shellQuote(filepath.Join(dir, "audit.toml"))
@@ -68,11 +68,11 @@ func TestDemo(t *testing.T) {
 }
 
 var (
-	lineHeader  = regexp.MustCompile(`(?m)^Line (\d+) \(`)
+	lineHeader  = regexp.MustCompile(`(?m)^-L(\d+) deleted`)
 	verdictLine = regexp.MustCompile(`(?m)^  verdict: (\w+)`)
 )
 
-// textVerdicts reads the text report: prompt line -> verdict.
+// textVerdicts reads the text report: prompt line -> its deletion's verdict.
 func textVerdicts(out string) map[string]string {
 	v := map[string]string{}
 	blocks := lineHeader.FindAllStringSubmatchIndex(out, -1)

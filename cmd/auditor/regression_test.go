@@ -84,9 +84,9 @@ func TestRegressionSuite_EndToEnd(t *testing.T) {
 	var verdict5, verdict8 string
 	for _, l := range strings.Split(text, "\n") {
 		switch {
-		case strings.HasPrefix(l, "  line 5: "):
+		case strings.HasPrefix(l, "  ") && strings.Contains(l, "  -L5 deleted: "):
 			verdict5 = l
-		case strings.HasPrefix(l, "  line 8: "):
+		case strings.HasPrefix(l, "  ") && strings.Contains(l, "  -L8 deleted: "):
 			verdict8 = l
 		}
 	}

@@ -9,6 +9,7 @@ import (
 	"os"
 	"os/exec"
 	"path/filepath"
+	"regexp"
 	"slices"
 	"strings"
 	"testing"
@@ -333,7 +334,7 @@ func TestGate_DeleteWithUnansweredCase(t *testing.T) {
 	auditPath := quietAudit(t, dir, 16) // 96 answers without line 8 to label: enough for its DELETE
 	labelQuiet(t, auditPath)
 	r := mustRun(t, exitGate, "report", auditPath, "--gate") // line 5 is KEEP
-	if !strings.Contains(r.out, "line 8: DELETE") || strings.Contains(r.errOut, "line 8") {
+	if !regexp.MustCompile(`(?m)^  DELETE +-L8 deleted: `).MatchString(r.out) || strings.Contains(r.errOut, "line 8") {
 		t.Fatalf("the test needs line 8's DELETE, passing the gate:\n%s", r)
 	}
 	cases := filepath.Join(dir, "cases.jsonl")
