@@ -17,7 +17,7 @@ func TestVariantTitle(t *testing.T) {
 		{Deletion, "Never guess dates.", "-L20", `-L20 deleted: "Never guess dates."`},
 		{Rewording, "Say you don't know.", "~L20", `~L20 reworded: "Say you don't know."`},
 		{Addition, "Point to the changelog.", "+L20", `+L20 added after 20: "Point to the changelog."`},
-		{Rewording, "a\x1b]0;pwned\x07b\tc", "~L20", `~L20 reworded: "ab\tc"`},
+		{Rewording, "a\x1b]0;pwned\x07b\tc", "~L20", `~L20 reworded: "a b\tc"`}, // the removed title parted two words
 	} {
 		if got := VariantName(tc.kind, 20); got != tc.name {
 			t.Errorf("VariantName(%q) = %q, want %q", tc.kind, got, tc.name)

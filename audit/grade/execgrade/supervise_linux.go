@@ -141,39 +141,32 @@ func supervise(path string, argv []string) int {
 	}
 }
 
-// killDescendants kills every live child of this process until none is
-// left. Killing a child makes its own children orphans, which the kernel
-// gives to this subreaper, so the next round finds and kills them; a
-// process that survives SIGKILL (stuck in the kernel) is given up on
-// after a few seconds.
+// killDescendants kills every child of this process until the kernel says
+// none is left. Killing a child makes its own children orphans, which the
+// kernel gives to this subreaper, so a later round finds and kills them.
+// A scan of /proc is not atomic: it can read a grandchild's parent before
+// the reparenting and its dead parent after, and see no live child while
+// one is left; so the loop ends only when wait4 reports no child at all
+// (ECHILD), zombies included. A process that survives SIGKILL (stuck in
+// the kernel) is given up on after a few seconds.
 func killDescendants() {
 	self := os.Getpid()
-	deadline := time.Now().Add(5 * time.Second)
-	for time.Now().Before(deadline) {
-		kids := liveChildren(self)
-		if len(kids) == 0 {
-			break
-		}
-		for _, pid := range kids {
+	for deadline := time.Now().Add(5 * time.Second); time.Now().Before(deadline); time.Sleep(time.Millisecond) {
+		for _, pid := range liveChildren(self) {
 			// Its group as well as itself: a group leader's
 			// members need not be its children.
 			_ = syscall.Kill(-pid, syscall.SIGKILL)
 			_ = syscall.Kill(pid, syscall.SIGKILL)
 		}
-		reap()
-		time.Sleep(time.Millisecond)
-		reap()
-	}
-	reap()
-}
-
-// reap collects every child that has exited, without waiting.
-func reap() {
-	for {
-		var ws syscall.WaitStatus
-		pid, err := syscall.Wait4(-1, &ws, syscall.WNOHANG, nil)
-		if pid <= 0 || err != nil {
-			return
+		for {
+			var ws syscall.WaitStatus
+			pid, err := syscall.Wait4(-1, &ws, syscall.WNOHANG, nil)
+			if err == syscall.ECHILD {
+				return // no child left, live or dead
+			}
+			if pid <= 0 || err != nil {
+				break // children left, none exited yet
+			}
 		}
 	}
 }
