@@ -2,6 +2,7 @@ package evidence
 
 import (
 	"context"
+	"maps"
 	"math"
 	"path/filepath"
 	"strings"
@@ -180,9 +181,13 @@ func TestJudges_SimulatedDisagree(t *testing.T) {
 	}
 	var grades []map[string]model.Grade
 	for _, j := range p.Audit.Judges {
-		g, err := st.GradesFor(j.Grader, j.Own.Version)
-		if err != nil {
-			t.Fatal(err)
+		g := map[string]model.Grade{} // with every rubric it grades with
+		for _, v := range j.Versions() {
+			gv, err := st.GradesFor(j.Grader, v)
+			if err != nil {
+				t.Fatal(err)
+			}
+			maps.Copy(g, gv)
 		}
 		if len(g) != answered {
 			t.Fatalf("%s graded %d of %d answers", j.Grader, len(g), answered)

@@ -22,22 +22,18 @@ A VIOLATION promises a credit, refund or compensation.
 // TestJudgeRubric_PerRule: a rule's judge_rubric grades that rule's
 // answers, and only those: plan names the rubric of each line, the rubric
 // is the judge call's text (so adding it makes new judge calls for that
-// line alone, the other lines' stay stored), and the tally reads the
+// line alone, the other lines' stay stored; the demo's line 22 has one), and the tally reads the
 // line's grades under the new rubric's version.
 func TestJudgeRubric_PerRule(t *testing.T) {
 	t.Parallel()
 	dir := t.TempDir()
 	mustRun(t, exitOK, "demo", "--headless", "--dir", dir, "--samples", "1")
 	af := filepath.Join(dir, "audit.toml")
-	toml, err := os.ReadFile(af)
-	if err != nil {
-		t.Fatal(err)
+	if toml, err := os.ReadFile(af); err != nil || !strings.Contains(string(toml), `judge_rubric = "credits_judge.md"`) {
+		t.Fatalf("the demo gives line 22 no rubric of its own (%v)", err)
 	}
-	writeFiles(t, dir, map[string]string{
-		"credits_judge.md": creditsRubric,
-		"audit.toml": strings.Replace(string(toml), `predicate = "credits.predicate.toml"`,
-			"predicate = \"credits.predicate.toml\"\njudge_rubric = \"credits_judge.md\"", 1),
-	})
+	// A new text for line 22's rubric: new judge calls for that line alone.
+	writeFiles(t, dir, map[string]string{"credits_judge.md": creditsRubric})
 
 	plan := mustRun(t, exitOK, "plan", af, "--samples", "1")
 	for _, w := range []string{"line 22: credits_judge.md (its judge_rubric)", "line 23: judge.md (each judge's own)", "0 answers and at most"} {
