@@ -229,9 +229,7 @@ func (c *Common) execNotes(line, w int) []string {
 		for _, l := range wrapWords(what, w) {
 			out = append(out, c.styles.Warn.Render(l))
 		}
-		for _, l := range wrapWords("To approve it, read it, then: "+oneLine(n.Approve), w) {
-			out = append(out, l)
-		}
+		out = append(out, wrapWords("To approve it, read it, then: "+oneLine(n.Approve), w)...)
 	}
 	return out
 }

@@ -134,9 +134,7 @@ func (v *promptView) content() []string {
 			sw.Lines, sw.TokensClaimed, sw.TokensRemoved),
 	)
 	if ch := report.ChangesSentence(sw.Changes); ch != "" {
-		for _, l := range wrapWords(oneLine(ch), max(c.width, 10)) {
-			out = append(out, l)
-		}
+		out = append(out, wrapWords(oneLine(ch), max(c.width, 10))...)
 	}
 	out = append(out, v.legend(sw.Changes.Variants > 0)...)
 	out = append(out, "")
