@@ -81,7 +81,7 @@ func (a *Anthropic) PollBatch(ctx context.Context, id string) (BatchPoll, error)
 		switch line.Result.Type {
 		case "succeeded":
 			msg := line.Result.Message
-			r.Completion = anthropicCompletion(&msg)
+			r.Completion = a.completion(&msg)
 		case "errored":
 			e := line.Result.Error.Error
 			r.Err = a.batchError(string(e.Type), e.Message)

@@ -180,8 +180,8 @@ type run struct {
 	spent    float64 // dollars, by usage reported so far
 	reserved float64 // estimated dollars of attempts in flight
 
-	done, failed, settled int
-	total                 int // calls to make: len(calls) less those skipped
+	done, failed, settled, tooLarge int
+	total                           int // calls to make: len(calls) less those skipped
 
 	stopped bool
 	reason  StopReason
@@ -255,6 +255,7 @@ func (r *run) loop() {
 		Done:      r.done,
 		Failed:    r.failed,
 		Settled:   r.settled,
+		TooLarge:  r.tooLarge,
 		Remaining: r.total - r.done,
 		Spent:     r.spent,
 	})
@@ -495,6 +496,12 @@ func (r *run) handleResult(res attemptResult) {
 		return // cancelled: not finished, not saved
 	}
 	ce := callError(res, r.timeout(st.call))
+	if ce.Kind == model.ErrTooLarge {
+		// Its usage was never read: the most it can have cost is booked.
+		cost := tooLargeCost(st.call)
+		r.spent += cost
+		st.cost += cost
+	}
 	r.windowSpent(p, ce.Window, now)
 	rateLimited := ce.Kind == model.ErrRateLimited
 	retryAfter := ce.RetryAfter
@@ -743,6 +750,9 @@ func (r *run) handleSaved(s saveResult) {
 	switch {
 	case s.resp.ErrorKind.Settled():
 		r.settled++
+		if s.resp.ErrorKind == model.ErrTooLarge {
+			r.tooLarge++
+		}
 	case !s.resp.OK():
 		r.failed++
 	}
