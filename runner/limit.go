@@ -40,6 +40,7 @@ const (
 
 // AnswerLimit is the most bytes of a response body the providers read for
 // an answer to r: 1 MiB plus 64 bytes per token of r's limit (see above).
+// A batch's result line is held to the same limit.
 func AnswerLimit(r model.Request) int64 {
 	tokens := max(r.MaxTokens, r.MaxCompletionTokens)
 	if tokens <= 0 {
