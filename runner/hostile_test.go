@@ -7,7 +7,6 @@ import (
 	"io"
 	"net/http"
 	"strings"
-	"sync"
 	"sync/atomic"
 	"testing"
 
@@ -22,7 +21,6 @@ import (
 type hostileServer struct {
 	size    int64 // bytes of answer text; 0: echo the credentials instead
 	written atomic.Int64
-	mu      sync.Mutex
 	status  int // 0: 200
 }
 
