@@ -226,9 +226,11 @@ func newBatchRef() string {
 }
 
 // batchClockSkew is how much earlier than its record a provider's clock
-// may date a batch: FindBatch looks at the batches created since the
-// record's time less this.
-const batchClockSkew = 10 * time.Minute
+// may date a batch (the record's time is taken before the batch is sent):
+// FindBatch looks at the batches created since the record's time less
+// this. Clocks kept by NTP differ by milliseconds; the margin is wide, and
+// narrow enough that an earlier batch of the same size is rarely in it.
+const batchClockSkew = 2 * time.Minute
 
 // BatchSummary is what CollectBatches did.
 type BatchSummary struct {

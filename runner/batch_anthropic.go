@@ -59,12 +59,13 @@ func (a *Anthropic) SubmitBatch(ctx context.Context, calls []Call, _ string, _ f
 }
 
 // FindBatch looks for rec's batch among the batches created since rec's
-// time (the list comes newest first), none of them known: Message Batches
-// keep no metadata, so the batch is the one that holds exactly rec's
-// number of calls, the earliest created if several do. A wrong pick (another
-// program's batch of the same size, created in the same minutes with the
-// same key) costs nothing twice: its results carry none of rec's keys, so
-// when it ends they are dropped and this audit's calls are made again.
+// time less batchClockSkew (the list comes newest first), none of them
+// known: Message Batches keep no metadata, so the batch is the one that
+// holds exactly rec's number of calls, the earliest if several do. A wrong
+// pick (another program's batch of the same size, created in the same
+// minutes with the same key) costs nothing twice: its results carry none
+// of rec's keys, so when it ends they are dropped and this audit's calls
+// are made again.
 func (a *Anthropic) FindBatch(ctx context.Context, rec BatchRecord, known func(string) bool) (string, error) {
 	since := rec.Submitted.Add(-batchClockSkew)
 	params := anthropic.MessageBatchListParams{Limit: anthropic.Int(100)}
@@ -77,13 +78,12 @@ func (a *Anthropic) FindBatch(ctx context.Context, rec BatchRecord, known func(s
 		}
 		older := false
 		for _, b := range page.Data {
-			if b.CreatedAt.Before(since) {
-				older = true
-				continue
-			}
 			n := b.RequestCounts
-			if n.Processing+n.Succeeded+n.Errored+n.Canceled+n.Expired == int64(len(rec.Keys)) && !known(b.ID) {
-				found = b.ID // the list is newest first: the last match is the earliest
+			switch {
+			case b.CreatedAt.Before(since):
+				older = true
+			case n.Processing+n.Succeeded+n.Errored+n.Canceled+n.Expired == int64(len(rec.Keys)) && !known(b.ID):
+				found = b.ID // newest first: the last match is the earliest
 			}
 		}
 		if older || !page.HasMore || len(page.Data) == 0 || page.LastID == "" {

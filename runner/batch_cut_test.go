@@ -394,8 +394,9 @@ func TestBatch_AnthropicCutOff(t *testing.T) {
 			t.Parallel()
 			now := time.Now()
 			srv := &cutAnthropicServer{cut: tc.cut, batches: []cutAnthropicBatch{
-				{ID: "msgbatch_old", Created: now.Add(-time.Hour), Keys: []string{"x1", "x2", "x3"}}, // the same size, long before
-				{ID: "msgbatch_other", Created: now.Add(-time.Minute), Keys: []string{"y1", "y2"}},   // another size, just before
+				{ID: "msgbatch_old", Created: now.Add(-time.Hour), Keys: []string{"x1", "x2", "x3"}},        // the same size, long before
+				{ID: "msgbatch_other", Created: now.Add(-time.Minute), Keys: []string{"y1", "y2"}},          // another size, just before
+				{ID: "msgbatch_near", Created: now.Add(-5 * time.Minute), Keys: []string{"z1", "z2", "z3"}}, // the same size, minutes before
 			}}
 			ts, client := newPipeServer(t, srv)
 			a, err := NewAnthropic(AnthropicConfig{BaseURL: ts.URL, APIKey: fakeKey, HTTPClient: client})
