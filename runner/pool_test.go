@@ -692,7 +692,7 @@ func TestRun_WaitTooLongSaysTheWait(t *testing.T) {
 		opts.MaxWait = time.Minute
 		calls := scriptCalls("a")
 		_, stop := checkContract(t, calls, collect(t, Run(context.Background(), calls, newMemSink(), opts)), nil)
-		if want := "test endpoint answered no call for 2m0s, past the maximum wait of 1m0s: an attempt runs until its timeout (2m0s) before the wait is checked: transport: no answer within 2m0s"; stop.Reason != WaitTooLong || stop.Detail != want {
+		if want := "test endpoint answered no call for 2m0s, past the maximum wait of 1m0s: an attempt is let run (up to its timeout, 2m0s) before the wait is checked: transport: no answer within 2m0s"; stop.Reason != WaitTooLong || stop.Detail != want {
 			t.Errorf("stopped %+v\nwant detail %q", stop, want)
 		}
 	})

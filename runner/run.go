@@ -571,7 +571,7 @@ func (r *run) handleResult(res attemptResult) {
 func (r *run) noAnswerDetail(ep *endpoint, st *callState, now time.Time, wait time.Duration, ce *CallError) string {
 	waited := now.Sub(st.first)
 	if waited > r.opts.MaxWait {
-		return fmt.Sprintf("%s answered no call for %s, past the maximum wait of %s: an attempt runs until its timeout (%s) before the wait is checked: %s",
+		return fmt.Sprintf("%s answered no call for %s, past the maximum wait of %s: an attempt is let run (up to its timeout, %s) before the wait is checked: %s",
 			ep.ep.Name, shortDuration(waited), shortDuration(r.opts.MaxWait), shortDuration(r.timeout(st.call)), ce.Error())
 	}
 	return fmt.Sprintf("%s answered no call in %s, and the next retry, %s later, would start past the maximum wait of %s: %s",
