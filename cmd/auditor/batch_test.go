@@ -212,10 +212,18 @@ func TestRunBatch_CutOffWhileCreating(t *testing.T) {
 			child.Env = append(os.Environ(), "AUDITOR_TEST_MAIN=1")
 			var stderr strings.Builder
 			child.Stderr = &stderr
+			started := make(chan struct{})
 			bs.mu.Lock()
-			bs.onCreate = func() { _ = child.Process.Signal(sig) }
+			bs.onCreate = func() {
+				<-started
+				_ = child.Process.Signal(sig)
+			}
 			bs.mu.Unlock()
-			if err := child.Run(); err == nil {
+			if err := child.Start(); err != nil {
+				t.Fatal(err)
+			}
+			close(started)
+			if err := child.Wait(); err == nil {
 				t.Fatalf("run --batch was not cut off:\n%s", stderr.String())
 			}
 			code := child.ProcessState.ExitCode()
