@@ -206,7 +206,7 @@ func looksSVG(points []lookPoint, of int, delta float64, stopped int, mark, labe
 		}
 	}
 	lo, hi = math.Max(-1, lo-(hi-lo)*0.05), math.Min(1, hi+(hi-lo)*0.05)
-	y := scale{lo: lo, hi: hi, x0: h - 36, x1: 14} // upside down: y grows down
+	y := scale{lo: lo, hi: hi, x0: h - 36, x1: 24} // upside down: y grows down
 	x := func(k int) float64 { return 60 + (float64(k)-0.5)/float64(max(of, 1))*(w-80) }
 	s := newSVG(w, h, label)
 	for _, t := range y.ticks(5) {
@@ -216,7 +216,7 @@ func looksSVG(points []lookPoint, of int, delta float64, stopped int, mark, labe
 	s.line(56, y.at(0), w-16, y.at(0), "zero")
 	s.line(56, y.at(delta), w-16, y.at(delta), "delta")
 	s.text(w-18, y.at(delta)-4, "end", "tick", "δ "+pts(delta)+" pts")
-	s.text(14, 12, "start", "tick", "points")
+	s.text(4, 11, "start", "tick", "points, variant − baseline")
 	for k := 1; k <= of; k++ {
 		s.text(x(k), h-20, "middle", "tick", strconv.Itoa(k))
 	}
@@ -237,12 +237,12 @@ func looksSVG(points []lookPoint, of int, delta float64, stopped int, mark, labe
 	}
 	if stopped > 0 {
 		sx := x(stopped)
-		s.line(sx, 14, sx, h-36, "stop")
+		s.line(sx, 24, sx, h-36, "stop")
 		anchor, tx := "start", sx+4
 		if stopped > of/2 {
 			anchor, tx = "end", sx-4
 		}
-		s.text(tx, 26, anchor, "stoplabel", mark)
+		s.text(tx, 36, anchor, "stoplabel", mark)
 	}
 	return s.done()
 }
