@@ -112,6 +112,7 @@ type shipView struct {
 	verdictLook
 	Verdict, Sentence string
 	Details           []string
+	Classes           []shipClassView
 }
 
 type lineView struct {
@@ -233,13 +234,14 @@ func buildView(p Page) htmlView {
 	if d.Simulated {
 		v.Banner = SimulatedBanner
 	}
-	v.Ship = shipOf(d)
 	v.Glance = glanceOf(d)
+	v.Changes = changesDocSentence(d)
 	rows := make([]forestRow, len(d.Rules))
 	for i, r := range d.Rules {
 		rows[i] = forestOf(r)
 	}
 	sc := forestScale(rows, d.Delta)
+	v.Ship = shipOf(d, sc)
 	v.Axis = axisSVG(sc)
 	seen := map[string]bool{}
 	for i, r := range d.Rules {
@@ -616,4 +618,38 @@ func glanceOf(d Doc) []glanceGroup {
 		}
 	}
 	return out
+}
+
+// changesDocSentence sums up the rewordings and additions, apart from the
+// sweep (they remove no tokens): "2 rewordings and additions audited, ~L23
+// and +L23 (1 WORSE, 1 INCONCLUSIVE); 0 cases fixed, 1 broken against
+// baseline"; "" without any.
+func changesDocSentence(d Doc) string {
+	var names []string
+	counts := map[string]int{}
+	var order []string
+	fixed, broken := 0, 0
+	for _, r := range d.Rules {
+		c := r.Change
+		if c == nil {
+			continue
+		}
+		names = append(names, clean(r.Variant))
+		if counts[r.Verdict] == 0 {
+			order = append(order, r.Verdict)
+		}
+		counts[r.Verdict]++
+		fixed += len(c.Flips.Fixed)
+		broken += len(c.Flips.Broken)
+	}
+	if len(names) == 0 {
+		return ""
+	}
+	parts := make([]string, len(order))
+	for i, v := range order {
+		parts[i] = fmt.Sprintf("%d %s", counts[v], v)
+	}
+	return fmt.Sprintf("%d %s audited apart from the sweep, %s (%s); %d %s fixed, %d broken against baseline",
+		len(names), plural(len(names), "rewording or addition", "rewordings and additions"), strings.Join(names, ", "),
+		strings.Join(parts, ", "), fixed, plural(fixed, "case", "cases"), broken)
 }

@@ -1,6 +1,7 @@
 package report
 
 import (
+	"encoding/json"
 	"fmt"
 	"html/template"
 	"slices"
@@ -318,5 +319,91 @@ func looksOf(r RuleDoc, delta float64) (template.HTML, []lookRow) {
 	return looksSVG(points, of, delta, stopped, mark, label), rows
 }
 
-// shipOf is the ship decision, when the report carries one.
-func shipOf(d Doc) *shipView { return nil }
+// shipJSON is the JSON report's ship block (the decision on the prompt
+// without every line of the audit's joint test, issue 27), read from the
+// report as JSON: the page draws it whenever the report carries one.
+type shipJSON struct {
+	Lines         []int   `json:"lines"`
+	Verdict       string  `json:"verdict"`
+	Headline      string  `json:"headline"`
+	Tokens        int     `json:"tokens"`
+	TokensClaimed int     `json:"tokens_claimed"`
+	Delta         float64 `json:"delta"`
+	Test          int     `json:"test"`
+	Tests         int     `json:"tests"`
+	Classes       []struct {
+		Line    int                `json:"line"`
+		Text    string             `json:"text"`
+		Model   string             `json:"model"`
+		Outcome string             `json:"outcome"`
+		Verdict string             `json:"verdict"`
+		Alone   string             `json:"alone"`
+		Reason  string             `json:"reason"`
+		Needed  string             `json:"needed"`
+		Numbers *VerdictNumbersDoc `json:"numbers"`
+	} `json:"classes"`
+	Keep       []int `json:"keep"`
+	Next       []int `json:"next"`
+	Regression []struct {
+		Suite  string `json:"suite"`
+		Model  string `json:"model"`
+		Cases  int    `json:"cases"`
+		Broken int    `json:"broken"`
+	} `json:"regression"`
+}
+
+// shipOf is the ship decision, when the report carries one: its headline,
+// and each class of the joint variant with its own verdict and its line's
+// alone, drawn as the lines are.
+func shipOf(d Doc, sc scale) *shipView {
+	raw, err := json.Marshal(d)
+	if err != nil {
+		return nil
+	}
+	return shipFromJSON(raw, d.Delta, sc)
+}
+
+// shipFromJSON is shipOf on the JSON report's bytes.
+func shipFromJSON(raw []byte, delta float64, sc scale) *shipView {
+	var wrap struct {
+		Ship *shipJSON `json:"ship"`
+	}
+	if json.Unmarshal(raw, &wrap) != nil || wrap.Ship == nil {
+		return nil
+	}
+	s := wrap.Ship
+	v := &shipView{verdictLook: lookOf(s.Verdict), Verdict: clean(s.Verdict), Sentence: clean(s.Headline)}
+	v.Details = append(v.Details, fmt.Sprintf("joint test %d of %d this audit has made; the prompt without lines %s: %d of the %d tokens the audited lines claim",
+		s.Test, s.Tests, intList(s.Lines), s.Tokens, s.TokensClaimed))
+	if len(s.Keep) > 0 {
+		v.Details = append(v.Details, fmt.Sprintf("keep lines %s (their class rose); the next joint set, a new test: lines %s", intList(s.Keep), intList(s.Next)))
+	}
+	for _, r := range s.Regression {
+		v.Details = append(v.Details, fmt.Sprintf("regression suite %s: %d of %d cases broken", clean(r.Suite), r.Broken, r.Cases))
+	}
+	for _, c := range s.Classes {
+		row := forestOf(RuleDoc{Variant: "joint", Verdict: c.Verdict, Numbers: c.Numbers})
+		cv := shipClassView{verdictLook: lookOf(c.Verdict), Line: c.Line, Text: clean(c.Text), Outcome: clean(c.Outcome),
+			Alone: clean(c.Alone), Reason: clean(c.Reason), Needed: clean(c.Needed)}
+		cv.Prov, _ = diffText(row.Provoking)
+		cv.Forest = forestSVG(row, sc, delta, fmt.Sprintf("line %d's class under the joint variant: %s", c.Line, c.Outcome))
+		v.Classes = append(v.Classes, cv)
+	}
+	return v
+}
+
+type shipClassView struct {
+	verdictLook
+	Line                                 int
+	Text, Outcome, Alone, Reason, Needed string
+	Prov                                 string
+	Forest                               template.HTML
+}
+
+func intList(xs []int) string {
+	out := make([]string, len(xs))
+	for i, x := range xs {
+		out[i] = fmt.Sprint(x)
+	}
+	return strings.Join(out, ", ")
+}

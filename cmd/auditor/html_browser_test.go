@@ -191,7 +191,7 @@ type fullDoc struct {
 		Variant string `json:"variant"`
 		Verdict string `json:"verdict"`
 		Numbers *struct {
-			Diff     float64 `json:"diff"`
+			Diff     float64                  `json:"diff"`
 			Newcombe struct{ Lo, Hi float64 } `json:"newcombe"`
 		} `json:"verdict_numbers"`
 		Arms  map[string]struct{ Diff struct{ Est, Lo, Hi float64 } } `json:"arms"`

@@ -5,6 +5,7 @@ import (
 	"encoding/json"
 	"flag"
 	"fmt"
+	"html"
 	"os"
 	"path/filepath"
 	"regexp"
@@ -12,6 +13,7 @@ import (
 	"testing"
 
 	"github.com/auditor-dev/auditor/audit/audittest"
+	"github.com/auditor-dev/auditor/examples"
 )
 
 // htmlOut, when set, keeps the HTML reports and screenshots the tests
@@ -225,3 +227,92 @@ func TestHTMLReport_HostileAnswers(t *testing.T) {
 }
 
 const testPromptHostileEscaped = `Use &lt;/style&gt;&lt;script&gt;alert(&#39;prompt&#39;)&lt;/script&gt; \u202eformal\u202c language.`
+
+// TestHTMLReport_Sections: the labelled demo's page has every section the
+// issue asks for, with the counts behind them: the graders per kind against
+// blind labels and the seen labels apart, kappa between judges and between
+// labellers with their SEs, the answers side by side with every grader's
+// verdict and the labels, the spend estimated against actual.
+func TestHTMLReport_Sections(t *testing.T) {
+	t.Parallel()
+	audit := labelledDemo(t, 10)
+	// Two seen labels (review decisions) of line 15's answers.
+	var seen strings.Builder
+	n := 0
+	for _, rec := range exportResponses(t, audit) {
+		if rec.RuleLine == 15 && rec.Kind == "control" && n < 2 {
+			l, _ := json.Marshal(map[string]any{"key": rec.Key, "violation": false, "labeller": "lead", "note": "fine", "at": "2026-12-01T09:00:00Z", "source": "seen"})
+			seen.Write(append(l, '\n'))
+			n++
+		}
+	}
+	importLabels(t, audit, seen.String())
+	page := html.UnescapeString(string(renderHTML(t, audit, keepDir(t), "demo-sections.html")))
+	for _, want := range []string{
+		"Ship decision", // absent: the demo has no joint test
+	} {
+		if strings.Contains(page, want) {
+			t.Errorf("the page has %q", want)
+		}
+	}
+	for _, want := range []string{
+		"Which lines can go", "The prompt, each audited line marked", "The grid: failures by case and variant", "Wilson 95% [",
+		"The graders against blind labels", "predicate <span", "recall", "precision", "specificity", "tp ", " of ", "violations caught",
+		"Agreement between graders", "kappa ", "(SE ", "Agreement between labellers (blind labels)", "reviewer vs second",
+		"Seen labels", "2 answers decided in the review queue (seen labels: never in recall or the verdict)",
+		"Answers side by side", "with line 15 (baseline)", "-L15: without the line", "predicate: pass", "judge:sim-judge-careful: ",
+		"blind label by reviewer: ", "Regression suites", "everyday", "Spend: estimated against actual", "answer calls", "judge calls", "dollars", "labels",
+		"simulated prices",
+	} {
+		if !strings.Contains(page, want) {
+			t.Errorf("the demo's page lacks %q", want)
+		}
+	}
+}
+
+// TestHTMLReport_ChangesShowFixedAndBroken: a rewording's and an
+// addition's evidence is the cases they fixed and broke, each named so.
+func TestHTMLReport_ChangesShowFixedAndBroken(t *testing.T) {
+	t.Parallel()
+	dir := t.TempDir()
+	if err := examples.Write(dir); err != nil {
+		t.Fatal(err)
+	}
+	audit := filepath.Join(dir, examples.DemoAudit)
+	audittest.WithVariants(t, audit)
+	mustRun(t, 0, "run", audit, "--yes", "--headless", "--samples", "10")
+	var doc struct {
+		Rules []struct {
+			Variant string `json:"variant"`
+			Change  *struct {
+				Flips struct{ Fixed, Broken []string } `json:"flips"`
+			} `json:"change"`
+		} `json:"rules"`
+	}
+	if err := json.Unmarshal([]byte(mustRun(t, 0, "report", audit, "--format", "json").out), &doc); err != nil {
+		t.Fatal(err)
+	}
+	page := html.UnescapeString(string(renderHTML(t, audit, keepDir(t), "variants.html")))
+	flipped := 0
+	for _, r := range doc.Rules {
+		if r.Change == nil {
+			continue
+		}
+		for why, ids := range map[string][]string{"fixed": r.Change.Flips.Fixed, "broken": r.Change.Flips.Broken} {
+			for i, id := range ids {
+				if i < 4 && !strings.Contains(page, fmt.Sprintf(`case %s <span class="kindtag">`, id)) {
+					t.Errorf("%s: %s case %s is not set side by side", r.Variant, why, id)
+				}
+				flipped++
+			}
+		}
+	}
+	if flipped == 0 {
+		t.Fatal("no rewording or addition fixed or broke a case: nothing to check")
+	}
+	for _, want := range []string{"~L23: with the line reworded", "+L23: with the line added", "~L23 reworded: ", "+L23 added after 23: "} {
+		if !strings.Contains(page, want) {
+			t.Errorf("the page lacks %q", want)
+		}
+	}
+}
