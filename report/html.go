@@ -214,7 +214,7 @@ type answerView struct {
 
 type chip struct{ Class, Text string }
 
-type lookRow struct{ Look, Verdict, Diff, Bound string }
+type lookRow struct{ Look, Verdict, Diff, Bound, Test string }
 
 type suiteView struct {
 	Name string

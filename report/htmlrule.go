@@ -286,7 +286,7 @@ func looksOf(r RuleDoc, delta float64) (template.HTML, []lookRow) {
 	for _, l := range r.Looks {
 		of = l.Look.Of
 		row := lookRow{Look: fmt.Sprintf("%d of %d (%d of %d samples a case)", l.Look.Index, l.Look.Of, l.Look.Samples, l.Look.Planned),
-			Verdict: l.Verdict, Diff: "—", Bound: "—"}
+			Verdict: l.Verdict, Diff: "—", Bound: "—", Test: clean(l.Bound)}
 		if l.Look.Settled {
 			stopped = l.Look.Index
 		}

@@ -219,11 +219,13 @@ type LookDoc struct {
 	Settled bool    `json:"settled"`
 }
 
-// LookVerdictDoc is the verdict at one look: its decision and the numbers
-// it rests on, as the rule's own verdict and verdict_numbers.
+// LookVerdictDoc is the verdict at one look: its decision, its bound and
+// the numbers it rests on, as the rule's own verdict, bound and
+// verdict_numbers.
 type LookVerdictDoc struct {
 	Look    LookDoc            `json:"look"`
 	Verdict string             `json:"verdict"`
+	Bound   string             `json:"bound"` // the arithmetic the look's decision rests on
 	Numbers *VerdictNumbersDoc `json:"verdict_numbers"`
 }
 
@@ -231,7 +233,7 @@ func lookVerdictDocs(vs []model.Verdict) []LookVerdictDoc {
 	var out []LookVerdictDoc
 	for _, v := range vs {
 		if l := lookDoc(v); l != nil {
-			out = append(out, LookVerdictDoc{Look: *l, Verdict: string(v.Decision), Numbers: verdictNumbers(v)})
+			out = append(out, LookVerdictDoc{Look: *l, Verdict: string(v.Decision), Bound: v.Bound, Numbers: verdictNumbers(v)})
 		}
 	}
 	return out
