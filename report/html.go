@@ -104,7 +104,6 @@ type htmlView struct {
 	Spend                                               []spendRow
 	SpendNote                                           string
 	Schema                                              int
-	Simulated                                           bool
 }
 
 // shipView is the ship decision, when the report has one.
@@ -121,7 +120,7 @@ type lineView struct {
 	Line, Tokens                                        int
 	Forest                                              template.HTML
 	Prov, Ctl, Route, Labels, Needed                    string
-	ProvKey, CtlKey                                     string // sort keys
+	ProvKey                                             string // the provoking difference, to sort by
 	Flags                                               []string
 }
 
@@ -185,14 +184,9 @@ type graderView struct {
 }
 
 type graderRow struct {
-	Kind                                                string
-	Recall, Precision, Specificity                      measureView
-	Confusion                                           string
-	RecallPlot, PrecisionPlot, SpecificityPlot          template.HTML
-	RecallLabels, PrecisionLabels, SpecificityLabelText string
+	Kind, Recall, Precision, Specificity, Confusion string
+	RecallPlot, PrecisionPlot, SpecificityPlot      template.HTML
 }
-
-type measureView struct{ Text string }
 
 type agreeRow struct{ Pair, Kappa, Agreement, Detail string }
 
@@ -229,7 +223,7 @@ type spendRow struct {
 func buildView(p Page) htmlView {
 	d := p.Doc
 	v := htmlView{Title: clean(d.Audit), CSP: PageCSP, Style: template.CSS(htmlStyle), Script: template.JS(htmlScript),
-		Delta: strconv.FormatFloat(100*d.Delta, 'f', -1, 64), Legend: IntervalLegend, Schema: d.SchemaVersion, Simulated: d.Simulated,
+		Delta: strconv.FormatFloat(100*d.Delta, 'f', -1, 64), Legend: IntervalLegend, Schema: d.SchemaVersion,
 		Summary: clean(sweepDocSentence(d.Sweep.SweepGroupDoc))}
 	if d.Simulated {
 		v.Banner = SimulatedBanner
@@ -260,7 +254,7 @@ func buildView(p Page) htmlView {
 		}
 		lv.Forest = forestSVG(rows[i], sc, d.Delta, fmt.Sprintf("line %d, %s: %s", r.Line, r.Variant, r.Verdict))
 		lv.Prov, lv.ProvKey = diffText(rows[i].Provoking)
-		lv.Ctl, lv.CtlKey = diffText(rows[i].Control)
+		lv.Ctl, _ = diffText(rows[i].Control)
 		lv.Route, lv.Labels, lv.Needed = routeAndLabels(r)
 		if !seen[r.Verdict] {
 			seen[r.Verdict] = true
@@ -339,7 +333,7 @@ func forestOf(r RuleDoc) forestRow {
 	}
 	if a, ok := r.Arms[string(model.Control)]; ok && a.Baseline.N > 0 && a.Deleted.N > 0 {
 		row.Control = &forestMark{Est: a.Diff.Est, Lo: a.Diff.Lo, Hi: a.Diff.Hi}
-		row.CtlTtl = fmt.Sprintf("control cases (over-refusal), %s - baseline: %s pts, 95%% [%s, %s]; %d/%d refused with the line, %d/%d without",
+		row.ControlTitle = fmt.Sprintf("control cases (over-refusal), %s - baseline: %s pts, 95%% [%s, %s]; %d/%d refused with the line, %d/%d without",
 			r.Variant, pts(a.Diff.Est), pts(a.Diff.Lo), pts(a.Diff.Hi), a.Baseline.Fail, a.Baseline.N, a.Deleted.Fail, a.Deleted.N)
 	}
 	return row

@@ -2,6 +2,7 @@ package report
 
 import (
 	"cmp"
+	"math"
 	"slices"
 
 	"github.com/auditor-dev/auditor/audit"
@@ -161,8 +162,8 @@ func caseEvidence(p *audit.Plan, rr *evidence.RuleResult, rd RuleDoc, t *evidenc
 	// The control case that moved most either way (the first of equals).
 	control, moved := -1, -1.0
 	for i, cr := range rr.Cases {
-		if cr.Case.Kind == model.Control && (cr.Baseline.N > 0 || cr.Deleted.N > 0) && abs(rise(cr)) > moved {
-			control, moved = i, abs(rise(cr))
+		if cr.Case.Kind == model.Control && (cr.Baseline.N > 0 || cr.Deleted.N > 0) && math.Abs(rise(cr)) > moved {
+			control, moved = i, math.Abs(rise(cr))
 		}
 	}
 	if control >= 0 {
@@ -280,11 +281,4 @@ func answerOf(key string, t *evidence.Tally, st audit.Reader, graders []evidence
 		a.Labels = append(a.Labels, AnswerLabel{Source: model.LabelSeen, Labeller: l.Labeller, Violation: l.Violation, Note: l.Note})
 	}
 	return a, nil
-}
-
-func abs(x float64) float64 {
-	if x < 0 {
-		return -x
-	}
-	return x
 }

@@ -213,7 +213,7 @@ func graderRowOf(kind string, rc, pc, sp MeasureDoc, conf *ConfusionDoc) graderR
 	return row
 }
 
-func measureOf(name string, m MeasureDoc, what string) (measureView, template.HTML) {
+func measureOf(name string, m MeasureDoc, what string) (string, template.HTML) {
 	if m.Est == nil {
 		t := "not measured"
 		if m.Note != "" {
@@ -221,13 +221,13 @@ func measureOf(name string, m MeasureDoc, what string) (measureView, template.HT
 		} else if m.Positives == 0 {
 			t += " (no label on this side)"
 		}
-		return measureView{Text: t}, ""
+		return t, ""
 	}
 	t := fmt.Sprintf("%.2f [%.2f, %.2f], %d of %d %s", *m.Est, *m.Lo, *m.Hi, m.Hits, m.Positives, what)
 	if m.SE != nil {
 		t += fmt.Sprintf(" (weighted, SE %.3f)", *m.SE)
 	}
-	return measureView{Text: t}, proportionSVG(*m.Est, *m.Lo, *m.Hi, name+" "+t)
+	return t, proportionSVG(*m.Est, *m.Lo, *m.Hi, name+" "+t)
 }
 
 // evidenceOf is one case's answers side by side.
@@ -291,8 +291,7 @@ func looksOf(r RuleDoc, delta float64) (template.HTML, []lookRow) {
 			stopped = l.Look.Index
 		}
 		if n := l.Numbers; n != nil {
-			pt := lookPoint{Index: l.Look.Index, Samples: l.Look.Samples, Est: n.Diff, Lo: n.Newcombe.Lo, Hi: n.Newcombe.Hi,
-				Verdict: l.Verdict, Class: lookOf(l.Verdict).Class}
+			pt := lookPoint{Index: l.Look.Index, Est: n.Diff, Lo: n.Newcombe.Lo, Hi: n.Newcombe.Hi, Class: lookOf(l.Verdict).Class}
 			b := n.Upper
 			if n.Scaled != nil {
 				b = *n.Scaled

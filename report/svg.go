@@ -95,15 +95,15 @@ func (s *svg) interval(sc scale, y, est, lo, hi float64, class, title string) {
 // cases (variant - baseline) with its 95% interval and the grader route's
 // one-sided bound, and the same difference on controls (over-refusal).
 type forestRow struct {
-	Class                  string // the verdict's colour class
-	Note                   string // shown instead of the marks when the rule has none to draw
-	Provoking              *forestMark
-	Upper                  *float64 // the grader route's bound, which DELETE compares with delta
-	UpperTitle             string
-	Labels                 *float64 // the labels route's bound on the rise; nil without labels of the answers without the line
-	LabelsTitle            string
-	Control                *forestMark
-	ProvokingTitle, CtlTtl string
+	Class                        string // the verdict's colour class
+	Note                         string // shown instead of the marks when the rule has none to draw
+	Provoking                    *forestMark
+	Upper                        *float64 // the grader route's bound, which DELETE compares with delta
+	UpperTitle                   string
+	Labels                       *float64 // the labels route's bound on the rise; nil without labels of the answers without the line
+	LabelsTitle                  string
+	Control                      *forestMark
+	ProvokingTitle, ControlTitle string
 }
 
 type forestMark struct{ Est, Lo, Hi float64 }
@@ -161,7 +161,7 @@ func forestSVG(r forestRow, sc scale, delta float64, label string) template.HTML
 		s.WriteString("</g>")
 	}
 	if m := r.Control; m != nil {
-		s.interval(sc, 46, m.Est, m.Lo, m.Hi, "ctl", r.CtlTtl)
+		s.interval(sc, 46, m.Est, m.Lo, m.Hi, "ctl", r.ControlTitle)
 	} else {
 		s.text(sc.at(0)+6, 50, "start", "none", "no control case graded in both")
 	}
@@ -187,11 +187,10 @@ func axisSVG(sc scale) template.HTML {
 // it: the 95% interval of the difference, the bound DELETE compares with
 // delta, and the look's verdict.
 type lookPoint struct {
-	Index, Samples int
-	Est, Lo, Hi    float64
-	Bound          *float64
-	Verdict, Class string
-	Title          string
+	Index        int
+	Est, Lo, Hi  float64
+	Bound        *float64
+	Class, Title string
 }
 
 // looksSVG draws an adaptive run: per look, the difference's interval and
