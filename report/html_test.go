@@ -81,7 +81,7 @@ func TestClean(t *testing.T) {
 // its outcome beside its line's own verdict, the suites.
 func TestWriteHTML_ShipBlock(t *testing.T) {
 	raw := []byte(`{"ship":{"lines":[11,13],"verdict":"SHIP","headline":"SHIP: the prompt without lines 11 and 13 (21 of 112 tokens): every class rose less than 5 points",
-		"tokens":21,"tokens_claimed":112,"delta":0.05,"test":1,"tests":1,"keep":[],"next":[],
+		"tokens":21,"tokens_claimed":112,"delta":0.05,"test":1,"tests":2,"keep":[13],"next":[11],
 		"classes":[{"line":11,"text":"Answer <b>first</b>","model":"m","outcome":"bounded","verdict":"DELETE","alone":"DELETE","reason":"rose less","numbers":{"diff":0.01,"newcombe":{"lo":-0.01,"hi":0.03},"upper":0.035,"upper_alpha":0.0125,"delta":0.05}},
 		           {"line":13,"text":"Use the name","model":"m","outcome":"undecided","verdict":"INCONCLUSIVE","alone":"DELETE","reason":"not yet","needed":"86 labels","numbers":null}],
 		"regression":[{"suite":"everyday","model":"m","cases":8,"broken":0}]}}`)
@@ -95,7 +95,7 @@ func TestWriteHTML_ShipBlock(t *testing.T) {
 	}
 	page := html.UnescapeString(b.String())
 	for _, want := range []string{"Ship decision:", "✓</span> SHIP", "safe to ship", "SHIP: the prompt without lines 11 and 13 (21 of 112 tokens)",
-		"joint test 1 of 1", "regression suite everyday: 0 of 8 cases broken", "line 11", "Answer <b>first</b>", "bounded", "undecided",
+		"joint test 1 of the 2 this audit has made", "keep lines 13 (their class rose); the next joint set, a new test: lines 11", "line 11", "Answer <b>first</b>", "bounded", "undecided",
 		"to settle it: 86 labels", "P +1.0 pts [-1.0, +3.0]", `aria-label="line 11's class under the joint variant: bounded"`} {
 		if !strings.Contains(page, want) {
 			t.Errorf("the ship block lacks %q", want)

@@ -322,15 +322,11 @@ func looksOf(r RuleDoc, delta float64) (template.HTML, []lookRow) {
 // without every line of the audit's joint test, issue 27), read from the
 // report as JSON: the page draws it whenever the report carries one.
 type shipJSON struct {
-	Lines         []int   `json:"lines"`
-	Verdict       string  `json:"verdict"`
-	Headline      string  `json:"headline"`
-	Tokens        int     `json:"tokens"`
-	TokensClaimed int     `json:"tokens_claimed"`
-	Delta         float64 `json:"delta"`
-	Test          int     `json:"test"`
-	Tests         int     `json:"tests"`
-	Classes       []struct {
+	Verdict  string `json:"verdict"`
+	Headline string `json:"headline"`
+	Test     int    `json:"test"`
+	Tests    int    `json:"tests"`
+	Classes  []struct {
 		Line    int                `json:"line"`
 		Text    string             `json:"text"`
 		Model   string             `json:"model"`
@@ -341,14 +337,8 @@ type shipJSON struct {
 		Needed  string             `json:"needed"`
 		Numbers *VerdictNumbersDoc `json:"numbers"`
 	} `json:"classes"`
-	Keep       []int `json:"keep"`
-	Next       []int `json:"next"`
-	Regression []struct {
-		Suite  string `json:"suite"`
-		Model  string `json:"model"`
-		Cases  int    `json:"cases"`
-		Broken int    `json:"broken"`
-	} `json:"regression"`
+	Keep []int `json:"keep"`
+	Next []int `json:"next"`
 }
 
 // shipOf is the ship decision, when the report carries one: its headline,
@@ -372,18 +362,20 @@ func shipFromJSON(raw []byte, delta float64, sc scale) *shipView {
 	}
 	s := wrap.Ship
 	v := &shipView{verdictLook: lookOf(s.Verdict), Verdict: clean(s.Verdict), Sentence: clean(s.Headline)}
-	v.Details = append(v.Details, fmt.Sprintf("joint test %d of %d this audit has made; the prompt without lines %s: %d of the %d tokens the audited lines claim",
-		s.Test, s.Tests, intList(s.Lines), s.Tokens, s.TokensClaimed))
+	// The headline names the lines, their tokens and the suites; the
+	// details say what it does not.
+	v.Details = append(v.Details, fmt.Sprintf("joint test %d of the %d this audit has made", s.Test, s.Tests))
 	if len(s.Keep) > 0 {
 		v.Details = append(v.Details, fmt.Sprintf("keep lines %s (their class rose); the next joint set, a new test: lines %s", intList(s.Keep), intList(s.Next)))
 	}
-	for _, r := range s.Regression {
-		v.Details = append(v.Details, fmt.Sprintf("regression suite %s: %d of %d cases broken", clean(r.Suite), r.Broken, r.Cases))
-	}
 	for _, c := range s.Classes {
 		row := forestOf(RuleDoc{Variant: "joint", Verdict: c.Verdict, Numbers: c.Numbers})
+		row.NoControl = true
 		cv := shipClassView{verdictLook: lookOf(c.Verdict), Line: c.Line, Text: clean(c.Text), Outcome: clean(c.Outcome),
-			Alone: clean(c.Alone), Reason: clean(c.Reason), Needed: clean(c.Needed)}
+			Alone: clean(c.Alone), AloneLook: lookOf(c.Alone), Reason: clean(c.Reason), Needed: clean(c.Needed),
+			// A bounded class reads from its plot (its reason is on the
+			// badge's hover); one that rose or is undecided says why.
+			ShowReason: c.Outcome != "bounded"}
 		cv.Prov, _ = diffText(row.Provoking)
 		cv.Forest = forestSVG(row, sc, delta, fmt.Sprintf("line %d's class under the joint variant: %s", c.Line, c.Outcome))
 		v.Classes = append(v.Classes, cv)
@@ -393,9 +385,11 @@ func shipFromJSON(raw []byte, delta float64, sc scale) *shipView {
 
 type shipClassView struct {
 	verdictLook
+	AloneLook                            verdictLook
 	Line                                 int
 	Text, Outcome, Alone, Reason, Needed string
 	Prov                                 string
+	ShowReason                           bool
 	Forest                               template.HTML
 }
 

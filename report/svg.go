@@ -104,6 +104,9 @@ type forestRow struct {
 	LabelsTitle                  string
 	Control                      *forestMark
 	ProvokingTitle, ControlTitle string
+	// NoControl leaves the control row out: a class under the joint
+	// variant has none of its own.
+	NoControl bool
 }
 
 type forestMark struct{ Est, Lo, Hi float64 }
@@ -132,7 +135,11 @@ func forestScale(rows []forestRow, delta float64) scale {
 // forestSVG draws one line's row: 0 and delta as vertical lines, the
 // provoking difference above, the controls' below.
 func forestSVG(r forestRow, sc scale, delta float64, label string) template.HTML {
-	const w, h = 320, 62
+	const w = 320
+	h := 62.0
+	if r.NoControl {
+		h = 38
+	}
 	s := newSVG(w, h, label)
 	s.line(sc.at(0), 10, sc.at(0), h-10, "zero")
 	s.line(sc.at(delta), 10, sc.at(delta), h-10, "delta")
@@ -160,12 +167,15 @@ func forestSVG(r forestRow, sc scale, delta float64, label string) template.HTML
 		fmt.Fprintf(s, `<path d="M%s 15l-4-5h8z" class="mark"/>`, px(sc.at(*r.Labels)))
 		s.WriteString("</g>")
 	}
+	s.text(2, 27, "start", "rowlabel", "P")
+	if r.NoControl {
+		return s.done()
+	}
 	if m := r.Control; m != nil {
 		s.interval(sc, 46, m.Est, m.Lo, m.Hi, "ctl", r.ControlTitle)
 	} else {
 		s.text(sc.at(0)+6, 50, "start", "none", "no control case graded in both")
 	}
-	s.text(2, 27, "start", "rowlabel", "P")
 	s.text(2, 49, "start", "rowlabel", "C")
 	return s.done()
 }
