@@ -8,6 +8,7 @@ import (
 	"github.com/auditor-dev/auditor/audit"
 	"github.com/auditor-dev/auditor/audit/evidence"
 	"github.com/auditor-dev/auditor/model"
+	"github.com/auditor-dev/auditor/model/stats"
 )
 
 // The model comparison in every report: the audit's first model (A) beside
@@ -76,6 +77,9 @@ type CaseCountDoc struct {
 	Errors      int     `json:"errors"`
 	Unparseable int     `json:"unparseable"`
 	Pending     int     `json:"pending"`
+	// Wilson is the 95% Wilson interval of Rate; null when nothing is
+	// graded.
+	Wilson *BoundsDoc `json:"wilson"`
 }
 
 func caseDocs(rr *evidence.RuleResult) []CaseDoc {
@@ -88,7 +92,11 @@ func caseDocs(rr *evidence.RuleResult) []CaseDoc {
 }
 
 func caseCountDoc(c evidence.Count) CaseCountDoc {
-	return CaseCountDoc{Fail: c.Fails, N: c.N, Rate: c.Rate(), Errors: c.Errors, Unparseable: c.Unparseable, Pending: c.Pending}
+	d := CaseCountDoc{Fail: c.Fails, N: c.N, Rate: c.Rate(), Errors: c.Errors, Unparseable: c.Unparseable, Pending: c.Pending}
+	if w, err := stats.Wilson(c.Fails, c.N); err == nil && c.N > 0 {
+		d.Wilson = &BoundsDoc{Lo: w.Lo, Hi: w.Hi}
+	}
+	return d
 }
 
 func comparisonDocs(res *evidence.Results) []ComparisonDoc {

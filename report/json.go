@@ -71,6 +71,11 @@ type RuleDoc struct {
 	// acted on yet (the grid has reached no look), empty otherwise.
 	Look        *LookDoc `json:"look"`
 	Provisional string   `json:"provisional,omitempty"`
+	// Looks is the verdict at every look of a sequential design the grid
+	// has reached, first to last (the last is the verdict's): how the
+	// bounds moved and where an adaptive run stopped. Absent for a fixed
+	// design.
+	Looks []LookVerdictDoc `json:"looks,omitempty"`
 	// Numbers are the figures the verdict rests on (STATS section 3); null
 	// until some provoking case is graded in both variants (and always for
 	// a rule with no input class, whose verdict rests on Lengths).
@@ -212,6 +217,26 @@ type LookDoc struct {
 	KeepZ   float64 `json:"keep_z"`
 	DeleteZ float64 `json:"delete_z"`
 	Settled bool    `json:"settled"`
+}
+
+// LookVerdictDoc is the verdict at one look: its decision, its bound and
+// the numbers it rests on, as the rule's own verdict, bound and
+// verdict_numbers.
+type LookVerdictDoc struct {
+	Look    LookDoc            `json:"look"`
+	Verdict string             `json:"verdict"`
+	Bound   string             `json:"bound"` // the arithmetic the look's decision rests on
+	Numbers *VerdictNumbersDoc `json:"verdict_numbers"`
+}
+
+func lookVerdictDocs(vs []model.Verdict) []LookVerdictDoc {
+	var out []LookVerdictDoc
+	for _, v := range vs {
+		if l := lookDoc(v); l != nil {
+			out = append(out, LookVerdictDoc{Look: *l, Verdict: string(v.Decision), Bound: v.Bound, Numbers: verdictNumbers(v)})
+		}
+	}
+	return out
 }
 
 func lookDoc(v model.Verdict) *LookDoc {
@@ -619,7 +644,7 @@ func Build(res *evidence.Results, spend audit.Spend, simulated bool) Doc {
 			Arms: map[string]ArmDoc{}, Graders: map[string]GraderDoc{}, Kappa: map[string]float64{},
 			Errors: rr.Errors, Pending: rr.Pending, Unneeded: rr.Unneeded, Truncated: rr.Truncated, Change: variantDoc(rr),
 			Regression: regressionDocs(rr), RegressionBroken: rr.RegressionBroken(),
-			Look: lookDoc(rr.Verdict), Provisional: rr.Verdict.NotYet,
+			Look: lookDoc(rr.Verdict), Provisional: rr.Verdict.NotYet, Looks: lookVerdictDocs(rr.Looks),
 			Controls: rr.Controls,
 		}
 		// An arm appears when it has cases the predicate grades: an arm of

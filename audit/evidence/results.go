@@ -129,6 +129,10 @@ type RuleResult struct {
 	// verdict settled at (see model.Look): not pending, since the verdict
 	// does not wait for them. An adaptive run never makes them.
 	Unneeded int
+	// Looks is the verdict at each look of a sequential design the grid
+	// has reached, first to last (the last is Verdict); nil for a fixed
+	// design, before the first look and for a rule with no input class.
+	Looks []model.Verdict
 }
 
 // Results is the state of a whole audit.
@@ -456,6 +460,11 @@ func aggregateRule(p *audit.Plan, ri, mi int, status map[string]bool, settled ma
 		v.Notes = nil
 	}
 	rr.Verdict = v
+	if lengths == nil {
+		if rr.Looks, err = lookVerdicts(p, rr, a, d, look, labelled); err != nil {
+			return nil, err
+		}
+	}
 	rr.Flips = caseFlips(rr.Cases)
 	if rr.SettledEarly() {
 		// Settled at an interim look: the samples beyond it are not

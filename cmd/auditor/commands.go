@@ -1,8 +1,10 @@
 package main
 
 import (
+	"bytes"
 	"errors"
 	"fmt"
+	"io"
 	"os"
 	"path/filepath"
 	"strings"
@@ -174,14 +176,17 @@ labels (default 60), simulated through the exact rule with a perfect predicate.`
 }
 
 func newReportCmd(std Stdio) *cobra.Command {
-	var format string
+	var format, out string
 	var gate bool
 	c := &cobra.Command{
 		Use:   "report AUDIT",
 		Short: "Print verdicts and the evidence behind them from stored results",
 		Long: `Print each audited line's verdict with the evidence behind it, from what is stored:
 no calls are made. Answers are re-graded first if a predicate changed.
---format md for a review, json for scripts (stable fields), junit for CI.
+--format md for a review, json for scripts (stable fields), junit for CI, html
+for reviewers in a browser: one self-contained file that loads nothing from
+anywhere (attach it to a pull request or a CI run's artifacts). --out writes
+the report to a file instead of standard output.
 With --gate, exit 3 when any line's verdict is not DELETE, its change broke a
 regression case, or one of its cases has no graded answer under a variant
 (still pending, or every call failed): the message names the case.`,
@@ -201,19 +206,7 @@ regression case, or one of its cases has no graded answer under a variant
 			if err != nil {
 				return err
 			}
-			switch format {
-			case "text":
-				err = report.WriteText(std.Out, res, spend, s.Simulated())
-			case "md":
-				err = report.WriteMarkdown(std.Out, res, spend, s.Simulated())
-			case "json":
-				err = report.WriteJSON(std.Out, report.Build(res, spend, s.Simulated()))
-			case "junit":
-				err = report.WriteJUnit(std.Out, res, spend, s.Simulated())
-			default:
-				return &usageError{fmt.Errorf("unknown --format %q (want text, md, json or junit)", format)}
-			}
-			if err != nil {
+			if err := writeReport(std.Out, out, format, s, res, spend); err != nil {
 				return err
 			}
 			if gate {
@@ -222,7 +215,8 @@ regression case, or one of its cases has no graded answer under a variant
 			return nil
 		},
 	}
-	c.Flags().StringVar(&format, "format", "text", "text, md, json or junit")
+	c.Flags().StringVar(&format, "format", "text", "text, md, json, junit or html")
+	c.Flags().StringVarP(&out, "out", "o", "", "file to write the report to (default: standard output)")
 	c.Flags().BoolVar(&gate, "gate", false, "exit 3 when any line's verdict is not DELETE, its change broke a regression case, or a case of it has no graded answers")
 	return c
 }
@@ -456,4 +450,36 @@ func unansweredCase(rr *evidence.RuleResult) string {
 		first += fmt.Sprintf(", nor %d more %s", more, plural(more, "case", "cases"))
 	}
 	return first
+}
+
+// writeReport writes the report in format to stdout, or to the file out
+// names (written whole or not at all: a failed render leaves no half page).
+func writeReport(stdout io.Writer, out, format string, s *workbench.Session, res *evidence.Results, spend audit.Spend) error {
+	var b bytes.Buffer
+	var err error
+	switch format {
+	case "text":
+		err = report.WriteText(&b, res, spend, s.Simulated())
+	case "md":
+		err = report.WriteMarkdown(&b, res, spend, s.Simulated())
+	case "json":
+		err = report.WriteJSON(&b, report.Build(res, spend, s.Simulated()))
+	case "junit":
+		err = report.WriteJUnit(&b, res, spend, s.Simulated())
+	case "html":
+		var page report.Page
+		if page, err = s.Page(res, spend); err == nil {
+			err = report.WriteHTML(&b, page)
+		}
+	default:
+		return &usageError{fmt.Errorf("unknown --format %q (want text, md, json, junit or html)", format)}
+	}
+	if err != nil {
+		return err
+	}
+	if out == "" || out == "-" {
+		_, err = stdout.Write(b.Bytes())
+		return err
+	}
+	return os.WriteFile(out, b.Bytes(), 0o644)
 }
