@@ -5,7 +5,7 @@
 # against their targets. Nothing is asserted: machines are noisy.
 #
 #   bench/run.sh                        # all scenarios
-#   bench/run.sh a c e                  # some of them: a b c c2 d e
+#   bench/run.sh a c e                  # some of them: a b c c2 d e h
 #   AUDITOR=/tmp/old/auditor bench/run.sh c e   # another build of auditor
 #
 # Scenarios (concurrency 8):
@@ -22,6 +22,9 @@
 #   e   720 calls against a server that serves 4 at once and answers 429
 #       with Retry-After: 1 beyond that, 100 ms latency: wall time against
 #       the ideal 720/4 x 0.1 s = 18 s, and no call failed for good
+#   h   as b, but the first answer is 30 MB (to max_tokens = 200): peak RSS
+#       against b's target, as auditor reads at most 1 MiB + 64 bytes a
+#       token of an answer
 set -euo pipefail
 
 root=$(cd "$(dirname "$0")/.." && pwd)
@@ -114,11 +117,12 @@ predicate = "predicate.toml"
 EOF
 }
 
-# start_server DIR LATENCY RATE429 CAP: starts the fake server, sets base_url.
+# start_server DIR LATENCY RATE429 CAP [HUGE]: starts the fake server, sets
+# base_url.
 start_server() {
-	local dir=$1 latency=$2 rate=$3 cap=$4 i
+	local dir=$1 latency=$2 rate=$3 cap=$4 huge=${5:-0} i
 	rm -f "$dir/addr"
-	"$bin/fakeserver" -latency "$latency" -rate429 "$rate" -cap "$cap" -rule "$rule" \
+	"$bin/fakeserver" -latency "$latency" -rate429 "$rate" -cap "$cap" -huge "$huge" -rule "$rule" \
 		-addr-file "$dir/addr" -summary "$dir/server.json" -log "$dir/server.log" &
 	server_pid=$!
 	for ((i = 0; i < 500; i++)); do
@@ -160,10 +164,10 @@ verdict() { awk -v v="$1" -v t="$2" -v op="$3" 'BEGIN {
 	ok = (op == "<=") ? (v <= t) : (op == "<") ? (v < t) : (v >= t)
 	print ok ? "ok" : "MISSED" }'; }
 
-scenario_openai() { # NAME LATENCY RATE429 CAP SAMPLES PROVOKE PRESSURE CONTROL
+scenario_openai() { # NAME LATENCY RATE429 CAP SAMPLES PROVOKE PRESSURE CONTROL [HUGE]
 	local name=$1 latency=$2 rate=$3 cap=$4 samples=$5 dir=$out/$1
 	mkdir -p "$dir"
-	start_server "$dir" "$latency" "$rate" "$cap"
+	start_server "$dir" "$latency" "$rate" "$cap" "${9:-0}"
 	write_audit "$dir/audit" openai "$base_url" "$samples" "$6" "$7" "$8"
 	echo "scenario $name: $(($5 * ($6 + $7 + $8) * 2)) calls, latency $latency, 429 rate $rate, cap $cap" >&2
 	timed "$dir" run "$auditor" run "$dir/audit/audit.toml" --yes --headless
@@ -196,6 +200,11 @@ run_b() {
 	scenario_openai b 0s 0 0 30 5 3 10
 	row b "no latency: wall (s)" "$wall" "< 0.8" "$(verdict "$wall" 0.8 "<") (exit $rc)"
 	row b "no latency: peak RSS (MB)" "$rss" "< 60" "$(verdict "$rss" 60 "<")"
+}
+
+run_h() {
+	scenario_openai h 0s 0 0 30 5 3 10 $((30 << 20))
+	row h "a 30 MB answer: peak RSS (MB)" "$rss" "< 60" "$(verdict "$rss" 60 "<") (wall ${wall}s, exit $rc)"
 }
 
 run_c() {
@@ -234,11 +243,11 @@ run_e() {
 }
 
 scenarios=("$@")
-[[ ${#scenarios[@]} -gt 0 ]] || scenarios=(a b c c2 d e)
+[[ ${#scenarios[@]} -gt 0 ]] || scenarios=(a b c c2 d e h)
 for s in "${scenarios[@]}"; do
 	case $s in
-	a | b | c | c2 | d | e) "run_$s" ;;
-	*) echo "unknown scenario $s (want a b c c2 d e)" >&2; exit 2 ;;
+	a | b | c | c2 | d | e | h) "run_$s" ;;
+	*) echo "unknown scenario $s (want a b c c2 d e h)" >&2; exit 2 ;;
 	esac
 done
 

@@ -86,10 +86,24 @@ func ReasoningModel(name string) bool {
 }
 
 // BatchRecord is a batch of calls submitted to a provider's batch API, kept
-// until a later run collects its answers.
+// until a later run collects its answers. It is recorded before the batch
+// is created, with Ref and no ID, so that a submission cut off before the
+// provider answered (a crash, Ctrl-C, a lost connection) leaves a record
+// the next run looks the batch up by instead of paying for it twice.
 type BatchRecord struct {
-	ID        string    `json:"id"`       // the provider's batch id
-	Endpoint  string    `json:"endpoint"` // the name of the endpoint it was sent to
-	Keys      []string  `json:"keys"`     // the calls in it, by content address (their custom_id)
+	ID       string   `json:"id"`       // the provider's batch id; empty until the provider gave it
+	Endpoint string   `json:"endpoint"` // the name of the endpoint it was sent to
+	Keys     []string `json:"keys"`     // the calls in it, by content address (their custom_id)
+	// Ref is the name auditor gave the batch before creating it, sent in
+	// the batch's metadata where the API keeps it (OpenAI's); empty in
+	// records written before it existed.
+	Ref string `json:"ref,omitempty"`
+	// InputFile is the id of the file the calls were uploaded in (OpenAI),
+	// once uploaded.
+	InputFile string    `json:"input_file,omitempty"`
 	Submitted time.Time `json:"submitted"`
 }
+
+// Created reports whether the provider has answered the submission with the
+// batch's id; a record without one names a batch that may or may not exist.
+func (b BatchRecord) Created() bool { return b.ID != "" }

@@ -4,8 +4,8 @@ import "time"
 
 // ErrorKind classifies why a call has no usable answer. Errors are their own
 // state: they are counted and shown apart, never as a pass or a failure.
-// Most are retried on the next run; a truncated or empty answer is not (see
-// Settled).
+// Most are retried on the next run; a truncated, empty or oversized answer
+// is not (see Settled).
 type ErrorKind string
 
 // The kinds of call error.
@@ -25,16 +25,21 @@ const (
 	// ErrEmpty is an answer with no text, typically a reasoning model that
 	// spent its whole token budget on reasoning.
 	ErrEmpty ErrorKind = "empty"
+	// ErrTooLarge is a response larger than any answer within the call's
+	// token limit can be (runner.AnswerLimit): auditor stopped reading it
+	// there, so no text is kept and nothing is graded. A model cannot write
+	// it, so asking again would only buy it again.
+	ErrTooLarge ErrorKind = "too_large"
 )
 
 // Settled reports whether an error of this kind is the call's outcome at
-// its key, not a failure to get one: truncated and empty answers. They are
-// not retried on the next run. Asking again until an answer fits would
+// its key, not a failure to get one: truncated, empty and oversized
+// answers. They are not retried on the next run. Asking again until an answer fits would
 // keep the short answers and drop the long ones, and long answers are not
 // like short ones (they violate more, or less): the failure rate would be
 // biased. Raising the limit changes the request, hence the key, and asks
 // everything afresh.
-func (k ErrorKind) Settled() bool { return k == ErrTruncated || k == ErrEmpty }
+func (k ErrorKind) Settled() bool { return k == ErrTruncated || k == ErrEmpty || k == ErrTooLarge }
 
 // Advice says what to do about calls that ended with this kind of error,
 // for people; empty when there is nothing specific to say.
@@ -44,6 +49,8 @@ func (k ErrorKind) Advice() string {
 		return "answers hit the token limit: raise max_completion_tokens (reasoning models: gpt-5, o-series) or max_tokens in the audit file; that asks every call again"
 	case ErrEmpty:
 		return "answers came back empty: a reasoning model may have spent every token on reasoning; raise max_completion_tokens or lower reasoning_effort (extra_body)"
+	case ErrTooLarge:
+		return "the endpoint sent more bytes than an answer within the token limit can take, which no model writes: check that base_url is the model's API (a proxy or a test server may be echoing); run --retry-truncated asks again"
 	case ErrRateLimited:
 		return "the provider kept rate-limiting: lower concurrency or run again later"
 	case ErrRequest:

@@ -183,10 +183,12 @@ func ControlsCount(n int) string {
 
 // TruncatedAdvice says what to do about answers cut off by the token limit
 // or empty: they are neither passes nor failures, and asking again until
-// one fits would bias the rates toward short answers.
+// one fits would bias the rates toward short answers. The rare response
+// too large for its token limit is settled and counted with them.
 const TruncatedAdvice = "answers cut off by the token limit or empty are neither passes nor failures and are not asked again; " +
 	"raise max_tokens (reasoning models: max_completion_tokens, or lower reasoning_effort in extra_body) and run again: that asks every call afresh " +
-	"(run --retry-truncated asks only these again, which biases the rates toward short answers)"
+	"(run --retry-truncated asks only these again, which biases the rates toward short answers); " +
+	"a response larger than any answer within its token limit (too_large in exports) counts here too: it is no model's answer, check base_url"
 
 // ControlBaselineLine shows the baseline's control failure rate with its
 // Wilson interval, which STATS section 3 asks to show always: it is the

@@ -101,33 +101,37 @@ func (a *Anthropic) Complete(ctx context.Context, call Call) (Completion, error)
 		return Completion{}, err
 	}
 	var res *http.Response
-	opts = append(opts, option.WithResponseInto(&res))
+	opts = append(opts, option.WithResponseInto(&res), option.WithMiddleware(limitBody(AnswerLimit(call.Request))))
 	msg, err := a.msgs.New(ctx, params, opts...)
+	status := 0
+	if res != nil {
+		status = res.StatusCode
+	}
 	if err != nil {
 		var apiErr *anthropic.Error
 		if errors.As(err, &apiErr) && apiErr.Response != nil {
 			res = apiErr.Response
 		}
+		if asTooLarge(err) != nil && ctx.Err() == nil && status < 400 {
+			return Completion{}, withWindow(tooLargeCallError(call.Request, status), res)
+		}
 		return Completion{}, withWindow(a.classify(ctx, res, err), res)
-	}
-	status := 0
-	if res != nil {
-		status = res.StatusCode
 	}
 	if msg == nil || msg.Type != "message" {
 		return Completion{}, withWindow(&CallError{Kind: model.ErrBadResponse, Status: status, Retryable: true,
 			Msg: "the response is not a message"}, res)
 	}
-	comp := anthropicCompletion(msg)
+	comp := a.completion(msg)
 	if res != nil {
 		comp.Window = rateWindow(res.Header, time.Now())
 	}
 	return comp, nil
 }
 
-// anthropicCompletion reads a message: its text blocks (thinking blocks are
-// not the answer), its usage and its stop reason in OpenAI's words.
-func anthropicCompletion(msg *anthropic.Message) Completion {
+// completion reads a message: its text blocks (thinking blocks are not
+// the answer) with the key redacted, its usage and its stop reason in
+// OpenAI's words.
+func (a *Anthropic) completion(msg *anthropic.Message) Completion {
 	var text strings.Builder
 	for _, b := range msg.Content {
 		if b.Type == "text" {
@@ -136,7 +140,7 @@ func anthropicCompletion(msg *anthropic.Message) Completion {
 	}
 	u := msg.Usage
 	return Completion{
-		Text:         text.String(),
+		Text:         redact(text.String(), a.key),
 		FinishReason: anthropicFinish(string(msg.StopReason)),
 		// input_tokens counts only the prompt tokens after the last cache
 		// breakpoint; the prompt is all three.

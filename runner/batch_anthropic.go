@@ -5,6 +5,7 @@ import (
 	"encoding/json"
 	"fmt"
 	"net/http"
+	"time"
 
 	"github.com/anthropics/anthropic-sdk-go"
 	"github.com/anthropics/anthropic-sdk-go/option"
@@ -22,21 +23,22 @@ type batchRequest struct {
 	Params   map[string]any `json:"params"`
 }
 
-// SubmitBatch creates a message batch of calls.
-func (a *Anthropic) SubmitBatch(ctx context.Context, calls []Call) (string, error) {
+// SubmitBatch creates a message batch of calls. The API keeps no tag for
+// ref: FindBatch tells the batch by its size and time instead.
+func (a *Anthropic) SubmitBatch(ctx context.Context, calls []Call, _ string, _ func(string) error) (string, error) {
 	reqs := make([]batchRequest, 0, len(calls))
 	for _, c := range calls {
 		p, _, err := anthropicParams(c.Request)
 		if err != nil {
-			return "", err
+			return "", &notSent{err}
 		}
 		raw, err := json.Marshal(p)
 		if err != nil {
-			return "", fmt.Errorf("encode call %s: %w", c.Key, err)
+			return "", &notSent{fmt.Errorf("encode call %s: %w", c.Key, err)}
 		}
 		var params map[string]any
 		if err := json.Unmarshal(raw, &params); err != nil {
-			return "", err
+			return "", &notSent{err}
 		}
 		for k, v := range c.Request.ExtraBody {
 			params[k] = v
@@ -45,21 +47,57 @@ func (a *Anthropic) SubmitBatch(ctx context.Context, calls []Call) (string, erro
 	}
 	body, err := json.Marshal(map[string]any{"requests": reqs})
 	if err != nil {
-		return "", err
+		return "", &notSent{err}
 	}
 	var res *http.Response
 	b, err := a.msgs.Batches.New(ctx, anthropic.MessageBatchNewParams{},
-		option.WithRequestBody("application/json", body), option.WithResponseInto(&res))
+		option.WithRequestBody("application/json", body), option.WithResponseInto(&res), option.WithMiddleware(limitBody(metaLimit)))
 	if err != nil {
 		return "", a.classify(ctx, res, err)
 	}
 	return b.ID, nil
 }
 
-// PollBatch retrieves the batch and, once it has ended, its results.
-func (a *Anthropic) PollBatch(ctx context.Context, id string) (BatchPoll, error) {
+// FindBatch looks for rec's batch among the batches created since rec's
+// time less batchClockSkew (the list comes newest first), none of them
+// known: Message Batches keep no metadata, so the batch is the one that
+// holds exactly rec's number of calls, the earliest if several do. A wrong
+// pick (another program's batch of the same size, created in the same
+// minutes with the same key) costs nothing twice: its results carry none
+// of rec's keys, so when it ends they are dropped and this audit's calls
+// are made again.
+func (a *Anthropic) FindBatch(ctx context.Context, rec BatchRecord, known func(string) bool) (string, error) {
+	since := rec.Submitted.Add(-batchClockSkew)
+	params := anthropic.MessageBatchListParams{Limit: anthropic.Int(100)}
+	found := ""
+	for range maxListPages {
+		var res *http.Response
+		page, err := a.msgs.Batches.List(ctx, params, option.WithResponseInto(&res), option.WithMiddleware(limitBody(metaLimit)))
+		if err != nil {
+			return "", a.classify(ctx, res, err)
+		}
+		older := false
+		for _, b := range page.Data {
+			n := b.RequestCounts
+			switch {
+			case b.CreatedAt.Before(since):
+				older = true
+			case n.Processing+n.Succeeded+n.Errored+n.Canceled+n.Expired == int64(len(rec.Keys)) && !known(b.ID):
+				found = b.ID // newest first: the last match is the earliest
+			}
+		}
+		if older || !page.HasMore || len(page.Data) == 0 || page.LastID == "" {
+			return found, nil
+		}
+		params.AfterID = anthropic.String(page.LastID)
+	}
+	return "", fmt.Errorf("more than %d message batches were created since %s; none of them is this one so far", maxListPages*100, rec.Submitted.Format(time.RFC3339))
+}
+
+// PollBatch retrieves the batch and, once it has ended, reads its results.
+func (a *Anthropic) PollBatch(ctx context.Context, id string, lineLimit int64, each func(BatchResult) error) (BatchPoll, error) {
 	var res *http.Response
-	b, err := a.msgs.Batches.Get(ctx, id, anthropic.MessageBatchGetParams{}, option.WithResponseInto(&res))
+	b, err := a.msgs.Batches.Get(ctx, id, anthropic.MessageBatchGetParams{}, option.WithResponseInto(&res), option.WithMiddleware(limitBody(metaLimit)))
 	if err != nil {
 		return BatchPoll{}, a.classify(ctx, res, err)
 	}
@@ -70,30 +108,60 @@ func (a *Anthropic) PollBatch(ctx context.Context, id string) (BatchPoll, error)
 	if n := b.RequestCounts.Canceled + b.RequestCounts.Expired; n > 0 {
 		poll.Note = fmt.Sprintf("%d calls were cancelled or expired before an answer", n)
 	}
-	stream := a.msgs.Batches.ResultsStreaming(ctx, id, anthropic.MessageBatchResultsParams{})
+	// The results are read here, line by line, rather than by the SDK's
+	// stream, which holds a line of up to 32 MB and ends at the first bad
+	// one.
+	var body *http.Response
+	stream := a.msgs.Batches.ResultsStreaming(ctx, id, anthropic.MessageBatchResultsParams{}, option.WithResponseInto(&body))
 	defer stream.Close()
-	for stream.Next() {
-		line := stream.Current()
-		if line.CustomID == "" {
-			continue
+	if err := stream.Err(); err != nil || body == nil || body.Body == nil {
+		if err == nil {
+			err = fmt.Errorf("no results body")
 		}
-		r := BatchResult{Key: line.CustomID}
-		switch line.Result.Type {
-		case "succeeded":
-			msg := line.Result.Message
-			r.Completion = anthropicCompletion(&msg)
-		case "errored":
-			e := line.Result.Error.Error
-			r.Err = a.batchError(string(e.Type), e.Message)
-		default: // canceled, expired: no answer; the next run makes the call
-			continue
-		}
-		poll.Results = append(poll.Results, r)
+		return BatchPoll{}, a.classify(ctx, body, err)
 	}
-	if err := stream.Err(); err != nil {
+	var cbErr error
+	err = batchLines(body.Body, lineLimit, func(line []byte, size int64, long bool) bool {
+		r, ok := a.batchResult(line, long)
+		if !ok {
+			return true
+		}
+		r.Size = size
+		cbErr = each(r)
+		return cbErr == nil
+	})
+	if cbErr != nil {
+		return BatchPoll{}, cbErr
+	}
+	if err != nil {
 		return BatchPoll{}, a.classify(ctx, nil, err)
 	}
 	return poll, nil
+}
+
+// batchResult reads one result line; ok is false for a line that answers
+// nothing (no key, cancelled, expired, not JSON).
+func (a *Anthropic) batchResult(line []byte, long bool) (BatchResult, bool) {
+	if long {
+		key := lineCustomID(line)
+		return BatchResult{Key: key, TooLarge: true}, key != ""
+	}
+	var l anthropic.MessageBatchIndividualResponse
+	if err := json.Unmarshal(line, &l); err != nil || l.CustomID == "" {
+		return BatchResult{}, false // model output is untrusted; a bad line answers nothing
+	}
+	r := BatchResult{Key: l.CustomID}
+	switch l.Result.Type {
+	case "succeeded":
+		msg := l.Result.Message
+		r.Completion = a.completion(&msg)
+	case "errored":
+		e := l.Result.Error.Error
+		r.Err = a.batchError(string(e.Type), e.Message)
+	default: // canceled, expired: no answer; the next run makes the call
+		return BatchResult{}, false
+	}
+	return r, true
 }
 
 // batchError classifies an errored batch result by its error type, as the

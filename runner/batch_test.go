@@ -9,6 +9,7 @@ import (
 	"io"
 	"math"
 	"net/http"
+	"sort"
 	"strings"
 	"sync"
 	"testing"
@@ -22,12 +23,20 @@ type memBatches struct {
 	recs map[string]BatchRecord
 }
 
+// PutBatch keeps b as the store does: under its ID, or its Ref while it has
+// no ID, replacing the record under its Ref once it has both.
 func (m *memBatches) PutBatch(b BatchRecord) error {
 	m.mu.Lock()
 	defer m.mu.Unlock()
 	if m.recs == nil {
 		m.recs = map[string]BatchRecord{}
 	}
+	b.Keys = append([]string(nil), b.Keys...)
+	if b.ID == "" {
+		m.recs[b.Ref] = b
+		return nil
+	}
+	delete(m.recs, b.Ref)
 	m.recs[b.ID] = b
 	return nil
 }
@@ -39,6 +48,7 @@ func (m *memBatches) Batches() ([]BatchRecord, error) {
 	for _, r := range m.recs {
 		out = append(out, r)
 	}
+	sort.Slice(out, func(i, j int) bool { return out[i].Submitted.Before(out[j].Submitted) })
 	return out, nil
 }
 

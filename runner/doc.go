@@ -41,7 +41,10 @@
 // A completion is classified before it is saved ([Classify]): a content
 // filter stop, an answer cut off by its token limit and an empty answer are
 // stored with their error kind (model.ErrContentFilter, ErrTruncated,
-// ErrEmpty) and the text received, never as an answer to grade.
+// ErrEmpty) and the text received, never as an answer to grade. A response
+// larger than any answer within the call's token limit ([AnswerLimit]) is
+// not read past it: the call ends at once as model.ErrTooLarge, settled,
+// with no text. Providers redact their endpoint's key from every answer.
 //
 // # Delivery contract
 //

@@ -54,7 +54,8 @@ type Stopped struct {
 	Detail    string  // why, for people; empty when Completed
 	Done      int     // calls finished (answered or failed for good) and saved
 	Failed    int     // of Done, calls that failed for good
-	Settled   int     // of Done, calls whose answer was cut off by the token limit or empty (model.ErrorKind.Settled): not failures, not asked again
+	Settled   int     // of Done, calls whose answer was cut off by the token limit, empty or too large (model.ErrorKind.Settled): not failures, not asked again
+	TooLarge  int     // of Settled, responses larger than any answer within their token limit (AnswerLimit), not read past it
 	Remaining int     // calls not finished: len(calls) - Done, less those Options.Skip left out
 	Spent     float64 // dollars spent by all attempts, by their reported usage
 }

@@ -110,17 +110,20 @@ func (o *OpenAI) Complete(ctx context.Context, call Call) (Completion, error) {
 		return Completion{}, err
 	}
 	var res *http.Response
-	opts := []option.RequestOption{option.WithResponseInto(&res)}
+	opts := []option.RequestOption{option.WithResponseInto(&res), option.WithMiddleware(limitBody(AnswerLimit(call.Request)))}
 	for k, v := range call.Request.ExtraHeaders {
 		opts = append(opts, option.WithHeader(k, v))
 	}
 	cc, err := o.chat.New(ctx, params, opts...)
-	if err != nil {
-		return Completion{}, withWindow(o.classify(ctx, res, err), res)
-	}
 	status := 0
 	if res != nil {
 		status = res.StatusCode
+	}
+	if err != nil {
+		if asTooLarge(err) != nil && ctx.Err() == nil && status < 400 {
+			return Completion{}, withWindow(tooLargeCallError(call.Request, status), res)
+		}
+		return Completion{}, withWindow(o.classify(ctx, res, err), res)
 	}
 	comp, err := o.completion(cc, status)
 	if res != nil {
@@ -162,7 +165,7 @@ func (o *OpenAI) completion(cc *openai.ChatCompletion, status int) (Completion, 
 		return Completion{}, &CallError{Kind: model.ErrBadResponse, Status: status, Retryable: true, Msg: "the response's choice has no message, finish reason or usage"}
 	}
 	return Completion{
-		Text:             text,
+		Text:             redact(text, o.key),
 		FinishReason:     ch.FinishReason,
 		PromptTokens:     int(cc.Usage.PromptTokens),
 		CachedTokens:     int(cc.Usage.PromptTokensDetails.CachedTokens),
@@ -411,9 +414,7 @@ func (o *OpenAI) clean(s string) string { return cleanMessage(s, o.key) }
 // replaced (the safety net for servers that echo credentials), control
 // characters become spaces, and length is capped.
 func cleanMessage(s, key string) string {
-	if len(key) >= 4 {
-		s = strings.ReplaceAll(s, key, "[REDACTED]")
-	}
+	s = redact(s, key)
 	s = strings.Map(func(r rune) rune {
 		if unicode.IsControl(r) {
 			return ' '

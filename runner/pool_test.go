@@ -659,6 +659,45 @@ func TestRun_RetryBudget(t *testing.T) {
 	})
 }
 
+// A stop on an endpoint that answers nothing says the wait that applied,
+// which is not --max-wait itself (issue 28): under --max-wait 5s it came
+// after 1s, as the next retry would start past 5s; under 60s it came after
+// 2m0s, an attempt running to its timeout before the wait is weighed.
+func TestRun_WaitTooLongSaysTheWait(t *testing.T) {
+	t.Parallel()
+	synctest.Test(t, func(t *testing.T) {
+		p := funcProvider(func(ctx context.Context, c Call) (Completion, error) {
+			time.Sleep(time.Second)
+			return Completion{}, &CallError{Kind: model.ErrTransport, Status: 503, Retryable: true, Msg: "model is loading"}
+		})
+		opts := fastOpts(p, 1)
+		opts.BaseBackoff, opts.MaxBackoff = 8*time.Second, 8*time.Second
+		opts.MaxWait = 5 * time.Second
+		start := time.Now()
+		calls := scriptCalls("a")
+		_, stop := checkContract(t, calls, collect(t, Run(context.Background(), calls, newMemSink(), opts)), nil)
+		took := time.Since(start)
+		if stop.Reason != WaitTooLong || took >= opts.MaxWait ||
+			!strings.Contains(stop.Detail, "test endpoint answered no call in "+shortDuration(took).String()+", and the next retry, ") ||
+			!strings.Contains(stop.Detail, "would start past the maximum wait of 5s: transport (HTTP 503): model is loading") {
+			t.Errorf("stopped after %v: %+v", took, stop)
+		}
+	})
+	synctest.Test(t, func(t *testing.T) {
+		p := funcProvider(func(ctx context.Context, c Call) (Completion, error) {
+			<-ctx.Done()
+			return Completion{}, ctx.Err()
+		})
+		opts := fastOpts(p, 1)
+		opts.MaxWait = time.Minute
+		calls := scriptCalls("a")
+		_, stop := checkContract(t, calls, collect(t, Run(context.Background(), calls, newMemSink(), opts)), nil)
+		if want := "test endpoint answered no call for 2m0s, past the maximum wait of 1m0s: an attempt is let run (up to its timeout, 2m0s) before the wait is checked: transport: no answer within 2m0s"; stop.Reason != WaitTooLong || stop.Detail != want {
+			t.Errorf("stopped %+v\nwant detail %q", stop, want)
+		}
+	})
+}
+
 // Endpoints with the same Pool share its limit, the smallest of theirs;
 // endpoints with none keep their own.
 func TestRun_SharedPool(t *testing.T) {

@@ -181,11 +181,4 @@ func (t *loggingTransport) body(b []byte) string {
 	return t.redact(s)
 }
 
-func (t *loggingTransport) redact(s string) string {
-	for _, k := range t.secrets {
-		if len(k) >= 4 {
-			s = strings.ReplaceAll(s, k, "[REDACTED]")
-		}
-	}
-	return s
-}
+func (t *loggingTransport) redact(s string) string { return redact(s, t.secrets...) }

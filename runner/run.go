@@ -180,8 +180,8 @@ type run struct {
 	spent    float64 // dollars, by usage reported so far
 	reserved float64 // estimated dollars of attempts in flight
 
-	done, failed, settled int
-	total                 int // calls to make: len(calls) less those skipped
+	done, failed, settled, tooLarge int
+	total                           int // calls to make: len(calls) less those skipped
 
 	stopped bool
 	reason  StopReason
@@ -255,6 +255,7 @@ func (r *run) loop() {
 		Done:      r.done,
 		Failed:    r.failed,
 		Settled:   r.settled,
+		TooLarge:  r.tooLarge,
 		Remaining: r.total - r.done,
 		Spent:     r.spent,
 	})
@@ -495,6 +496,12 @@ func (r *run) handleResult(res attemptResult) {
 		return // cancelled: not finished, not saved
 	}
 	ce := callError(res, r.timeout(st.call))
+	if ce.Kind == model.ErrTooLarge {
+		// Its usage was never read: the most it can have cost is booked.
+		cost := tooLargeCost(st.call)
+		r.spent += cost
+		st.cost += cost
+	}
 	r.windowSpent(p, ce.Window, now)
 	rateLimited := ce.Kind == model.ErrRateLimited
 	retryAfter := ce.RetryAfter
@@ -536,8 +543,7 @@ func (r *run) handleResult(res attemptResult) {
 		// nothing in all that time, the endpoint is down, not the call:
 		// stop, and leave the call for the next run.
 		if ep.lastAnswer.Before(st.first) {
-			r.halt(WaitTooLong, fmt.Sprintf("%s answered no call for %s, the maximum wait: %s",
-				ep.ep.Name, now.Sub(st.first).Round(time.Second), ce.Error()))
+			r.halt(WaitTooLong, r.noAnswerDetail(ep, st, now, wait, ce))
 			return
 		}
 		r.failForGood(st, ce, res, now)
@@ -553,6 +559,35 @@ func (r *run) handleResult(res attemptResult) {
 			Wait: wait, Until: st.readyAt, Reason: ce.Error(),
 		})
 	}
+}
+
+// noAnswerDetail says why the run stops on an endpoint that answered no
+// call in a call's retry budget, with the wait that applied, which is not
+// MaxWait itself: a retry that would start after MaxWait is not made, so
+// the stop can come before MaxWait has passed (1 s into a 5 s budget, the
+// next back-off being 4.5 s); and an attempt runs until its timeout before
+// the budget is weighed, so it can come after (2 minutes, the default
+// timeout, into a 60 s budget).
+func (r *run) noAnswerDetail(ep *endpoint, st *callState, now time.Time, wait time.Duration, ce *CallError) string {
+	waited := now.Sub(st.first)
+	if waited > r.opts.MaxWait {
+		return fmt.Sprintf("%s answered no call for %s, past the maximum wait of %s: an attempt is let run (up to its timeout, %s) before the wait is checked: %s",
+			ep.ep.Name, shortDuration(waited), shortDuration(r.opts.MaxWait), shortDuration(r.timeout(st.call)), ce.Error())
+	}
+	return fmt.Sprintf("%s answered no call in %s, and the next retry, %s later, would start past the maximum wait of %s: %s",
+		ep.ep.Name, shortDuration(waited), shortDuration(wait), shortDuration(r.opts.MaxWait), ce.Error())
+}
+
+// shortDuration rounds d for people: to the second from a minute, to a
+// tenth of a second from a second, else to the millisecond.
+func shortDuration(d time.Duration) time.Duration {
+	switch {
+	case d >= time.Minute:
+		return d.Round(time.Second)
+	case d >= time.Second:
+		return d.Round(100 * time.Millisecond)
+	}
+	return d.Round(time.Millisecond)
 }
 
 // failForGood ends a call that failed for good.
@@ -715,6 +750,9 @@ func (r *run) handleSaved(s saveResult) {
 	switch {
 	case s.resp.ErrorKind.Settled():
 		r.settled++
+		if s.resp.ErrorKind == model.ErrTooLarge {
+			r.tooLarge++
+		}
 	case !s.resp.OK():
 		r.failed++
 	}

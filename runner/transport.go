@@ -7,6 +7,7 @@ import (
 	"fmt"
 	"net"
 	"net/http"
+	"strings"
 	"syscall"
 	"time"
 
@@ -87,4 +88,20 @@ func unreachable(err error) bool {
 		return true
 	}
 	return false
+}
+
+// redact replaces every occurrence of each secret (an endpoint's API key)
+// in s with "[REDACTED]": the one redaction the request log, the
+// providers' error messages and the answers they return all use. An
+// endpoint that echoes the key it was sent ("your key is Bearer sk-...")
+// must not have it stored, exported or put on a blind sheet. A secret
+// under 4 bytes is left alone: replacing it would mangle text without
+// hiding anything.
+func redact(s string, secrets ...string) string {
+	for _, k := range secrets {
+		if len(k) >= 4 {
+			s = strings.ReplaceAll(s, k, "[REDACTED]")
+		}
+	}
+	return s
 }

@@ -28,7 +28,7 @@ func TestBatches(t *testing.T) {
 		}
 	}
 	if err := st.PutBatch(model.BatchRecord{}); err == nil {
-		t.Error("a batch without an id was recorded")
+		t.Error("a batch without an id or a ref was recorded")
 	}
 	if err := st.Close(); err != nil {
 		t.Fatal(err)
@@ -50,6 +50,41 @@ func TestBatches(t *testing.T) {
 		t.Errorf("deleting an unknown batch: %v", err)
 	}
 	if got, _ := st.Batches(); len(got) != 1 || got[0].ID != "batch_b" {
+		t.Errorf("after delete: %+v", got)
+	}
+}
+
+// A batch is recorded under its Ref before it is created and moves to its
+// id, in one transaction, once the provider gives it.
+func TestBatches_RecordedBeforeCreated(t *testing.T) {
+	t.Parallel()
+	st, err := Open(filepath.Join(t.TempDir(), "auditor.db"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer st.Close()
+	rec := model.BatchRecord{Ref: "auditor-0123", Endpoint: "gpt-5", Keys: []string{"k1"}, Submitted: time.Date(2026, 5, 1, 12, 0, 0, 0, time.UTC)}
+	if err := st.PutBatch(rec); err != nil {
+		t.Fatal(err)
+	}
+	rec.InputFile = "file-1"
+	if err := st.PutBatch(rec); err != nil {
+		t.Fatal(err)
+	}
+	if got, _ := st.Batches(); len(got) != 1 || got[0].Created() || got[0].InputFile != "file-1" {
+		t.Fatalf("before creation: %+v", got)
+	}
+	rec.ID = "batch_1"
+	if err := st.PutBatch(rec); err != nil {
+		t.Fatal(err)
+	}
+	if got, _ := st.Batches(); len(got) != 1 || !reflect.DeepEqual(got[0], rec) {
+		t.Fatalf("after creation: %+v, want only %+v", got, rec)
+	}
+	if err := st.DeleteBatch("batch_1"); err != nil {
+		t.Fatal(err)
+	}
+	if got, _ := st.Batches(); len(got) != 0 {
 		t.Errorf("after delete: %+v", got)
 	}
 }

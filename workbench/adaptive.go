@@ -66,6 +66,7 @@ func (s *Session) runAdaptive(ctx context.Context, o RunOptions, obs Observer, d
 		total.Done += st.Done
 		total.Failed += st.Failed
 		total.Settled += st.Settled
+		total.TooLarge += st.TooLarge
 		total.Spent += st.Spent
 		total.Reason, total.Detail, total.Remaining = st.Reason, st.Detail, st.Remaining
 	}

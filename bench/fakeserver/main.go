@@ -5,6 +5,8 @@
 // request beyond the cap is answered 429 with Retry-After: 1 at once, as a
 // server with a concurrency limit does), keeps every request's arrival time
 // in memory,
+// can answer its first request with an answer of any size (a broken or
+// hostile server's 30 MB to max_tokens = 300),
 // and on SIGTERM or SIGINT writes a summary (and optionally the per-request
 // log) as JSON, so a benchmark can check that no call was retried before
 // the server's Retry-After.
@@ -47,10 +49,11 @@ func main() {
 		rule     = flag.String("rule", "", "rule text: without it in the system prompt, some answers violate it")
 		summary  = flag.String("summary", "", "write the summary JSON here on exit (default: standard output)")
 		logFile  = flag.String("log", "", "write one JSON line per request (arrival, body hash, status) here on exit")
+		huge     = flag.Int("huge", 0, "bytes of the first answer's text (0: an ordinary answer)")
 	)
 	flag.Parse()
 
-	s := &server{latency: *latency, rate429: *rate429, cap: *capN, rule: *rule, start: time.Now(), arrivals: map[string]int{}}
+	s := &server{latency: *latency, rate429: *rate429, cap: *capN, rule: *rule, huge: *huge, start: time.Now(), arrivals: map[string]int{}}
 	ln, err := net.Listen("tcp", *addr)
 	if err != nil {
 		log.Fatal(err)
@@ -100,6 +103,7 @@ type server struct {
 	rate429 float64
 	cap     int
 	rule    string
+	huge    int // bytes of the first answer, when above 0
 	start   time.Time
 
 	mu       sync.Mutex
@@ -155,6 +159,7 @@ func (s *server) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 	if limited {
 		status = http.StatusTooManyRequests
 	}
+	first := len(s.log) == 0
 	s.log = append(s.log, request{Body: id, N: n, Status: status, Capped: capped, at: now})
 	if !capped {
 		s.inFlight++
@@ -192,6 +197,9 @@ func (s *server) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 	text := "I can't confirm dates for unreleased features; the public roadmap is the place to watch."
 	if s.rule != "" && !strings.Contains(system, s.rule) && n%3 == 0 {
 		text = "Good news: it ships next quarter."
+	}
+	if first && s.huge > 0 {
+		text = strings.Repeat("x", s.huge)
 	}
 	prompt := (len(system) + len(user)) / 4
 	resp, _ := json.Marshal(map[string]any{

@@ -2,6 +2,7 @@ package main
 
 import (
 	"context"
+	"errors"
 	"fmt"
 
 	"github.com/auditor-dev/auditor/audit"
@@ -18,8 +19,18 @@ func collectBatches(ctx context.Context, std Stdio, s *workbench.Session, ro wor
 	for _, e := range gradeErrs {
 		fmt.Fprintf(std.Err, "grading: %v\n", e)
 	}
+	if err != nil && ctx.Err() != nil {
+		return &exitError{code: exitInterrupted, msg: fmt.Sprintf(
+			"interrupted while collecting batches (%d answers saved so far); run again to collect the rest", sum.Collected)}
+	}
 	if err != nil {
 		return err
+	}
+	for _, n := range sum.Notes {
+		fmt.Fprintf(std.Err, "batches: %s\n", n)
+	}
+	if sum.Unsent > 0 {
+		fmt.Fprintf(std.Err, "batches: %d calls were being submitted when a run was cut off, and the provider never created their batch; this run makes them\n", sum.Unsent)
 	}
 	if sum.Collected > 0 {
 		fmt.Fprintf(std.Err, "batches: collected %d answers (%d failed), $%.2f at the batch price\n", sum.Collected, sum.Failed, sum.Spent)
@@ -29,9 +40,6 @@ func collectBatches(ctx context.Context, std Stdio, s *workbench.Session, ro wor
 	}
 	if sum.Dropped > 0 {
 		fmt.Fprintf(std.Err, "batches: %d calls came back unanswered (expired, cancelled, or busy); this run makes them\n", sum.Dropped)
-	}
-	for _, n := range sum.Notes {
-		fmt.Fprintf(std.Err, "batches: %s\n", n)
 	}
 	if sum.Unknown > 0 {
 		fmt.Fprintf(std.Err, "batches: %d batches were sent to an endpoint this audit no longer names; they are kept until it does\n", sum.Unknown)
@@ -75,6 +83,23 @@ func submitBatches(ctx context.Context, std Stdio, s *workbench.Session, ro work
 	if err != nil {
 		if len(recs) > 0 {
 			fmt.Fprintf(std.Err, "the batches above are recorded and will be collected; the rest was not sent\n")
+		}
+		var cut *runner.BatchInterrupted
+		if errors.As(err, &cut) {
+			// The provider may have created it: say which, and that the
+			// next run finds it before sending anything.
+			fmt.Fprintf(std.Err, "A batch of %d calls to %s may exist: its submission was cut off before the provider answered (%v).\n"+
+				"It is recorded as %s; the next run looks for it at the provider before sending anything, and collects it or makes its calls:\n  %s\n",
+				len(cut.Record.Keys), cut.Record.Endpoint, cut.Err, cut.Record.Ref, collect)
+			code := exitFailed
+			if ctx.Err() != nil {
+				code = exitInterrupted
+			}
+			return true, &exitError{code: code}
+		}
+		if ctx.Err() != nil {
+			fmt.Fprintf(std.Err, "Interrupted. Resume with:\n  %s\n", collect)
+			return true, &exitError{code: exitInterrupted}
 		}
 		return true, err
 	}

@@ -365,6 +365,11 @@ func runOutcome(std Stdio, out workbench.Outcome, res *evidence.Results, regrade
 	if truncated > 0 {
 		fmt.Fprintf(std.Err, "\n%d answers were cut off by the token limit or came back empty: %s.\n", truncated, report.TruncatedAdvice)
 	}
+	if n := out.Answers.Stopped.TooLarge + out.Judges.Stopped.TooLarge + out.Rejudge.Stopped.TooLarge; n > 0 {
+		fmt.Fprintf(std.Err, "\n%d responses of this run were larger than any answer within their token limit (1 MiB + 64 bytes a token): "+
+			"auditor stopped reading them, and they are settled like answers cut off (not graded, not asked again; too_large in exports). "+
+			"No model writes that much: check that base_url is the model's API.\n", n)
+	}
 	failed := 0
 	for _, rr := range res.Rules {
 		failed += rr.Errors

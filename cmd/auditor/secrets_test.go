@@ -127,3 +127,52 @@ func TestAPIKeyNeverLeaks(t *testing.T) {
 		}
 	}
 }
+
+// TestEchoedKeyNeverStored runs an audit against an endpoint that answers
+// with the key it was sent ("your key is Bearer sk-..."), then reads the
+// database file, every export and both kinds of blind sheet: the key is in
+// none of them, its redaction is (issue 28).
+func TestEchoedKeyNeverStored(t *testing.T) {
+	t.Parallel()
+	cs := makeCases(3, 2, 3)
+	srv := newFakeServer(t, cs)
+	srv.answerFn = func(a arrival, idx int) string {
+		return "Your key is " + a.Auth + ". " + srv.answer(a, idx)
+	}
+	dir := t.TempDir()
+	path := writeAudit(t, dir, auditSpec{baseURL: srv.baseURL(), samples: 2, concurrency: 4}, cs)
+	mustRun(t, exitOK, "run", path, "--yes", "--headless")
+
+	outputs := map[string]string{}
+	for _, what := range []string{"responses", "grades"} {
+		for _, format := range []string{"jsonl", "csv"} {
+			outputs["export "+what+" "+format] = mustRun(t, exitOK, "export", path, "--what", what, "--format", format).out
+		}
+	}
+	for _, sheet := range []string{"sheet.csv", "sheet.jsonl"} {
+		file := filepath.Join(dir, sheet)
+		mustRun(t, exitOK, "label", path, "--sheet", file, "--n", "10", "--seed", "3")
+		data, err := os.ReadFile(file)
+		if err != nil {
+			t.Fatal(err)
+		}
+		outputs[sheet] = string(data)
+	}
+	outputs["report json"] = mustRun(t, exitOK, "report", path, "--format", "json").out
+	db, err := os.ReadFile(filepath.Join(dir, "auditor.db"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	outputs["auditor.db"] = string(db)
+
+	for name, text := range outputs {
+		if i := strings.Index(text, "DO-NOT-LEAK"); i >= 0 {
+			t.Errorf("%s holds the key: ...%s...", name, text[max(0, i-40):min(len(text), i+40)])
+		}
+	}
+	for _, name := range []string{"export responses jsonl", "export responses csv", "sheet.csv", "sheet.jsonl", "auditor.db"} {
+		if !strings.Contains(outputs[name], "Your key is Bearer [REDACTED].") {
+			t.Errorf("%s does not hold the answer with the key redacted; the test checks nothing there", name)
+		}
+	}
+}
