@@ -49,13 +49,13 @@ func (c ShipClass) Outcome() string {
 // variant, for one model: pooled failures, and the cases whose majority
 // outcome went from pass to fail (Broken) of those compared.
 type ShipSuite struct {
-	Name, Model                   string
-	BaselineFails, BaselineN      int
-	JointFails, JointN            int
-	Cases, Broken                 int
-	Diff                          float64
-	Newcombe                      stats.Interval
-	Rose                          bool // Newcombe lower bound above 0
+	Name, Model              string
+	BaselineFails, BaselineN int
+	JointFails, JointN       int
+	Cases, Broken            int
+	Diff                     float64
+	Newcombe                 stats.Interval
+	Rose                     bool // Newcombe lower bound above 0
 }
 
 // ShipInput is everything DecideShip needs.
@@ -94,9 +94,9 @@ type ShipDecision struct {
 	Needed string
 	// Keep lists the lines whose class rose (NOT SAFE): keep them. Next is
 	// the joint set without them, a new test; empty when nothing is left.
-	Keep, Next []int
-	Classes    []ShipClass
-	Suites     []ShipSuite
+	Keep, Next  []int
+	Classes     []ShipClass
+	Suites      []ShipSuite
 	Test, Tests int
 }
 
