@@ -146,6 +146,9 @@ type Results struct {
 	// Comparisons sets the audit's first model beside each other one, case
 	// by case (see ModelComparisons); empty with one model.
 	Comparisons []Comparison
+	// Ship is the joint test's decision (see Tally.Ship); nil when the
+	// audit has made none.
+	Ship *ShipResult
 }
 
 // Tally is the in-memory state results are computed from: which calls are
@@ -402,6 +405,11 @@ func (t *Tally) Results() (*Results, error) {
 	}
 	res.Sweep = summarizeSweep(res.Rules)
 	res.Comparisons = t.ModelComparisons()
+	ship, err := t.Ship(res)
+	if err != nil {
+		return nil, err
+	}
+	res.Ship = ship
 	return res, nil
 }
 
@@ -492,6 +500,11 @@ func (r *Results) UnneededCalls(done map[string]bool) map[string]bool {
 	for _, rr := range r.Rules {
 		if rr.SettledEarly() {
 			settled[[2]int{rr.RuleIndex, rr.Model}] = true
+		}
+	}
+	if r.Ship.SettledEarly() {
+		for mi := range r.Plan.Audit.File.Models {
+			settled[[2]int{audit.JointRule, mi}] = true
 		}
 	}
 	if len(settled) == 0 {
