@@ -509,6 +509,9 @@ func Messages(system string, c model.Case) []model.Message {
 
 // VariantName returns the display name of a cell's variant.
 func (p *Plan) VariantName(c Cell) string {
+	if c.Joint {
+		return JointVariant
+	}
 	if c.Deleted {
 		return p.Audit.Rules[c.Rule].Variant()
 	}

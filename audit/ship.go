@@ -238,3 +238,11 @@ func (p *Plan) GradedRegressionCells() []RegressionCell {
 func (s *ShipPlan) has(ri int) bool {
 	return s != nil && slices.Contains(s.Joint.Rules, ri)
 }
+
+// AllCells returns the plan's rule cells and then the joint variant's.
+func (p *Plan) AllCells() []Cell {
+	if p.Ship == nil {
+		return p.Cells
+	}
+	return append(slices.Clone(p.Cells), p.Ship.Cells...)
+}

@@ -290,3 +290,34 @@ func LineList(lines []int) string {
 	}
 	return strings.Join(parts, ", ")
 }
+
+// LabelsForZero is how many blind labels of one variant's provoking
+// answers, none a violation, the labels route (labelsRoute, the rule a
+// DELETE uses) needs to bound the variant's violation rate below delta,
+// with no baseline labels: 86 at delta 0.05. It is what labelling one
+// quiet class costs, whether the variant is a line's own deletion or the
+// joint variant; 0 when no count up to 100,000 does.
+func LabelsForZero(delta float64) int {
+	if delta <= 0 {
+		delta = DefaultDelta
+	}
+	clears := func(n int) bool {
+		// A population far larger than the sample: no finite-population
+		// help, as for a grid of many answers.
+		r, err := labelsRoute(LabelledArms{Deleted: VariantLabels{Strata: []stats.LabelledStratum{{N: 1 << 30, Labelled: n}}}})
+		return err == nil && r.passes(delta)
+	}
+	lo, hi := 1, 100_000
+	if !clears(hi) {
+		return 0
+	}
+	for lo < hi {
+		mid := (lo + hi) / 2
+		if clears(mid) {
+			hi = mid
+		} else {
+			lo = mid + 1
+		}
+	}
+	return lo
+}

@@ -166,3 +166,11 @@ func TestShip_FalseShipSimulation(t *testing.T) {
 		}
 	}
 }
+
+// STATS section 3: 0/86 at one-sided 1.25% is 0.0497, under 0.05; 0/85 is not.
+func TestLabelsForZero(t *testing.T) {
+	t.Parallel()
+	if got := LabelsForZero(0.05); got != 86 {
+		t.Errorf("LabelsForZero(0.05) = %d, want 86", got)
+	}
+}

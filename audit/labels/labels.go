@@ -260,6 +260,18 @@ func (s *LabelSet) Items(p *audit.Plan) []LabelItem {
 			it.RuleIndex, it.Rule, it.Case = c.Rule, r, &r.Cases[c.Case]
 			break
 		}
+		if it.Rule == nil && p.Ship != nil {
+			// An answer of the joint variant: its line's case.
+			for _, ci := range p.Ship.ByKey[k] {
+				c := p.Ship.Cells[ci]
+				r := p.Audit.Rules[c.Rule]
+				if s.Options.Line != 0 && r.Line != s.Options.Line {
+					continue
+				}
+				it.RuleIndex, it.Rule, it.Case = c.Rule, r, &r.Cases[c.Case]
+				break
+			}
+		}
 		out[i] = it
 	}
 	return out
