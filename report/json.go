@@ -37,6 +37,9 @@ type Doc struct {
 	// Comparisons sets the first model beside each other one, case by
 	// case; empty with one model.
 	Comparisons []ComparisonDoc `json:"comparisons"`
+	// Ship is the decision on the prompt without every line of the
+	// audit's joint test; absent when the audit has made none.
+	Ship *ShipDoc `json:"ship,omitempty"`
 }
 
 // SchemaVersion is the version of the JSON documents auditor writes other
@@ -632,6 +635,7 @@ func Build(res *evidence.Results, spend audit.Spend, simulated bool) Doc {
 		d.Sweep.ByTag = append(d.Sweep.ByTag, sweepGroupDoc(g))
 	}
 	d.Progress.Cells = len(res.Plan.Cells)
+	d.Ship = shipDoc(res)
 	for _, rr := range res.Rules {
 		rd := RuleDoc{
 			Line: rr.Rule.Line, Text: rr.Rule.Text, Tokens: rr.Rule.Tokens, Variant: rr.Rule.Variant(), Model: rr.ModelName,

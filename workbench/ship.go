@@ -120,25 +120,26 @@ func RecordJoint(path string, c JointChoice) error {
 	return os.Rename(tmp, path)
 }
 
-// ShippedPrompt returns the prompt file's bytes without the joint test's
-// lines, byte for byte the original otherwise (prompts.WithoutBytes).
-func (s *Session) ShippedPrompt() ([]byte, error) {
-	if s.Audit.Ship == nil {
+// ShippedPrompt returns the audit's prompt file's bytes without its joint
+// test's lines, byte for byte the original otherwise
+// (prompts.WithoutBytes). It refuses a prompt file that changed since the
+// audit was loaded: the joint test ran on the prompt as it was.
+func ShippedPrompt(a *audit.Audit) ([]byte, error) {
+	if a.Ship == nil {
 		return nil, fmt.Errorf("the audit has no joint test")
 	}
-	data, err := audit.ReadRegular(s.Audit.PromptPath)
+	data, err := audit.ReadRegular(a.PromptPath)
 	if err != nil {
 		return nil, err
 	}
-	// The prompt read now must be the prompt the joint test ran on.
-	p, err := prompts.Parse(s.Audit.PromptPath, data)
+	p, err := prompts.Parse(a.PromptPath, data)
 	if err != nil {
 		return nil, err
 	}
-	if p.Text() != s.Audit.Prompt.Text() {
-		return nil, fmt.Errorf("%s changed since the audit was opened: run ship again", s.Audit.PromptPath)
+	if p.Text() != a.Prompt.Text() {
+		return nil, fmt.Errorf("%s changed since the audit was opened: run ship again", a.PromptPath)
 	}
-	return prompts.WithoutBytes(data, s.Audit.Ship.Lines...), nil
+	return prompts.WithoutBytes(data, a.Ship.Lines...), nil
 }
 
 // CheaperPath is the advice a sweep gets before any label is given: test
