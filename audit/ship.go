@@ -246,3 +246,12 @@ func (p *Plan) AllCells() []Cell {
 	}
 	return append(slices.Clone(p.Cells), p.Ship.Cells...)
 }
+
+// Labelable reports whether a key is an answer labels can be about: a
+// rule's cell or the joint variant's (not a suite's alone).
+func (p *Plan) Labelable(key string) bool {
+	if _, ok := p.ByKey[key]; ok {
+		return true
+	}
+	return p.Ship != nil && len(p.Ship.ByKey[key]) > 0
+}

@@ -329,7 +329,7 @@ read (nothing imported).`,
 			var known []model.Label
 			unknown := 0
 			for _, l := range rows.Labels {
-				if _, ok := s.Plan.ByKey[l.Key]; ok {
+				if s.Plan.Labelable(l.Key) {
 					known = append(known, l)
 				} else {
 					unknown++
