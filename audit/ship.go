@@ -255,3 +255,14 @@ func (p *Plan) Labelable(key string) bool {
 	}
 	return p.Ship != nil && len(p.Ship.ByKey[key]) > 0
 }
+
+// jointOnly reports whether only the joint variant makes the call with
+// this key (no line's own cell or suite's uses it).
+func (p *Plan) jointOnly(key string) bool {
+	if p.Ship == nil {
+		return false
+	}
+	_, rule := p.ByKey[key]
+	_, suite := p.RegressionByKey[key]
+	return !rule && !suite && (len(p.Ship.ByKey[key]) > 0 || len(p.Ship.RegressionByKey[key]) > 0)
+}

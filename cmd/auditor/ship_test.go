@@ -305,3 +305,37 @@ func TestShip_ArticleSweep(t *testing.T) {
 		t.Errorf("--out wrote:\n%s\nwant:\n%s", got, want.String())
 	}
 }
+
+// TestShip_Adaptive: in an adaptive audit the joint test runs in rounds
+// like any variant, and the prompt without both redundant lines is NOT
+// SAFE at the first look: the joint variant's later samples are never
+// asked for. plan counts the joint test's calls and labels.
+func TestShip_Adaptive(t *testing.T) {
+	t.Parallel()
+	dir := t.TempDir()
+	audit := redundantAudit(t, dir, true)
+	mustRun(t, 0, "run", audit, "--yes", "--headless")
+	r := mustRun(t, 0, "ship", audit, "--yes", "--headless", "--lines", "2,3,4,5")
+	if !strings.Contains(r.out, "NOT SAFE: the prompt without lines 2-5") {
+		t.Fatalf("adaptive ship:\n%s", r)
+	}
+	if !strings.Contains(r.errOut, "joint test NOT SAFE at look 1") {
+		t.Errorf("the joint test did not settle at look 1:\n%s", r.errOut)
+	}
+	joint := 0
+	for _, rec := range exportResponses(t, audit) {
+		if rec.Variant == "joint" {
+			joint++
+		}
+	}
+	// 4 lines x 13 cases and 2 suite cases, 15 samples of 30 each.
+	if want := (4*13 + 2) * 15; joint != want {
+		t.Errorf("%d answers of the joint variant, want %d (the first look's)", joint, want)
+	}
+	t.Logf("%s", r.errOut)
+	p := mustRun(t, 0, "plan", audit)
+	t.Logf("%s", p.out+p.errOut)
+	if !strings.Contains(p.out+p.errOut, "joint test 1, the prompt without lines 2-5: 0 calls") || !strings.Contains(p.out+p.errOut, "about 86 blind labels of its answers a class that never breaks, 344 for its 4 classes") {
+		t.Errorf("plan:\n%s", p)
+	}
+}
