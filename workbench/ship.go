@@ -60,31 +60,35 @@ func (s *Session) ChooseJoint(lines []int) (JointChoice, error) {
 
 // deletable returns the lines whose deletion is DELETE for every model,
 // and the candidates of a joint test: deletion lines with an input class
-// and a predicate whose verdict is KEEP for no model.
+// and a predicate that are quiet for every model, DELETE or undecided
+// with no graded failure in either variant (clean blind labels of the
+// joint variant's answers would settle them).
 func deletable(res *evidence.Results) (lines, candidates []int) {
 	a := res.Plan.Audit
-	del, keep := map[int]int{}, map[int]bool{}
+	del, quiet, seen := map[int]int{}, map[int]int{}, map[int]bool{}
 	for _, rr := range res.Rules {
 		if !rr.Rule.Deletion() || rr.Rule.Config.NoInputClass() || !rr.Rule.HasPredicate() {
 			continue
 		}
-		switch rr.Verdict.Decision {
-		case model.DecisionDelete:
-			del[rr.Rule.Line]++
-		case model.DecisionKeep:
-			keep[rr.Rule.Line] = true
-		}
-		if !slices.Contains(candidates, rr.Rule.Line) {
-			candidates = append(candidates, rr.Rule.Line)
+		l, v := rr.Rule.Line, rr.Verdict
+		seen[l] = true
+		switch {
+		case v.Decision == model.DecisionDelete:
+			del[l]++
+			quiet[l]++
+		case v.Decision == model.DecisionInconclusive && v.LabelsNeeded.Clean && v.BaselineFails == 0 && v.DeletedFails == 0:
+			quiet[l]++
 		}
 	}
 	models := len(a.File.Models)
-	for l, n := range del {
-		if n == models {
+	for l := range seen {
+		if del[l] == models {
 			lines = append(lines, l)
 		}
+		if quiet[l] == models {
+			candidates = append(candidates, l)
+		}
 	}
-	candidates = slices.DeleteFunc(candidates, func(l int) bool { return keep[l] })
 	slices.Sort(lines)
 	slices.Sort(candidates)
 	return lines, candidates

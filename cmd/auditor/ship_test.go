@@ -176,7 +176,10 @@ func TestShip_RedundantLines(t *testing.T) {
 	dir := t.TempDir()
 	audit := redundantAudit(t, dir, false)
 	mustRun(t, 0, "run", audit, "--yes", "--headless")
-	mustRun(t, 0, "label", audit, "--for-verdict")
+	// Before any label, the cheaper path: label the joint variant.
+	if r := mustRun(t, 0, "label", audit, "--for-verdict"); !strings.Contains(r.errOut, "the cheaper path: test the prompt without lines 2-5 at once (ship --lines 2,3,4,5)") {
+		t.Errorf("label --for-verdict before any label:\n%s", r)
+	}
 	perLine := labelDrawn(t, audit, "verdict-")
 	d := readShipReport(t, audit)
 	for _, r := range d.Rules {
@@ -266,12 +269,16 @@ func TestShip_ArticleSweep(t *testing.T) {
 	mustRun(t, 0, "run", audit, "--yes", "--headless")
 	// Before any label: no line is DELETE, and ship says the cheaper path.
 	r := mustRun(t, 0, "ship", audit)
-	if !strings.Contains(r.errOut, "the cheaper path") || !strings.Contains(r.errOut, "about 86 blind labels a class") {
+	if !strings.Contains(r.errOut, "the cheaper path: test the prompt without lines 11, 13, 14, 16, 17 at once (ship --lines 11,13,14,16,17)") ||
+		!strings.Contains(r.errOut, "about 86 blind labels a class that never breaks, 430 in all") {
 		t.Errorf("ship before labels:\n%s", r)
 	}
 	inert := "11,13,14,16,17"
 	mustRun(t, exitGate, "ship", audit, "--yes", "--headless", "--lines", inert, "--gate")
-	mustRun(t, 0, "label", audit, "--for-verdict")
+	lr := mustRun(t, 0, "label", audit, "--for-verdict")
+	if !strings.Contains(lr.errOut, "line 11 (the joint test): the joint variant: label about 86 answers") {
+		t.Errorf("label --for-verdict on the joint test:\n%s", lr)
+	}
 	n := labelDrawn(t, audit, "ship1-")
 	out := filepath.Join(dir, "shipped.md")
 	r = mustRun(t, 0, "ship", audit, "--yes", "--headless", "--lines", inert, "--out", out, "--gate")
