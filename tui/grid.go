@@ -45,6 +45,7 @@ type gridView struct {
 type gcol struct {
 	model   int
 	deleted bool
+	joint   bool // the joint test's variant (deleted too)
 }
 
 type lineKind int
@@ -285,6 +286,11 @@ func (g *gridView) selected() (cellRef, bool) {
 		return cellRef{}, false
 	}
 	col := g.cols[g.col]
+	if col.joint {
+		// The joint column's answers open from the report (auditor
+		// report, ship): its cells have no plan cells of their own here.
+		return cellRef{}, false
+	}
 	return cellRef{rule: g.rule, model: col.model, kase: g.rows[g.row], deleted: col.deleted}, true
 }
 
@@ -310,7 +316,10 @@ func (g *gridView) layout() {
 	rule := c.plan.Audit.Rules[g.rule]
 	g.cols = g.cols[:0]
 	for m := 0; m < c.models(); m++ {
-		g.cols = append(g.cols, gcol{m, false}, gcol{m, true})
+		g.cols = append(g.cols, gcol{model: m}, gcol{model: m, deleted: true})
+		if c.resultOf(g.rule, m, true) != nil {
+			g.cols = append(g.cols, gcol{model: m, deleted: true, joint: true})
+		}
 	}
 	g.col = min(g.col, len(g.cols)-1)
 	g.lines, g.rows, g.rowAt = g.lines[:0], g.rows[:0], g.rowAt[:0]
@@ -437,9 +446,20 @@ func (g *gridView) verdictText() []gline {
 		if rr.Errors > 0 || rr.Pending > 0 {
 			add("not in the numbers: ", fmt.Sprintf("%d errored, %d pending", rr.Errors, rr.Pending))
 		}
+		if jc := c.resultOf(g.rule, m, true); jc != nil {
+			sh := c.res.Ship.Decision
+			add("joint test: ", fmt.Sprintf("%s under the prompt without lines %s (%s): %s; the whole: %s",
+				shipOutcome(jc), model.LineList(sh.Lines), jc.Verdict.Decision, jc.Verdict.Reason, sh.Decision))
+		}
 		out = append(out, gline{kind: lineBlank})
 	}
 	return out
+}
+
+// shipOutcome names what the joint variant did to a class: "bounded",
+// "rose" or "undecided" (model.ShipClass.Outcome).
+func shipOutcome(rr *evidence.RuleResult) string {
+	return model.ShipClass{Verdict: rr.Verdict}.Outcome()
 }
 
 // lookTag says which look of the design a verdict rests on

@@ -2,6 +2,7 @@ package evidence
 
 import (
 	"fmt"
+	"strings"
 
 	"github.com/auditor-dev/auditor/audit"
 	"github.com/auditor-dev/auditor/model"
@@ -134,6 +135,14 @@ func (t *Tally) aggregateClass(ri, mi int) (*RuleResult, error) {
 		return nil, fmt.Errorf("joint test: %w", err)
 	}
 	rr.PredicateVersion = t.PredicateVersion(ri)
+	// The verdict's words speak of one line; the joint variant is without
+	// every line of the set.
+	if ls := p.Audit.Ship.Lines; len(ls) > 1 {
+		without := "without lines " + model.LineList(ls)
+		v := &rr.Verdict
+		v.Reason = strings.ReplaceAll(v.Reason, "without the line", without)
+		v.Needed = strings.ReplaceAll(v.Needed, "without the line", without)
+	}
 	return rr, nil
 }
 
