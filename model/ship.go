@@ -152,7 +152,7 @@ func DecideShip(in ShipInput) (ShipDecision, error) {
 			suitesRose = append(suitesRose, s)
 		}
 	}
-	what := fmt.Sprintf("the prompt without %s (%d of %d tokens)", linesWords(d.Lines), d.Tokens, d.PromptTokens)
+	what := fmt.Sprintf("the prompt without %s (%d of %d tokens)", LinesWords(d.Lines), d.Tokens, d.PromptTokens)
 	suites := d.suitesSentence()
 	switch {
 	case len(rose) > 0 || len(suitesRose) > 0:
@@ -178,12 +178,12 @@ func DecideShip(in ShipInput) (ShipDecision, error) {
 		head := "NOT SAFE: " + what + ": "
 		switch {
 		case len(d.Keep) > 0:
-			head += fmt.Sprintf("the class of %s rose", linesWords(d.Keep))
+			head += fmt.Sprintf("the class of %s rose", LinesWords(d.Keep))
 		default:
 			head += "a regression suite's failures rose"
 		}
 		if len(rose) > 0 {
-			head += fmt.Sprintf(" when %s went out together; keep %s", linesWords(d.Lines), linesWords(d.Keep))
+			head += fmt.Sprintf(" when %s went out together; keep %s", LinesWords(d.Lines), LinesWords(d.Keep))
 		}
 		d.Headline = head
 		d.Reason = strings.Join(said, "; ")
@@ -258,9 +258,9 @@ func signedPoints(x float64) string {
 	return p
 }
 
-// linesWords names lines as a sentence does: "line 9", "lines 9 and 11",
+// LinesWords names lines as a sentence does: "line 9", "lines 9 and 11",
 // "lines 9-13, 15".
-func linesWords(lines []int) string {
+func LinesWords(lines []int) string {
 	if len(lines) == 1 {
 		return "line " + strconv.Itoa(lines[0])
 	}

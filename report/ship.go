@@ -111,9 +111,9 @@ func ShipLines(res *evidence.Results) []string {
 		if len(d.Keep) > 0 {
 			next := "nothing left to delete together"
 			if len(d.Next) > 0 {
-				next = fmt.Sprintf("the next joint set is lines %s, a new test (joint test %d)", model.LineList(d.Next), d.Tests+1)
+				next = fmt.Sprintf("the next joint set is %s, a new test (joint test %d)", model.LinesWords(d.Next), d.Tests+1)
 			}
-			out = append(out, fmt.Sprintf("  keep lines %s: their class rose when the lines went out together; %s", model.LineList(d.Keep), next))
+			out = append(out, fmt.Sprintf("  keep %s: the class rose when the lines went out together; %s", model.LinesWords(d.Keep), next))
 		}
 	case model.DecisionInconclusive:
 		if d.Needed != "" {
@@ -143,9 +143,9 @@ func shipMarkdown(res *evidence.Results) string {
 	}
 	b.WriteString("\n")
 	if d.Decision == model.DecisionNotSafe && len(d.Keep) > 0 {
-		fmt.Fprintf(&b, "Keep lines %s. ", model.LineList(d.Keep))
+		fmt.Fprintf(&b, "Keep %s. ", model.LinesWords(d.Keep))
 		if len(d.Next) > 0 {
-			fmt.Fprintf(&b, "The next joint set, lines %s, is a new test (joint test %d).", model.LineList(d.Next), d.Tests+1)
+			fmt.Fprintf(&b, "The next joint set, %s, is a new test (joint test %d).", model.LinesWords(d.Next), d.Tests+1)
 		}
 		b.WriteString("\n\n")
 	}

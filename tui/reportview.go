@@ -527,9 +527,9 @@ func (v *reportView) ship(r *reportWriter) bool {
 	case d.Decision == model.DecisionNotSafe && len(d.Keep) > 0:
 		next := "nothing left to delete together"
 		if len(d.Next) > 0 {
-			next = fmt.Sprintf("the next joint set, lines %s, is a new test (joint test %d)", model.LineList(d.Next), d.Tests+1)
+			next = fmt.Sprintf("the next joint set, %s, is a new test (joint test %d)", model.LinesWords(d.Next), d.Tests+1)
 		}
-		r.field("next", fmt.Sprintf("keep lines %s; %s", model.LineList(d.Keep), next), nil)
+		r.field("next", fmt.Sprintf("keep %s; %s", model.LinesWords(d.Keep), next), nil)
 	case d.Needed != "":
 		r.field("to settle it", oneLine(d.Needed), nil)
 	}

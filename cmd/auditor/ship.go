@@ -144,8 +144,8 @@ func shipOutcome(std Stdio, res *evidence.Results, sf shipFlags, gate bool, prog
 		return nil
 	case model.DecisionNotSafe:
 		if len(d.Next) > 0 {
-			fmt.Fprintf(std.Err, "\nNext: keep lines %s; the prompt without lines %s is a new test (joint test %d of this audit):\n  %s ship %s --lines %s\n",
-				model.LineList(d.Keep), model.LineList(d.Next), d.Tests+1, prog, p, joinInts(d.Next))
+			fmt.Fprintf(std.Err, "\nNext: keep %s; the prompt without %s is a new test (joint test %d of this audit):\n  %s ship %s --lines %s\n",
+				model.LinesWords(d.Keep), model.LinesWords(d.Next), d.Tests+1, prog, p, joinInts(d.Next))
 		}
 	default:
 		fmt.Fprintf(std.Err, "\nNext: label what the joint test needs, then decide again (the same test):\n  %s label %s --for-verdict\n  %s ship %s --lines %s\n",
