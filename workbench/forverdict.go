@@ -166,7 +166,7 @@ func (s *Session) drawForShip(res *evidence.Results, line, n int, names *[]strin
 		opts := labels.SampleOptions{Line: l, Seed: time.Now().UnixNano() % 1_000_000, Unlabelled: true, Variant: labels.VariantJoint}
 		switch {
 		case more > 0:
-			d.Route, d.Why = "labels", "the joint variant: "+why
+			d.Route, d.Why = "labels", "the joint variant: "+strings.ReplaceAll(why, "without the line", "without "+model.LinesWords(sh.Joint.Lines))
 			opts.N = more
 		default:
 			d.Route, d.Why = "grader", "measure the predicate on the joint variant: "+rr.Verdict.Needed

@@ -421,6 +421,8 @@ Next:
     %[1]s open %[2]s
   label the blind answers each undecided line needs (no line reaches DELETE without blind labels):
     %[1]s label %[2]s --for-verdict%[3]s
+  the prompt without every DELETE line, tested together and decided as one (SHIP / NOT SAFE):
+    %[1]s ship %[2]s
   the verdicts and their evidence for a pull request:
     %[1]s report %[2]s --format md
 `, prog, p, review)

@@ -214,6 +214,13 @@ func TestShip_RedundantLines(t *testing.T) {
 	if d.Ship == nil || d.Ship.Verdict != "NOT SAFE" || fmt.Sprint(d.Ship.Keep) != "[2 3]" || fmt.Sprint(d.Ship.Next) != "[4 5]" || d.Ship.Tests != 1 {
 		t.Fatalf("ship block: %+v", d.Ship)
 	}
+	// Every format leads with the decision.
+	for _, format := range []string{"text", "md", "junit", "html"} {
+		out := mustRun(t, 0, "report", audit, "--format", format).out
+		if i, j := strings.Index(out, "NOT SAFE: the prompt without lines 2-5"), strings.Index(out, "line 2"); i < 0 || (format != "html" && j >= 0 && j < i) {
+			t.Errorf("report --format %s does not lead with the ship decision", format)
+		}
+	}
 	for _, c := range d.Ship.Classes {
 		want := "bounded"
 		if c.Line <= 3 {
@@ -282,7 +289,7 @@ func TestShip_ArticleSweep(t *testing.T) {
 	inert := "11,13,14,16,17"
 	mustRun(t, exitGate, "ship", audit, "--yes", "--headless", "--lines", inert, "--gate")
 	lr := mustRun(t, 0, "label", audit, "--for-verdict")
-	if !strings.Contains(lr.errOut, fmt.Sprintf("line 11 (the joint test): the joint variant: label about %d answers", quietLabels)) {
+	if !strings.Contains(lr.errOut, fmt.Sprintf("line 11 (the joint test): the joint variant: label about %d answers without lines 11, 13, 14, 16, 17", quietLabels)) {
 		t.Errorf("label --for-verdict on the joint test:\n%s", lr)
 	}
 	n := labelDrawn(t, audit, "ship1-")
