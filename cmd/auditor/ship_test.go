@@ -349,7 +349,8 @@ func TestShip_Adaptive(t *testing.T) {
 		}
 	}
 	// 4 lines x 13 cases and 2 suite cases, 15 samples of 30 each.
-	if want := (4*13 + 2) * 15; joint != want {
+	want := (4*13 + 2) * 15
+	if joint != want {
 		t.Errorf("%d answers of the joint variant, want %d (the first look's)", joint, want)
 	}
 	t.Logf("%s", r.errOut)
@@ -357,5 +358,19 @@ func TestShip_Adaptive(t *testing.T) {
 	t.Logf("%s", p.out+p.errOut)
 	if !strings.Contains(p.out+p.errOut, "joint test 1, the prompt without lines 2-5: 0 calls") || !strings.Contains(p.out+p.errOut, fmt.Sprintf("about %d blind labels of its answers a class that never breaks, %d for its 4 classes", quietLabels, 4*quietLabels)) {
 		t.Errorf("plan:\n%s", p)
+	}
+	var est struct {
+		Ship *struct {
+			Lines  []int `json:"lines"`
+			Calls  int   `json:"calls"`
+			Cached int   `json:"cached_calls"`
+			Labels int   `json:"labels"`
+		} `json:"ship"`
+	}
+	if err := json.Unmarshal([]byte(mustRun(t, 0, "plan", audit, "--format", "json").out), &est); err != nil {
+		t.Fatal(err)
+	}
+	if est.Ship == nil || len(est.Ship.Lines) != 4 || est.Ship.Calls != 0 || est.Ship.Cached != want || est.Ship.Labels != 4*quietLabels {
+		t.Errorf("plan --format json ship: %+v", est.Ship)
 	}
 }
