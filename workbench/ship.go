@@ -76,7 +76,7 @@ func deletable(res *evidence.Results) (lines, candidates []int) {
 		case v.Decision == model.DecisionDelete:
 			del[l]++
 			quiet[l]++
-		case v.Decision == model.DecisionInconclusive && v.LabelsNeeded.Clean && v.BaselineFails == 0 && v.DeletedFails == 0:
+		case v.Decision == model.DecisionInconclusive && v.LabelsNeeded.Clean && v.DeletedN > 0 && v.BaselineFails == 0 && v.DeletedFails == 0:
 			quiet[l]++
 		}
 	}
