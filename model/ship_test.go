@@ -118,7 +118,8 @@ func simulateShip(t testing.TB, sc DeleteScenario, runs int, seed uint64) shipOd
 	o := shipOdds{runs: runs}
 	for range runs {
 		// Each line's own deletion: both inert.
-		if decideOne(alone).Decision == DecisionDelete && decideOne(alone).Decision == DecisionDelete {
+		first, second := decideOne(alone), decideOne(alone)
+		if first.Decision == DecisionDelete && second.Decision == DecisionDelete {
 			o.aloneRule++
 		}
 		// The joint variant: line 1's class rose by delta, line 2's did not.
