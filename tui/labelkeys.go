@@ -7,8 +7,12 @@ type LabelKeys struct {
 	Violation, OK, Skip, Undo, Note key.Binding
 	Prev, Next, FirstUnlabelled     key.Binding
 	Results, Open                   key.Binding // the label screen's results and its misses
-	Draw                            key.Binding // draw a label set when there is none
-	Scroll                          ScrollKeys
+	// Reveal shows the graders' verdicts of the answer just labelled
+	// before the next label does (after it, u takes the label back only
+	// by closing the answer to blind labels).
+	Reveal key.Binding
+	Draw   key.Binding // draw a label set when there is none
+	Scroll ScrollKeys
 }
 
 // ScrollKeys scroll a long text without taking letters a screen uses.
@@ -48,6 +52,7 @@ func defaultLabelKeys() LabelKeys {
 		Next:            b(k("right", "l"), "→", "next"),
 		FirstUnlabelled: b(k("g"), "g", "first unlabelled"),
 		Results:         b(k("r"), "r", "results"),
+		Reveal:          b(k("w"), "w", "show graders now"),
 		Open:            b(k("enter"), "enter", "open miss"),
 		Draw:            b(k("d"), "d", "draw a label set"),
 		Scroll: ScrollKeys{

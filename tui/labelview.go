@@ -43,6 +43,8 @@ func (v *labelView) head() []string {
 		count, v.index+1, len(v.items), oneLine(v.set.Name), oneLine(who))
 	state := st.Badge.Render(" BLIND ")
 	switch {
+	case v.hiddenAt(v.index):
+		state = st.Badge.Render(" BLIND ") + st.Muted.Render(" labelled")
 	case v.revealed():
 		state = st.Muted.Render("labelled")
 	case v.closed(v.index):
@@ -77,7 +79,9 @@ func (v *labelView) foot() []string {
 		kind = it.Case.Kind
 	}
 	var out []string
-	if l, ok := v.label(v.index); ok {
+	if l, ok := v.label(v.index); ok && v.hiddenAt(v.index) {
+		out = append(out, clip("you: "+verdictWord(l.Violation, kind)+st.Muted.Render(" · graders after your next label (w now) · u: back, still blind"), c.width))
+	} else if ok {
 		out = append(out, v.reveal(it, l)...)
 	} else if v.closed(v.index) {
 		// Its graders were shown when it was labelled: the label taken
@@ -85,17 +89,28 @@ func (v *labelView) foot() []string {
 		out = append(out, st.Warn.Render(clip("Closed to blind labels: you labelled it and saw its graders, then undid it.", c.width)),
 			st.Muted.Render(clip("Counted apart: in no recall or verdict. → moves on, g the next open answer.", c.width)))
 	} else {
-		hint := "Not labelled yet: v violation · o ok · s skip · n note. Verdicts show after."
+		hint := "Not labelled yet: v violation · o ok · s skip · n note. Graders: a label later."
 		if kind == model.Control {
-			hint = controlLabelHint + " Verdicts show after labelling."
+			hint = controlLabelHint + " Graders show a label later."
 		}
 		out = append(out, st.Muted.Render(clip(hint, c.width)))
 		if n, ok := v.note.pending[it.Key]; ok && n != "" {
 			out = append(out, clip(st.Muted.Render("note to save with the label: ")+oneLine(n), c.width))
 		}
 	}
-	if v.last >= 0 && v.last != v.index && v.last < len(v.items) {
-		out = append(out, clip(v.lastLine(), c.width))
+	if v.shown >= 0 && v.shown != v.index && v.shown < len(v.items) {
+		if s := v.shownLine(); s != "" {
+			out = append(out, clip(s, c.width))
+		}
+	}
+	if v.last >= 0 && v.last != v.index && v.last != v.shown && v.hiddenAt(v.last) {
+		l, _ := v.label(v.last)
+		k := model.Provoke
+		if c := v.items[v.last].Case; c != nil {
+			k = c.Kind
+		}
+		out = append(out, clip(st.Muted.Render(fmt.Sprintf("answer %d labelled %s · graders after your next label (w now) · u: back, blind",
+			v.last+1, verdictWord(l.Violation, k))), c.width))
 	}
 	if v.note.editing {
 		out = append(out, v.note.in.View())
@@ -167,12 +182,13 @@ func (v *labelView) judgesLine(it labels.LabelItem) string {
 	return strings.Join(parts, " · ")
 }
 
-// lastLine is the outcome of the answer labelled just before, so the
-// reveal is not lost when the screen moves on. It shows verdicts only:
-// reasons are shared by many answers and would hint at the one shown.
-func (v *labelView) lastLine() string {
-	it := v.items[v.last]
-	l, ok := v.label(v.last)
+// shownLine is the outcome of the answer whose graders were revealed last
+// (by the label after it, or w), so the reveal is not lost when the screen
+// moves on. It shows verdicts only: reasons are shared by many answers and
+// would hint at the one shown.
+func (v *labelView) shownLine() string {
+	it := v.items[v.shown]
+	l, ok := v.label(v.shown)
 	if !ok {
 		return ""
 	}
@@ -181,7 +197,7 @@ func (v *labelView) lastLine() string {
 		kind = it.Case.Kind
 	}
 	g, graded := v.predicateGrade(it)
-	s := fmt.Sprintf("answer %d, just labelled: you: %s, predicate said %s", v.last+1, verdictWord(l.Violation, kind), gradeWord(g, graded))
+	s := fmt.Sprintf("answer %d, labelled before: you: %s, predicate said %s", v.shown+1, verdictWord(l.Violation, kind), gradeWord(g, graded))
 	if out := outcome(g, graded, l.Violation); out != "" {
 		s += " → " + out
 	}

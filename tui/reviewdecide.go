@@ -57,7 +57,7 @@ func (v *reviewView) labelOf(key string) *model.Label {
 	return nil
 }
 
-func (v *reviewView) undoLast() tea.Cmd { return v.takeBack(v.moveTo) }
+func (v *reviewView) undoLast() tea.Cmd { return v.takeBack(v.moveTo, nil) }
 
 // saved moves on once a label has committed.
 func (v *reviewView) saved(msg labelSavedMsg) tea.Cmd {

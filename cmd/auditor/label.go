@@ -51,7 +51,8 @@ is then weighted by stratum (inverse-probability weights).
 On a terminal, without --show, the command opens the label screen on the set:
 one answer at a time, blind (v violation, o ok, s skip, u undo, n note); each
 label is committed before the next answer shows, and the predicate's verdict is
-revealed once an answer is labelled. Labels can also come from import-labels.
+revealed after the next label (or on w), so u right after a slip gives the
+answer back still blind. Labels can also come from import-labels.
 Without a terminal there is no screen to label on: nothing is drawn, and the
 command exits 2 pointing to --sheet FILE.
 
