@@ -52,7 +52,10 @@ type labelView struct {
 	skips  map[string]bool // answers skipped, in this session or before (labelskips.go)
 	draw   drawBox         // drawing a set when there is none (labeldraw.go)
 
-	results     *labelResults
+	results *labelResults
+	// before is each verdict when the screen opened: the results say what
+	// the labels did to it.
+	before      map[verdictKey]model.Decision
 	showResults bool
 	fromResults bool // the answer was opened from the results' misses
 }
@@ -64,6 +67,7 @@ func newLabelView(c *Common, d *labelDesk, src ResponseSource, setName string) *
 		hidden: map[string]bool{}, skips: map[string]bool{}, draw: newDrawBox()}
 	v.useSet(pickSet(c.tally.LabelSets(), setName))
 	v.results = newLabelResults(c, v)
+	v.before = verdictsNow(c)
 	return v
 }
 

@@ -392,7 +392,7 @@ func TestLabel_Results(t *testing.T) {
 	}
 	s := plain(a)
 	for _, want := range []string{"Results on label set sample: 10/10 labelled", "Line 23", "predicate", "judge:sim-judge-careful",
-		"recall", "precision", "specificity", "confusion", "misses (", "to narrow the predicate's recall to ±0.05", "predicate versions"} {
+		"recall", "precision", "specificity", "confusion", "misses (", "more answers to label would narrow", "predicate versions"} {
 		contains(t, s+strings.Join(a.label.results.lines, "\n"), want)
 	}
 	// The numbers are the verdict's, to the letter (every label set
@@ -404,8 +404,9 @@ func TestLabel_Results(t *testing.T) {
 	for _, rr := range res.Rules {
 		if rr.Rule.Line == 23 {
 			shown := strings.Join(strings.Fields(ansi.Strip(strings.Join(a.label.results.lines, " "))), " ")
-			contains(t, shown, "pooled "+rr.Quality.Recall.String())
-			contains(t, shown, report.NextLabels(rr.Verdict))
+			bar := strings.Join(strings.Fields(dotBar(rr.Quality.Recall, 21)), " ")
+			contains(t, shown, "recall "+bar+" "+rr.Quality.Recall.String())
+			contains(t, shown, "line 23: still INCONCLUSIVE · "+strings.TrimPrefix(report.NextLabels(rr.Verdict), "verdict INCONCLUSIVE; "))
 		}
 	}
 	if len(a.label.results.misses) == 0 {

@@ -401,7 +401,7 @@ func (a *App) labelling(msg tea.Msg) tea.Cmd {
 		}
 	case historyMsg:
 		return a.label.Update(msg)
-	case labellersMsg, reviewTextsMsg:
+	case labellersMsg, reviewTextsMsg, reviewPairMsg:
 		return a.review.Update(msg)
 	case predicateFileMsg:
 		return a.predicateFile(msg)

@@ -39,8 +39,6 @@ func (v *labelView) head() []string {
 	if closed > 0 {
 		count += fmt.Sprintf(", %d closed", closed)
 	}
-	title := st.Title.Render("Label") + fmt.Sprintf(" %s · answer %d of %d · set %s · labeller %s",
-		count, v.index+1, len(v.items), oneLine(v.set.Name), oneLine(who))
 	state := st.Badge.Render(" BLIND ")
 	switch {
 	case v.hiddenAt(v.index):
@@ -53,6 +51,16 @@ func (v *labelView) head() []string {
 	if v.d.busy() {
 		state = st.InFlight.Render("saving…")
 	}
+	// The progress first, drawn and counted; the rest as far as it fits,
+	// so 80 columns never cut the count.
+	title := st.Title.Render("Label") + " " + progressBar(done, closed, total, 10) + " " + count
+	for _, part := range []string{fmt.Sprintf("answer %d of %d", v.index+1, len(v.items)),
+		"set " + oneLine(v.set.Name), "labeller " + oneLine(who)} {
+		if textWidth(title+" · "+part) > c.width-17 { // 17: the widest state, so parts do not come and go with it
+			break
+		}
+		title += " · " + part
+	}
 	it, _ := v.current()
 	about := st.Muted.Render("this answer is no longer in the audit's plan")
 	if it.Case != nil && it.Rule != nil {
@@ -62,6 +70,17 @@ func (v *labelView) head() []string {
 	// The state is cut last: it says whether the answer may be labelled.
 	title = clip(title, c.width-textWidth(state)-1)
 	return []string{fit(spread(title, state, c.width), c.width), clip(about, c.width)}
+}
+
+// progressBar draws a set's progress in w cells that read without colour:
+// █ labelled, ▒ closed to blind labels, ░ open.
+func progressBar(done, closed, total, w int) string {
+	if total <= 0 {
+		return strings.Repeat("░", w)
+	}
+	d := done * w / total
+	c := min((done+closed)*w/total, w) - d
+	return strings.Repeat("█", d) + strings.Repeat("▒", c) + strings.Repeat("░", w-d-c)
 }
 
 // controlLabelHint is what the label screen says about a control before it

@@ -3,6 +3,7 @@ package tui
 import (
 	"fmt"
 	"github.com/auditor-dev/auditor/model"
+	"slices"
 	"strings"
 	"testing"
 
@@ -26,8 +27,18 @@ func TestReview_QueueAndDecide(t *testing.T) {
 		t.Fatalf("screen %v, queue %d, want %d", a.screen, queued(a.review), len(want))
 	}
 	e, _ := a.review.current()
-	if e.key != want[0].Key || len(a.review.loader.resps) == 0 {
-		t.Fatalf("first entry %s (loaded %d), want %s", e.key, len(a.review.loader.resps), want[0].Key)
+	if !slices.ContainsFunc(want, func(d evidence.ReviewItem) bool { return d.Key == e.key }) || len(a.review.loader.resps) == 0 {
+		t.Fatalf("first entry %s (loaded %d), not a disagreement", e.key, len(a.review.loader.resps))
+	}
+	// The queue goes by direction: which graders said violation.
+	for i := 1; i < len(a.review.raw); i++ {
+		if d0, d1 := a.review.direction(a.review.raw[i-1].key), a.review.direction(a.review.raw[i].key); d0 != d1 {
+			for _, later := range a.review.raw[i+1:] {
+				if a.review.direction(later.key) == d0 {
+					t.Fatalf("direction %s comes back after %s: the queue is not grouped by direction", d0, d1)
+				}
+			}
+		}
 	}
 	s := plain(a)
 	contains(t, s, "Review -L23 · 1 of")
@@ -260,5 +271,67 @@ func TestLabelling_Resize(t *testing.T) {
 				}
 			}
 		})
+	}
+}
+
+// TestReview_PairRememberedOnReopen: the grader pair chosen with p comes
+// back when the review screen is opened again on the same store.
+func TestReview_PairRememberedOnReopen(t *testing.T) {
+	t.Parallel()
+	w := newLabelWorld(t, newFixture(t, 2), 0, 5, ScreenReview)
+	w.press("p", "p") // the second pair
+	want := w.a.review.queueName()
+	if w.a.review.pair != 2 || !strings.Contains(want, "disagreements of ") || strings.Contains(want, "any two") {
+		t.Fatalf("pair %d: %q", w.a.review.pair, want)
+	}
+	tally, err := evidence.NewTally(w.f.plan, w.f.preds, w.src)
+	if err != nil {
+		t.Fatal(err)
+	}
+	stored, _ := w.src.Status()
+	a, err := New(Options{
+		Plan: w.f.plan, Tally: tally, Stored: stored, Responses: w.src, Simulated: true, Now: (&clock{t: t0}).Now,
+		Labelling: LabelOptions{Store: w.src, Labeller: "ana", Open: ScreenReview},
+	})
+	if err != nil {
+		t.Fatal(err)
+	}
+	a.Update(tea.WindowSizeMsg{Width: 80, Height: 24})
+	settle(a, a.Init())
+	if got := a.review.queueName(); a.review.pair != 2 || got != want {
+		t.Fatalf("reopened on pair %d, %q; want %q", a.review.pair, got, want)
+	}
+	// Another reviewer has a pair of their own.
+	if got := pairKey(23, "ben"); got == pairKey(23, "ana") {
+		t.Fatalf("one key for two reviewers: %s", got)
+	}
+}
+
+// TestReview_TallyAndVariantFilter: after a decision the screen says what
+// the decisions made of each grader (right and wrong among the decided,
+// the results' adjudication counts); filtering by variant shows the
+// variant, as the queue then names it, and hiding it clears the filter.
+func TestReview_TallyAndVariantFilter(t *testing.T) {
+	t.Parallel()
+	w := newLabelWorld(t, newFixture(t, 2), 0, 5, ScreenReview)
+	a := w.a
+	w.press("v")
+	rr := a.c.result(0, 0)
+	if rr == nil || rr.Adjudications.N != 1 {
+		t.Fatalf("adjudications after one decision: %+v", rr)
+	}
+	p := rr.Adjudications.Graders[0]
+	contains(t, plain(a), fmt.Sprintf("decisions on this line: 1 decided · predicate ✓%d ✗%d", p.Agree, p.Graded-p.Agree))
+
+	if a.review.showVariant {
+		t.Fatal("the variant is shown before V")
+	}
+	w.press("d")
+	if !a.review.showVariant || !strings.Contains(plain(a), "variant shown (V)") {
+		t.Fatalf("a variant filter with the badge hidden:\n%s", plain(a))
+	}
+	w.press("V")
+	if a.review.showVariant || a.review.variant != 0 {
+		t.Fatalf("V with a variant filter: shown %v, filter %d", a.review.showVariant, a.review.variant)
 	}
 }

@@ -101,9 +101,21 @@ func (v *reviewView) head() []string {
 			labelled++
 		}
 	}
+	// Counted in answers, so grouping identical answers (once their texts
+	// are read) does not move the count: "5–8 of 34".
 	pos := "0 of 0"
 	if len(v.items) > 0 {
-		pos = fmt.Sprintf("%d of %d", v.index+1, len(v.items))
+		before, all := 0, 0
+		for i, e := range v.items {
+			if i < v.index {
+				before += 1 + len(e.more)
+			}
+			all += 1 + len(e.more)
+		}
+		pos = fmt.Sprintf("%d of %d", before+1, all)
+		if n := len(v.items[v.index].more); n > 0 {
+			pos = fmt.Sprintf("%d–%d of %d", before+1, before+1+n, all)
+		}
 	}
 	title := st.Title.Render("Review") + fmt.Sprintf(" %s · %s · %d adjudicated (not in recall)", rule.Variant(), pos, labelled)
 	state := v.variantState()
@@ -232,11 +244,17 @@ func (v *reviewView) foot() []string {
 		parts = append(parts, oneLine(strings.TrimPrefix(r.Name, "judge:"))+" "+graderVerdict(r, g, graded, kind))
 	}
 	you := st.Muted.Render("you: not adjudicated (v violation · o ok)")
+	if kind == model.Control {
+		you = st.Muted.Render("you: not adjudicated · " + controlLabelHint)
+	}
 	mine := v.labelOf(e.key)
 	if mine != nil {
 		you = st.Header.Render("you: "+verdictWord(mine.Violation, kind)) + st.Muted.Render(" ("+labelledWhen(*mine)+")")
 	}
 	out := []string{clip(strings.Join(parts, " · "), c.width), clip(you, c.width)}
+	if t := v.tally(); t != "" {
+		out = append(out, clip(st.Muted.Render("decisions on this line: ")+t, c.width))
+	}
 	if b, ok := c.tally.Labels()[e.key]; ok {
 		out = append(out, clip(st.Muted.Render("blind label: "+verdictWord(b.Violation, kind)+" ("+labelledWhen(b)+"); it, not yours here, counts in recall"), c.width))
 	}
@@ -388,7 +406,7 @@ func (v *reviewView) agreementLines() []string {
 			}
 		} else {
 			add("")
-			add(st.Muted.Render("labels support: no grader's recall is measured yet (label answers here or on the label screen)"))
+			add(st.Muted.Render("labels support: no grader's recall is measured yet (label answers blind on the label screen: decisions here are seen, not in recall)"))
 		}
 		add("")
 	}
