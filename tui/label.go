@@ -22,7 +22,7 @@ import (
 // labelled in an earlier session shows its graders.
 //
 // Keys: v or 1 a violation (a refusal on a control case), o or 0 ok, s skip,
-// n a note, u undo, w the graders now, ←/→ move, g the first unlabelled
+// i a note, u undo, w the graders now, ←/→ (h/l) move, t the first unlabelled
 // answer, r the results.
 // A label is written by a command and the screen moves to the next answer
 // only when the write has committed; while it is in flight, labelling keys
@@ -478,7 +478,7 @@ func (v *labelView) ended() string {
 		s += fmt.Sprintf(", %d closed", closed)
 	}
 	if skipped := total - done - closed; skipped > 0 {
-		s += fmt.Sprintf(", %d skipped (r, then g, goes back to them)", skipped)
+		s += fmt.Sprintf(", %d skipped (r, then t, goes back to them)", skipped)
 	}
 	return s + ". Every label's graders are shown now."
 }

@@ -22,7 +22,7 @@ func TestGolden_Labelling(t *testing.T) {
 		}},
 		{"label_revealed", func(t testing.TB) *App {
 			w := newLabelWorld(t, newFixture(t, 2), 0, 12, ScreenLabel)
-			w.press("v", "n", "g", "o", "o", "d", "enter", "o", "left", "w")
+			w.press("v", "i", "g", "o", "o", "d", "enter", "o", "left", "w")
 			return w.a
 		}},
 		{"label_hidden", func(t testing.TB) *App {

@@ -86,7 +86,7 @@ func TestLabel_WriteBeforeNext(t *testing.T) {
 		t.Fatalf("Update wrote %d labels itself", n)
 	}
 	contains(t, plain(a), "saving…")
-	for _, k := range []string{"right", "left", "v", "o", "s", "g", "u"} {
+	for _, k := range []string{"right", "left", "v", "o", "s", "t", "u"} {
 		if _, c := a.Update(keyMsg(k)); c != nil {
 			t.Errorf("%s while saving returned a command", k)
 		}
@@ -221,7 +221,7 @@ func TestLabel_Keys(t *testing.T) {
 		{"a note typed before the label is saved with it", func(t *testing.T, w *labelWorld) {
 			start := w.a.label.index
 			key := w.a.label.items[start].Key
-			w.press("n", "x", "enter", "v")
+			w.press("i", "x", "enter", "v")
 			l, _ := w.src.current(key, "ana", model.LabelBlind)
 			if !l.Violation || l.Note != "x" {
 				t.Fatalf("after labelling: %+v; want violation with the note", l)
@@ -255,7 +255,7 @@ func TestLabel_Keys(t *testing.T) {
 		}},
 		{"n types a note saved with the next label", func(t *testing.T, w *labelWorld) {
 			key := w.a.label.items[w.a.label.index].Key
-			w.press("n")
+			w.press("i")
 			if !w.a.current().capturing() {
 				t.Fatal("n did not open the note")
 			}
@@ -271,7 +271,7 @@ func TestLabel_Keys(t *testing.T) {
 		}},
 		{"n on a labelled answer records the note with the same verdict", func(t *testing.T, w *labelWorld) {
 			key := w.a.label.items[w.a.label.index].Key
-			w.press("o", "left", "n", "x", "enter")
+			w.press("o", "left", "i", "x", "enter")
 			l, _ := w.src.stored(key)
 			if n, _ := w.src.writes(); n != 2 || l.Note != "x" || l.Violation {
 				t.Fatalf("%d writes, stored %+v", n, l)
@@ -279,17 +279,17 @@ func TestLabel_Keys(t *testing.T) {
 		}},
 		{"esc while typing a note drops it", func(t *testing.T, w *labelWorld) {
 			key := w.a.label.items[w.a.label.index].Key
-			w.press("n", "x", "esc", "v")
+			w.press("i", "x", "esc", "v")
 			if l, _ := w.src.stored(key); l.Note != "" || w.a.screen != screenLabel {
 				t.Fatalf("stored %+v, screen %v", l, w.a.screen)
 			}
 		}},
-		{"g goes to the first unlabelled answer", func(t *testing.T, w *labelWorld) {
+		{"t goes to the first unlabelled answer", func(t *testing.T, w *labelWorld) {
 			first := w.a.label.index
 			w.press("v", "right", "right", "right")
-			w.press("g")
+			w.press("t")
 			if w.a.label.index != first+1 {
-				t.Fatalf("g went to %d, want %d", w.a.label.index, first+1)
+				t.Fatalf("t went to %d, want %d", w.a.label.index, first+1)
 			}
 		}},
 		{"left and right stop at the ends", func(t *testing.T, w *labelWorld) {
@@ -327,7 +327,7 @@ func TestLabel_UpdateDoesNoIO(t *testing.T) {
 	reads := src.readCount()
 	labels, grades := src.writes()
 	var cmds []tea.Cmd
-	for _, k := range []string{"v", "right", "left", "g", "s", "u", "n", "a", "enter", "r", "down", "up", "enter", "esc", "r", "esc", "tab", "v", "a", "p", "f", "d", "]", "shift+tab"} {
+	for _, k := range []string{"v", "right", "left", "t", "s", "u", "i", "a", "enter", "r", "down", "up", "enter", "esc", "r", "esc", "tab", "v", "a", "P", "f", "D", "]", "shift+tab"} {
 		_, cmd := a.Update(keyMsg(k))
 		cmds = append(cmds, cmd)
 		a.View()
@@ -521,7 +521,7 @@ func TestLabel_UndoneIsClosed(t *testing.T) {
 	w.press("r")
 	s = plain(a)
 	contains(t, s, "3/4 labelled, 1 closed")
-	w.press("g")
+	w.press("t")
 	contains(t, a.status, "3 of 4 labelled, 1 closed to blind labels (undone): r shows the results.")
 	if strings.Contains(a.status, "All 4 answers") {
 		t.Errorf("the end says every answer is labelled: %s", a.status)

@@ -61,7 +61,7 @@ func TestLabel_SkipsSurviveReopen(t *testing.T) {
 		t.Fatalf("the end of the set: results %v, status %q", v2.showResults, a.status)
 	}
 	settle(a, press(a, "r"))
-	settle(a, press(a, "g"))
+	settle(a, press(a, "t"))
 	if k := v2.items[v2.index].Key; k != first && k != second {
 		t.Fatalf("after the others, answer %d is shown, not a skipped one", v2.index+1)
 	}

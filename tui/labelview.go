@@ -106,9 +106,9 @@ func (v *labelView) foot() []string {
 		// Its graders were shown when it was labelled: the label taken
 		// back, it can have no blind one.
 		out = append(out, st.Warn.Render(clip("Closed to blind labels: you labelled it and saw its graders, then undid it.", c.width)),
-			st.Muted.Render(clip("Counted apart: in no recall or verdict. → moves on, g the next open answer.", c.width)))
+			st.Muted.Render(clip("Counted apart: in no recall or verdict. → moves on, t the next open answer.", c.width)))
 	} else {
-		hint := "Not labelled yet: v violation · o ok · s skip · n note. Graders: a label later."
+		hint := "Not labelled yet: v violation · o ok · s skip · i note. Graders: a label later."
 		if kind == model.Control {
 			hint = controlLabelHint + " Graders show a label later."
 		}

@@ -110,13 +110,13 @@ func TestReview_Filters(t *testing.T) {
 	if len(pairs) != 3 {
 		t.Fatalf("%d grader pairs, want 3", len(pairs))
 	}
-	w.press("p")
+	w.press("P")
 	want := a.c.tally.Disagreements(0, 0, pairs[0][:])
 	if queued(a.review) != len(want) || len(want) >= all {
 		t.Fatalf("pair filter: %d items, want %d (of %d)", queued(a.review), len(want), all)
 	}
 	contains(t, plain(a), "disagreements of predicate and judge:sim-judge-careful")
-	w.press("p", "p", "p") // round to any pair
+	w.press("P", "P", "P") // round to any pair
 	if queued(a.review) != all {
 		t.Fatalf("after cycling the pairs: %d items, want %d", queued(a.review), all)
 	}
@@ -126,13 +126,13 @@ func TestReview_Filters(t *testing.T) {
 			t.Fatalf("kind filter let a %s answer in", k)
 		}
 	}
-	w.press("f", "f", "f", "d", "d") // every kind; the deletion only
+	w.press("f", "f", "f", "D", "D") // every kind; the deletion only
 	for _, e := range a.review.raw {
 		if !e.cell.Deleted {
 			t.Fatal("variant filter let a baseline answer in")
 		}
 	}
-	w.press("d", "]")
+	w.press("D", "]")
 	if a.review.rule != 1 {
 		t.Fatalf("] went to rule %d", a.review.rule)
 	}
@@ -242,7 +242,7 @@ func TestLabelling_Resize(t *testing.T) {
 	}{
 		{"label", ScreenLabel, nil},
 		{"label revealed", ScreenLabel, []string{"v", "left"}},
-		{"label note", ScreenLabel, []string{"n", "x"}},
+		{"label note", ScreenLabel, []string{"i", "x"}},
 		{"results", ScreenLabel, []string{"v", "o", "r"}},
 		{"review", ScreenReview, nil},
 		{"agreement", ScreenReview, []string{"a"}},
@@ -279,7 +279,7 @@ func TestLabelling_Resize(t *testing.T) {
 func TestReview_PairRememberedOnReopen(t *testing.T) {
 	t.Parallel()
 	w := newLabelWorld(t, newFixture(t, 2), 0, 5, ScreenReview)
-	w.press("p", "p") // the second pair
+	w.press("P", "P") // the second pair
 	want := w.a.review.queueName()
 	if w.a.review.pair != 2 || !strings.Contains(want, "disagreements of ") || strings.Contains(want, "any two") {
 		t.Fatalf("pair %d: %q", w.a.review.pair, want)
@@ -326,7 +326,7 @@ func TestReview_TallyAndVariantFilter(t *testing.T) {
 	if a.review.showVariant {
 		t.Fatal("the variant is shown before V")
 	}
-	w.press("d")
+	w.press("D")
 	if !a.review.showVariant || !strings.Contains(plain(a), "variant shown (V)") {
 		t.Fatalf("a variant filter with the badge hidden:\n%s", plain(a))
 	}

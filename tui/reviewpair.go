@@ -81,7 +81,7 @@ func (v *reviewView) gotPair(msg reviewPairMsg) tea.Cmd {
 	for i, p := range v.pairs() {
 		if p[0].Name == msg.names[0] && p[1].Name == msg.names[1] {
 			v.pair = i + 1
-			return tea.Batch(v.reset(), say("Grader pair as last chosen: p changes it."))
+			return tea.Batch(v.reset(), say("Grader pair as last chosen: P changes it."))
 		}
 	}
 	return nil

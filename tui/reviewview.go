@@ -226,7 +226,7 @@ func (v *reviewView) emptyReason() string {
 	if !judged {
 		return "The judges have not graded any answer yet: run the audit (judges run after the answers)."
 	}
-	return "No disagreements for this rule, model and filters. [ ] change the rule, p f d the filters, a shows agreement."
+	return "No disagreements for this rule, model and filters. [ ] change the rule, P f D the filters, a shows agreement."
 }
 
 // foot is each grader's verdict in a line, the human's label and the note.
@@ -424,7 +424,7 @@ func (v *reviewView) compareLines() []string {
 	var out []string
 	add := func(s string) { out = append(out, clip(s, w)) }
 	add(st.Title.Render("Compare") + fmt.Sprintf(" A %s vs B %s · %s", a, b, rule.Variant()) +
-		st.Muted.Render(" · m next pair, d variant, c closes"))
+		st.Muted.Render(" · m next pair, D variant, c closes"))
 	for _, deleted := range []bool{false, true} {
 		if v.variant != 0 && deleted != (v.variant == 2) {
 			continue

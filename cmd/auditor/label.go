@@ -49,7 +49,7 @@ predicate failed and the rest from those it passed, where its misses hide; recal
 is then weighted by stratum (inverse-probability weights).
 
 On a terminal, without --show, the command opens the label screen on the set:
-one answer at a time, blind (v violation, o ok, s skip, u undo, n note); each
+one answer at a time, blind (v violation, o ok, s skip, u undo, i note); each
 label is committed before the next answer shows, and the predicate's verdict is
 revealed after the next label (or on w), so u right after a slip gives the
 answer back still blind. Labels can also come from import-labels.
