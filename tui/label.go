@@ -478,9 +478,9 @@ func (v *labelView) ended() string {
 		s += fmt.Sprintf(", %d closed", closed)
 	}
 	if skipped := total - done - closed; skipped > 0 {
-		s += fmt.Sprintf(", %d skipped (r, then t, goes back to them)", skipped)
+		s += fmt.Sprintf(", %d skipped (r, t: to them)", skipped)
 	}
-	return s + ". Every label's graders are shown now."
+	return s + ". Graders shown."
 }
 
 // openKey shows the answer with the given key (a miss from the results).

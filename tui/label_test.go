@@ -48,7 +48,7 @@ func TestLabel_BlindUntilLabelled(t *testing.T) {
 	blind("second answer, after labelling the first")
 	// The answer just labelled keeps its graders hidden: u still gives it
 	// back blind.
-	contains(t, plain(a), "answer 1 labelled violation · graders after your next label (w now)")
+	contains(t, plain(a), "answer 1 labelled violation · graders after your next label (w: now)")
 	w.press("left")
 	if a.label.index != first {
 		t.Fatalf("left went to %d, want %d", a.label.index, first)

@@ -128,7 +128,7 @@ func (v *labelView) foot() []string {
 		if c := v.items[v.last].Case; c != nil {
 			k = c.Kind
 		}
-		out = append(out, clip(st.Muted.Render(fmt.Sprintf("answer %d labelled %s · graders after your next label (w now) · u: back, blind",
+		out = append(out, clip(st.Muted.Render(fmt.Sprintf("answer %d labelled %s · graders after your next label (w: now) · u undoes",
 			v.last+1, verdictWord(l.Violation, k))), c.width))
 	}
 	if v.note.editing {
