@@ -54,7 +54,7 @@ func TestLabel_BlindUntilLabelled(t *testing.T) {
 		t.Fatalf("left went to %d, want %d", a.label.index, first)
 	}
 	blind("the answer just labelled, before the reveal")
-	contains(t, plain(a), "you: violation · graders after your next label (w now)")
+	contains(t, plain(a), "you: violation · graders after your next label (w: now)")
 
 	w.press("w") // the graders now
 	styled := a.View().Content

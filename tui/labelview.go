@@ -99,7 +99,7 @@ func (v *labelView) foot() []string {
 	}
 	var out []string
 	if l, ok := v.label(v.index); ok && v.hiddenAt(v.index) {
-		out = append(out, clip("you: "+verdictWord(l.Violation, kind)+st.Muted.Render(" · graders after your next label (w now) · u: back, still blind"), c.width))
+		out = append(out, clip("you: "+verdictWord(l.Violation, kind)+st.Muted.Render(" · graders after your next label (w: now) · u undoes, still blind"), c.width))
 	} else if ok {
 		out = append(out, v.reveal(it, l)...)
 	} else if v.closed(v.index) {

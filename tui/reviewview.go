@@ -95,10 +95,12 @@ func (v *reviewView) head() []string {
 	c, st := v.c, v.c.styles
 	rule := c.plan.Audit.Rules[v.rule]
 	labels := c.tally.SeenLabels()
-	labelled := 0
+	labelled := 0 // answers, as the position counts them
 	for _, e := range v.items {
-		if _, ok := labels[e.key]; ok {
-			labelled++
+		for _, k := range e.keys() {
+			if _, ok := labels[k]; ok {
+				labelled++
+			}
 		}
 	}
 	// Counted in answers, so grouping identical answers (once their texts
@@ -382,6 +384,9 @@ func (v *reviewView) agreementLines() []string {
 				add(fit(name, pw) + fmt.Sprintf(" %5d  %-13s %-13s %d", pa.N, agree, kappa, pa.Disagreements()))
 			}
 			add(st.Muted.Render(fmt.Sprintf("%d answers in the review queue (any pair disagrees, or a grader could not grade)", rr.Disagreements)))
+			if t := adjudicationTally(rr.Adjudications, w < 120); t != "" {
+				add("review decisions: " + t + st.Muted.Render(" (✓ right, ✗ wrong; seen labels, not in recall)"))
+			}
 		}
 		add("")
 		qs := append([]labels.GraderQuality{rr.Quality}, rr.Judges...)
