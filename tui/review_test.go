@@ -321,7 +321,7 @@ func TestReview_TallyAndVariantFilter(t *testing.T) {
 		t.Fatalf("adjudications after one decision: %+v", rr)
 	}
 	p := rr.Adjudications.Graders[0]
-	contains(t, plain(a), fmt.Sprintf("decisions on this line: 1 decided · predicate ✓%d ✗%d", p.Agree, p.Graded-p.Agree))
+	contains(t, plain(a), fmt.Sprintf("1 decided on this line · predicate ✓%d ✗%d", p.Agree, p.Graded-p.Agree))
 
 	if a.review.showVariant {
 		t.Fatal("the variant is shown before V")

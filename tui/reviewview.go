@@ -255,7 +255,7 @@ func (v *reviewView) foot() []string {
 	}
 	out := []string{clip(strings.Join(parts, " · "), c.width), clip(you, c.width)}
 	if t := v.tally(); t != "" {
-		out = append(out, clip(st.Muted.Render("decisions on this line: ")+t, c.width))
+		out = append(out, clip(strings.Replace(t, " decided", " decided on this line", 1), c.width))
 	}
 	if b, ok := c.tally.Labels()[e.key]; ok {
 		out = append(out, clip(st.Muted.Render("blind label: "+verdictWord(b.Violation, kind)+" ("+labelledWhen(b)+"); it, not yours here, counts in recall"), c.width))
