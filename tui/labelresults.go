@@ -346,6 +346,20 @@ func (r *labelResults) addVerdicts(rq ruleQuality, wrapped func(string, lipgloss
 	}
 }
 
+// undecided reports whether a verdict of the rule (under any model) is
+// INCONCLUSIVE, or the results are not known.
+func (r *labelResults) undecided(ri int) bool {
+	if r.c.res == nil {
+		return true
+	}
+	for _, rr := range r.c.res.Rules {
+		if rr.RuleIndex == ri && rr.Verdict.Decision == model.DecisionInconclusive {
+			return true
+		}
+	}
+	return false
+}
+
 // addWarnings lists each warning once, with the graders it concerns: the
 // same shortage of labels is the same for every grader of the rule.
 func (r *labelResults) addWarnings(rq ruleQuality, names []string, wrapped func(string, lipgloss.Style, string)) {
@@ -393,6 +407,9 @@ func (r *labelResults) addWarnings(rq ruleQuality, names []string, wrapped func(
 // provoking answers labelled so far.
 func (r *labelResults) addNext(rq ruleQuality, wrapped func(string, lipgloss.Style, string)) {
 	st := r.c.styles
+	if !r.undecided(rq.ri) {
+		return // every verdict of the line is decided: nothing to label next
+	}
 	pred := rq.graders[0]
 	n, err := pred.Recall.MoreNeeded(recallWidth)
 	if err != nil {
