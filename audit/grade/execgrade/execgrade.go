@@ -389,8 +389,8 @@ type process struct {
 
 	answered int // requests it answered; written under the Grader's lock
 
-	after func(time.Duration) <-chan time.Time // Options.After
-	grace time.Duration                        // Options.CloseGrace
+	after    func(time.Duration) <-chan time.Time // Options.After
+	grace    time.Duration                        // Options.CloseGrace
 	finished func()                               // Launch.Done, once the group is dead
 }
 
