@@ -213,6 +213,9 @@ func (s *Session) Simulated() bool {
 // with the answers it could not grade left ungraded, and the error says
 // why.
 func (s *Session) Refresh() error {
+	if err := s.rereadJudges(); err != nil {
+		return err
+	}
 	t, err := evidence.NewTally(s.Plan, s.preds, s.Store)
 	if err != nil {
 		return err
@@ -224,6 +227,34 @@ func (s *Session) Refresh() error {
 		return fmt.Errorf("re-grading stored answers: %w", err)
 	}
 	return nil
+}
+
+// judgeRuleMeta records the rule the store's judge grades were read by.
+const judgeRuleMeta = "judge.verdict_rule"
+
+// rereadJudges grades, once, every stored judge answer again under the
+// current verdict rule (model.JudgeVerdictRule), from the stored text and
+// with no calls: grades read by an earlier rule (the last VERDICT line
+// won, even one quoted from the judged answer) are no longer current.
+func (s *Session) rereadJudges() error {
+	if len(s.Audit.Judges) == 0 || s.Store == nil {
+		return nil
+	}
+	if rule, _, err := s.Store.Meta(judgeRuleMeta); err != nil || rule == model.JudgeVerdictRule {
+		return err
+	}
+	status, err := s.Store.Status()
+	if err != nil {
+		return err
+	}
+	jp, err := s.Plan.StoredJudgeCalls(s.Store, status)
+	if err != nil {
+		return err
+	}
+	if _, err := grade.Backfill(jp, s.Audit.Judges, s.Store); err != nil {
+		return fmt.Errorf("reading the judges' stored answers again: %w", err)
+	}
+	return s.Store.SetMeta(judgeRuleMeta, model.JudgeVerdictRule)
 }
 
 // PredicateVersions returns the version of every rule's current predicate,
