@@ -380,24 +380,24 @@ func labelRecord(book *model.LabelBook, l model.Label) LabelRecord {
 		SchemaVersion: SchemaVersion}
 }
 
-// csvSafe sanitizes untrusted cells: control sequences are stripped, and a
-// cell a spreadsheet would run as a formula is prefixed with a quote. A
-// number stays a number, and the tool's own variant names (-L20, ~L20,
-// +L20) stay as they are: a reader filters on them.
+// csvSafe sanitizes every cell of a CSV row: control sequences are
+// stripped, and a cell a spreadsheet would run as a formula (one starting
+// with = + - @, a tab or a carriage return) is prefixed with a quote,
+// whatever its column. The tool's own variant names are no exception:
+// a spreadsheet reads -L20 as minus the cell L20. Only a plain decimal
+// number stays as it is (-0.25), because a spreadsheet reads it as one.
 func csvSafe(row []string) []string {
 	for i, s := range row {
 		s = model.Sanitize(s)
-		if s != "" && strings.ContainsRune("=+-@\t\r", rune(s[0])) && !variantName.MatchString(s) {
-			if _, err := strconv.ParseFloat(s, 64); err != nil {
-				s = "'" + s
-			}
+		if s != "" && strings.ContainsRune("=+-@\t\r", rune(s[0])) && !plainNumber.MatchString(s) {
+			s = "'" + s
 		}
 		row[i] = s
 	}
 	return row
 }
 
-// variantName is a prompt variant as the tool names it.
-var variantName = regexp.MustCompile(`^[-~+]L[0-9]+$`)
+// plainNumber is a decimal number as a spreadsheet reads one.
+var plainNumber = regexp.MustCompile(`^[-+]?([0-9]+\.?[0-9]*|\.[0-9]+)([eE][-+]?[0-9]+)?$`)
 
 func isNotFound(err error) bool { return errors.Is(err, store.ErrNotFound) }
