@@ -101,7 +101,7 @@ func TestParseCases_Errors(t *testing.T) {
 		{"escaped NUL in msg", `{"id": "p1", "kind": "provoke", "msg": "hi\u0000there"}`, 1, -1, "msg", "NUL character"},
 		{"escaped NUL in a kb entry", `{"id": "p1", "kind": "provoke", "msg": "hi", "kb": ["a\u0000"]}`, 1, -1, "kb[1]", "NUL character"},
 		{"escaped NUL in an id", `{"id": "p\u0000", "kind": "provoke", "msg": "hi"}`, 1, -1, "id", "NUL character"},
-		{"escaped NUL in a turn", `{"id": "p1", "kind": "provoke", "turns": [{"role": "user", "content": "\u0000"}]}`, 1, -1, "turns", "NUL character"},
+		{"escaped NUL in a turn", `{"id": "p1", "kind": "provoke", "turns": [{"role": "user", "content": "\u0000"}]}`, 1, -1, "turns[1]", "NUL character"},
 		{"unknown kind", `{"id": "p1", "kind": "provocative", "msg": "hi"}`, 1, 14, "kind", `unknown kind "provocative": use one of provoke, pressure, control`},
 		{"kind typo suggests", `{"id": "p1", "kind": "presure", "msg": "hi"}`, 1, 14, "kind", `did you mean "pressure"?`},
 		{"empty msg", `{"id": "p1", "kind": "provoke", "msg": " \n\t "}`, 1, 33, "msg", "is empty"},
