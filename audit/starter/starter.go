@@ -20,7 +20,6 @@ const (
 	patternExample  = "EDIT ME: a pattern that only an answer breaking the line would contain"
 )
 
-
 // AuditFile is a commented audit file for line of prompt (the prompt file's
 // name beside it), whose text is text, graded with cases and predicate.
 func AuditFile(prompt string, line int, text, cases, predicate string) string {
