@@ -64,7 +64,7 @@ func (j *Judge) Rubrics() []Rubric {
 // readRubric reads a rubric template. A rubric that never shows the judge
 // the response cannot grade anything, so it is refused.
 func readRubric(path, from string, line int, field string) (string, error) {
-	data, err := readInput(path, from, line, field)
+	data, err := readInputMax(path, from, line, field, MaxRubricBytes, "a judge rubric")
 	if err != nil {
 		return "", err
 	}

@@ -129,7 +129,7 @@ func load(path string, samples int, allowLarge bool) (*Session, error) {
 		return nil, err
 	}
 	if n := a.CellCount(samples); n > audit.MaxCells && !allowLarge {
-		return nil, fmt.Errorf("%w: %d cells (samples x models x cases x variants, regression suites included), over the %d auditor lays out unless asked: lower --samples, or pass --allow-large if you mean it", ErrTooLarge, n, audit.MaxCells)
+		return nil, fmt.Errorf("%w: %d cells (samples x models x cases x variants, regression suites included; %s), over the %d auditor lays out unless asked: lower --samples, or pass --allow-large if you mean it", ErrTooLarge, n, largestCaseFile(a), audit.MaxCells)
 	}
 	p := audit.NewPlan(a, audit.PlanOptions{Samples: samples})
 	if _, err := p.Design(); err != nil {
@@ -181,6 +181,23 @@ func Open(ctx context.Context, path string, o Options) (*Session, error) {
 		return nil, err
 	}
 	return s, nil
+}
+
+// largestCaseFile names the case file with the most cases, which a plan
+// too large most likely owes its size to: "line2.jsonl holds 60000 cases".
+func largestCaseFile(a *audit.Audit) string {
+	path, n := "", 0
+	for _, r := range a.Rules {
+		if len(r.Cases) > n {
+			path, n = r.CasesPath, len(r.Cases)
+		}
+	}
+	for _, r := range a.Regressions {
+		if len(r.Cases) > n {
+			path, n = r.CasesPath, len(r.Cases)
+		}
+	}
+	return fmt.Sprintf("%s holds %d cases", model.Sanitize(path), n)
 }
 
 // Close stops the session's exec predicates and closes its store.
