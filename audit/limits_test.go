@@ -27,7 +27,7 @@ func TestLoad_PerFileLimits(t *testing.T) {
 	}
 	for _, tc := range []struct {
 		name, file, want string
-		edit         func(files map[string]string)
+		edit             func(files map[string]string)
 	}{
 		{"a prompt over 2 MiB", "p.md", "a system prompt is at most 2.0 MiB", func(f map[string]string) {
 			f["p.md"] += words(audit.MaxPromptBytes)
