@@ -183,7 +183,7 @@ func (g *Grader) execFor(path string, pred *model.Predicate) (*execgrade.Grader,
 			if stagedHook != nil {
 				stagedHook()
 			}
-			return execgrade.Launch{Argv: st.Argv, Dir: st.Dir, Done: func() { _ = st.Remove() }}, nil
+			return execgrade.Launch{Argv: st.Argv, Dir: st.Dir, Done: func() { _ = st.Remove() }, Remove: st.Root}, nil
 		}
 	}
 	e, err := execgrade.StartOptions(g.ctx, opts)

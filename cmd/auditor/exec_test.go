@@ -337,6 +337,7 @@ func TestExec_NothingTheGraderStartedSurvives(t *testing.T) {
 	daemonizing := strings.ReplaceAll(`#!/bin/sh
 setsid sleep 601 & a=$!
 sleep 600 & b=$!
+pwd > DIR/cwd.tmp && mv DIR/cwd.tmp DIR/cwd
 echo "$a $b" > DIR/pids.tmp && mv DIR/pids.tmp DIR/pids
 [ -e DIR/hold ] && exec sleep 3600
 while IFS= read -r line; do echo '{"pass": true}'; done
@@ -359,6 +360,26 @@ while IFS= read -r line; do echo '{"pass": true}'; done
 	}
 	_ = cmd.Wait()
 	waitPidsGone(t, pids, "after auditor was killed with -9 while grading")
+	// The grader ran from a private copy of its folder; the supervisor
+	// removes it when it exits, so none is left behind by a kill -9.
+	cwd, err := os.ReadFile(filepath.Join(dir, "cwd"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	copyDir := strings.TrimSpace(string(cwd))
+	if !strings.Contains(copyDir, "auditor-grader-") {
+		t.Fatalf("the grader ran in %s, not in a private copy", copyDir)
+	}
+	root := copyDir[:strings.Index(copyDir, "auditor-grader-")]
+	root += strings.SplitN(copyDir[len(root):], "/", 2)[0]
+	for deadline := time.Now().Add(20 * time.Second); ; time.Sleep(20 * time.Millisecond) {
+		if _, err := os.Stat(root); os.IsNotExist(err) {
+			break
+		}
+		if time.Now().After(deadline) {
+			t.Fatalf("the grader's private copy %s outlived auditor killed with -9", root)
+		}
+	}
 }
 
 // readPids waits for the grader's pids file and reads it.

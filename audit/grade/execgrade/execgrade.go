@@ -98,11 +98,14 @@ type Options struct {
 
 // Launch is what Prepare hands back: the argv and working directory to
 // start, and Done, called once the child has exited and its group is
-// dead (the copy is removed there), or when the start failed.
+// dead (the copy is removed there), or when the start failed. Remove,
+// when set, is a folder the Linux supervisor removes when it exits, so
+// that a private copy does not outlive an auditor killed with -9.
 type Launch struct {
-	Argv []string
-	Dir  string
-	Done func()
+	Argv   []string
+	Dir    string
+	Done   func()
+	Remove string
 }
 
 // Grader is a running exec predicate. It is safe for concurrent use: requests
@@ -327,7 +330,7 @@ func (g *Grader) launch(launch Launch) (*process, error) {
 	}
 	cmd.Dir = launch.Dir
 	cmd.Env = g.opts.Env
-	supervised(cmd)
+	supervised(cmd, launch.Remove)
 	inGroup(cmd)
 	p := &process{cmd: cmd, stderr: &tail{max: stderrKeep}, lines: make(chan lineResult),
 		done: make(chan struct{}), stopping: make(chan struct{}), drained: make(chan struct{}),
