@@ -144,7 +144,7 @@ func runLabel(cmd *cobra.Command, std Stdio, path string, f labelFlags) error {
 	// the label screen or on a sheet. Without a terminal there is no
 	// screen, so nothing is drawn.
 	if !f.show && f.sheet == "" && !interactive(std, false) {
-		return &usageError{errNoTerminal}
+		return &refusal{errNoTerminal}
 	}
 	s, err := workbench.Open(cmd.Context(), path, workbench.Options{Access: workbench.Write})
 	if err != nil {
@@ -166,7 +166,7 @@ func runLabel(cmd *cobra.Command, std Stdio, path string, f labelFlags) error {
 	case exists && !changed:
 		set = old
 	case f.show && !exists:
-		return &usageError{fmt.Errorf("no label set %s is drawn yet, and --show only looks (it draws nothing): "+
+		return &refusal{fmt.Errorf("no label set %s is drawn yet, and --show only looks (it draws nothing): "+
 			"draw it with the same flags without --show on a terminal, or with --sheet FILE", model.Sanitize(opts.Name))}
 	default:
 		if exists {
@@ -178,7 +178,7 @@ func runLabel(cmd *cobra.Command, std Stdio, path string, f labelFlags) error {
 			// A stored set is shown as drawn; other options would be a
 			// new draw.
 			if set, _, err = labels.FindLabelSet(s.Store, opts); errors.Is(err, labels.ErrLabelSetExists) {
-				return &usageError{fmt.Errorf("%w; --show only looks (it draws nothing): drop the draw flags, or draw a new set with --set NAME", err)}
+				return &refusal{fmt.Errorf("%w; --show only looks (it draws nothing): drop the draw flags, or draw a new set with --set NAME", err)}
 			} else if err != nil {
 				return err
 			}
