@@ -51,7 +51,7 @@ calls failed; 2 bad input; 3 with --gate when the decision is not SHIP.`,
 			if lines != "" {
 				ls, err := parseLines(lines)
 				if err != nil {
-					return &usageError{err}
+					return &usageError{err, ""}
 				}
 				sf.lines = ls
 			}
@@ -94,7 +94,7 @@ func shipAudit(ctx context.Context, std Stdio, path string, f runFlags) error {
 	delta := s.Audit.File.Delta
 	s.Close()
 	if err != nil {
-		return &usageError{err}
+		return &usageError{err, ""}
 	}
 	if len(choice.Lines) == 0 {
 		msg := "no line's verdict is DELETE yet, so there is no prompt to ship without one: name the lines to test together with --lines"
