@@ -103,8 +103,15 @@ func (a *App) header() [3]string {
 		pct = float64(done) / float64(total)
 	}
 	counts := fmt.Sprintf(" %d/%d %3.0f%%", done, total, 100*pct)
-	if !l.answering() {
+	switch {
+	case !l.answering():
 		counts = " " + l.phase + counts
+	case l.round != nil:
+		// At most: a line settled at a look makes no more calls.
+		counts = fmt.Sprintf(" round %d/%d %d/≤%d %3.0f%%", l.round.Index, l.round.Of, done, total, 100*pct)
+		if l.round.NotNeeded > 0 {
+			counts += fmt.Sprintf(" · %d not needed", l.round.NotNeeded)
+		}
 	}
 	eta := "ETA -"
 	if d, ok := l.eta(c.now); ok && l.running() {
@@ -205,12 +212,12 @@ func (a *App) counters(level int) string {
 	if len(l.retrying) > 0 && level < 2 {
 		retries = st.Retry.Render(fmt.Sprintf("%s, %d waiting", retries, len(l.retrying)))
 	}
-	errs := fmt.Sprintf("errors %d", l.failed)
-	if l.failed > 0 {
+	errs := fmt.Sprintf("errors %d", l.failures())
+	if l.failures() > 0 {
 		errs = st.Err.Render(errorSymbol + " " + errs)
 	}
 	parts := []string{spend, conc, retries, errs}
-	if level == 2 && l.failed == 0 {
+	if level == 2 && l.failures() == 0 {
 		parts = parts[:3]
 	}
 	return strings.Join(parts, " · ")

@@ -42,7 +42,7 @@ func (a *App) applyBatch(msg batchMsg) tea.Cmd {
 	}
 	if l.apply(a.c.plan, a.c.tally, msg.events, a.c.now) {
 		for _, e := range msg.events {
-			if e.Runner == nil && e.phase == nil && e.judged == nil {
+			if e.Runner == nil && e.phase == nil && e.round == nil && e.judged == nil {
 				a.c.setStored(e.Response.Key, e.Response.OK())
 			}
 		}
@@ -84,7 +84,11 @@ func (a *App) endMessage() string {
 			fmt.Sprintf("Run failed: all %d calls failed.", n))
 	}
 	if s.Detail == "" {
-		return fmt.Sprintf("Run %s: %d calls finished, %d failed for good.", s.Reason, l.doneBefore+l.done, l.failedBefore+l.failed)
+		n, failed := l.doneBefore+l.done, l.failures()
+		if judges := failed - l.failedAnswers; judges > 0 {
+			return fmt.Sprintf("Run %s: %d calls finished; %d answers and %d judge calls failed for good.", s.Reason, n, l.failedAnswers, judges)
+		}
+		return fmt.Sprintf("Run %s: %d calls finished, %d failed for good.", s.Reason, n, failed)
 	}
 	return firstFit(a.c.width,
 		fmt.Sprintf("Run stopped (%s): %s. %d not made; the resume command is printed on exit.", s.Reason, oneLine(s.Detail), s.Remaining),
