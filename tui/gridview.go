@@ -274,6 +274,9 @@ func (g *gridView) renderLine(b *strings.Builder, l gline, labelW, vis int) {
 		switch l.kind {
 		case lineDiff:
 			label = "  " + c.plan.Audit.Rules[g.rule].Variant() + " − baseline"
+			if rr := c.result(g.rule, 0); l.k == "" && rr != nil && atLook(rr.Verdict) {
+				label += fmt.Sprintf(", look %d", rr.Verdict.Look.Index)
+			}
 		case lineCorrected:
 			label = "  corrected for recall"
 		}
@@ -455,6 +458,11 @@ func (g *gridView) summary(l gline, col gcol) string {
 		if !col.deleted {
 			return ""
 		}
+		if v := rr.Verdict; l.k == "" && atLook(v) {
+			// The difference the verdict rests on has one interval, the
+			// look's (on its samples, with its boundary), as the verdict says.
+			return fmt.Sprintf("%+.3f [%+.3f,%+.3f]", v.Diff, v.Newcombe.Lo, v.Newcombe.Hi)
+		}
 		if arm.Compared == 0 {
 			return muted.Render("–")
 		}
@@ -475,6 +483,12 @@ func (g *gridView) summary(l gline, col gcol) string {
 	}
 	lo, hi, _ := report.Interval(side)
 	return fmt.Sprintf("%.3f [%.3f,%.3f]", side.Rate, lo, hi)
+}
+
+// atLook reports whether a verdict rests on a look of a sequential design
+// reached by every case: its difference's interval is then the look's.
+func atLook(v model.Verdict) bool {
+	return v.Look != nil && v.NotYet == "" && v.DeletedN+v.BaselineN > 0
 }
 
 // lengthSummary is the summary cell of a rule no predicate grades: the mean
