@@ -85,9 +85,15 @@ func (a *App) header() [3]string {
 	}
 	out[0] = spread(tabs, right, c.width)
 	l := c.live
+	// A short screen: the grid's rules and verdict take the third line,
+	// the legend is in the help, the run's counters join its progress.
+	gridLine := c.compact() && a.screen == screenGrid && !a.showHelp
+	if gridLine {
+		out[2] = a.grid.headerLine()
+	}
 	if l == nil {
 		out[1] = a.storedLine()
-		if a.screen == screenGrid || a.screen == screenCell {
+		if (a.screen == screenGrid || a.screen == screenCell) && !gridLine {
 			out[2] = st.Muted.Render(legend()) // the symbols are the grid's
 		}
 		return out
@@ -127,6 +133,18 @@ func (a *App) header() [3]string {
 		if c.width-textWidth(counts+rate+resumed)-1 < 10 {
 			resumed = fmt.Sprintf("  resumed: %d to make", l.total)
 		}
+	}
+	if gridLine {
+		// The counters follow the progress on one line, as tersely as fits.
+		tails := []string{"  " + eta + " · " + a.terseCounters(true), " · " + a.terseCounters(true), " · " + a.terseCounters(false)}
+		for _, tail := range tails {
+			if barW := c.width - textWidth(counts+tail) - 1; barW >= 6 {
+				out[1] = a.bar(pct, min(barW, 40)) + counts + tail
+				return out
+			}
+		}
+		out[1] = a.bar(pct, 3) + counts + tails[2]
+		return out
 	}
 	barW := max(c.width-textWidth(counts+rate+resumed)-1, 10)
 	barW = min(barW, 60)
@@ -223,6 +241,32 @@ func (a *App) counters(level int) string {
 	return strings.Join(parts, " · ")
 }
 
+// terseCounters are the counters a short screen's progress line carries:
+// the whole audit's spend, the errors (the run's, each call once), retries
+// (causes names their causes) and the concurrency only while backed off.
+func (a *App) terseCounters(causes bool) string {
+	l, st := a.c.live, a.c.styles
+	errs := st.Err.Render(fmt.Sprintf("%s errors %d", errorSymbol, l.failures()))
+	// The errors first, once there are any: what is cut at the right
+	// matters least.
+	parts := []string{fmt.Sprintf("$%.2f", l.spentBefore+l.spent)}
+	if l.failures() > 0 {
+		parts = append(parts, errs)
+	}
+	retries := fmt.Sprintf("retries %d", l.retries)
+	if causes {
+		retries += retryCauses(l.causes, true)
+	}
+	if len(l.retrying) > 0 {
+		retries = st.Retry.Render(fmt.Sprintf("%s, %d waiting", retries, len(l.retrying)))
+	}
+	parts = append(parts, retries)
+	if l.limit < l.maxLimit && l.running() {
+		parts = append(parts, st.Retry.Render(fmt.Sprintf("conc %d/%d backed off", l.limit, l.maxLimit)))
+	}
+	return strings.Join(parts, " · ")
+}
+
 // stateWord says what the app is showing: a run going, how it ended, or
 // stored results.
 func (a *App) stateWord() string {
@@ -271,7 +315,7 @@ const errorSymbol = "!"
 
 // legend explains the cell symbols.
 func legend() string {
-	return "failing: ○ none ◔ ≤¼ ◑ ≤½ ◕ ≤¾ ● more · » in flight · ↻ retrying · " + errorSymbol + " errored · ? unparseable"
+	return "bar: share failing (░ none, █ all) · Δ: without − with the line · » in flight · ↻ retrying · " + errorSymbol + " errored · ? unparseable"
 }
 
 // retryCauses lists retries by cause in a fixed order, ": 3 rate limit, 1
