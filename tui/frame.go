@@ -295,7 +295,8 @@ func (a *App) stateWord() string {
 
 func (a *App) storedLine() string {
 	ok, bad := a.c.storedOK, a.c.storedErr
-	s := fmt.Sprintf("%d calls planned · %d answers stored", len(a.c.plan.Calls), ok)
+	// Answers, in the plan screen's words: judge calls come on top.
+	s := fmt.Sprintf("%d answers planned · %d stored", len(a.c.plan.Calls), ok)
 	if bad > 0 {
 		s += " · " + a.c.styles.Err.Render(fmt.Sprintf("%s %d failed for good (retried on the next run)", errorSymbol, bad))
 	}
