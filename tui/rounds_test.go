@@ -57,7 +57,7 @@ func TestApp_AdaptiveRoundsNeverRestart(t *testing.T) {
 	}, fail(k1)...), fail(k2)...)})
 	contains(t, plain(a), "errors 3")
 	a.Update(batchMsg{events: []Event{{Runner: runner.Stopped{Reason: runner.Completed}}}, closed: true})
-	contains(t, plain(a), "2 answers and 1 judge calls failed for good")
+	contains(t, plain(a), "calls finished, 2 answers and 1 judge call failed for good")
 }
 
 // watchRun is an adaptive run in its second round of five: the first

@@ -86,7 +86,12 @@ func (a *App) endMessage() string {
 	if s.Detail == "" {
 		n, failed := l.doneBefore+l.done, l.failures()
 		if judges := failed - l.failedAnswers; judges > 0 {
-			return fmt.Sprintf("Run %s: %d calls finished; %d answers and %d judge calls failed for good.", s.Reason, n, l.failedAnswers, judges)
+			// As the run's last lines count them: answers and judge calls.
+			what := fmt.Sprintf("%d judge %s", judges, plural(judges, "call", "calls"))
+			if l.failedAnswers > 0 {
+				what = fmt.Sprintf("%d %s and %s", l.failedAnswers, plural(l.failedAnswers, "answer", "answers"), what)
+			}
+			return fmt.Sprintf("Run %s: %d calls finished, %s failed for good.", s.Reason, n, what)
 		}
 		return fmt.Sprintf("Run %s: %d calls finished, %d failed for good.", s.Reason, n, failed)
 	}
@@ -95,4 +100,12 @@ func (a *App) endMessage() string {
 		fmt.Sprintf("Run stopped (%s): %d calls not made; e (grid) shows why; q prints how to resume.", s.Reason, s.Remaining),
 		fmt.Sprintf("Run stopped (%s): %d not made; e (grid) shows why.", s.Reason, s.Remaining),
 		fmt.Sprintf("Run stopped (%s); e (grid) shows why.", s.Reason))
+}
+
+// plural picks one's or many's word for n.
+func plural(n int, one, many string) string {
+	if n == 1 {
+		return one
+	}
+	return many
 }
