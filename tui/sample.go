@@ -235,16 +235,17 @@ func (v *sampleView) content() []string {
 			add(st.Muted.Render(l))
 		}
 	}
-	if gl := v.graderLines(w); len(gl) > 0 {
-		add("")
-		out = append(out, gl...)
-	}
 	add("")
 	span := model.Span{}
 	if state == sampleFail {
 		span = g.Span
 	}
 	out = append(out, answerLines(c, &cs, &v.loader, span, v.escaped)...)
+	// Every grader's verdict follows the answer it grades.
+	if gl := v.graderLines(w); len(gl) > 0 {
+		out = append(out, "")
+		out = append(out, gl...)
+	}
 	return out
 }
 
