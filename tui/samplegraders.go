@@ -28,7 +28,7 @@ func (v *sampleView) loadJudges() tea.Cmd {
 	}
 	j := &v.judges
 	j.clear()
-	j.of, j.keys = key, map[string]string{}
+	j.of, j.keys, j.quoted = key, map[string]string{}, model.QuotedVerdicts(r.Text)
 	j.resps, j.errs = map[string]model.Response{}, map[string]error{}
 	var cmds []tea.Cmd
 	for _, jd := range p.Audit.Judges {
@@ -142,12 +142,14 @@ func (v *sampleView) judgeText(version string) (text, note string, ok bool) {
 	case !r.OK():
 		return "", fmt.Sprintf("the judge's call failed: %s", oneLine(r.Error)), false
 	}
-	_, reasoning, parsed := model.ParseJudgeVerdict(r.Text)
+	verdict := model.ParseJudgeVerdict(r.Text, j.quoted)
 	switch {
-	case !parsed:
+	case verdict.QuotedOnly:
+		return r.Text, "its VERDICT lines repeat the answer's: the whole answer", true
+	case !verdict.OK:
 		return r.Text, "no VERDICT line: the whole answer", true
-	case reasoning == "":
+	case verdict.Reasoning == "":
 		return "", "no reasoning before the verdict", true
 	}
-	return reasoning, "", true
+	return verdict.Reasoning, "", true
 }
