@@ -523,8 +523,15 @@ func graderLines(rr *evidence.RuleResult, indent string) string {
 		return ""
 	}
 	var b strings.Builder
-	b.WriteString(judgeRecallLines(rr, indent))
-	for _, pa := range rr.Agreement {
+	agreement := rr.Agreement
+	if JudgingNotBegun(rr) {
+		// Not "agree on 0% of 0, kappa undefined" once per pair.
+		b.WriteString(indent + JudgingNotBegunLine + "\n")
+		agreement = nil
+	} else {
+		b.WriteString(judgeRecallLines(rr, indent))
+	}
+	for _, pa := range agreement {
 		fmt.Fprintf(&b, "%s%s\n", indent, AgreementLine(pa))
 	}
 	if rr.Disagreements > 0 {

@@ -167,15 +167,15 @@ func (g *gridView) click(x, y int) bool {
 		return false
 	}
 	g.layout()
-	i := g.top + y - (gridSticky + len(g.verdict))
-	if y < gridSticky+len(g.verdict) || i >= len(g.lines) || g.lines[i].kind != lineCase {
+	i := g.top + y - g.sticky()
+	if y < g.sticky() || i >= len(g.lines) || g.lines[i].kind != lineCase {
 		return false
 	}
-	labelW, vis := g.geometry()
+	gm := g.geometry()
 	col := g.col
-	if x >= labelW {
-		j := g.left + (x-labelW)/(cellWidth+1)
-		if j >= min(g.left+vis, len(g.cols)) {
+	if x >= gm.labelW {
+		j := g.colAt(gm, x-gm.labelW)
+		if j < 0 || j >= min(g.left+gm.vis, len(g.cols)) {
 			return false
 		}
 		col = j
@@ -184,6 +184,23 @@ func (g *gridView) click(x, y int) bool {
 	open := row == g.row && col == g.col
 	g.row, g.col = row, col
 	return open
+}
+
+// colAt is the grid column at x cells right of the label column; a click
+// on a model's difference column picks its variant; -1 past the columns.
+func (g *gridView) colAt(gm gridGeometry, x int) int {
+	if gm.step == 1 {
+		return g.left + x/(gm.cellW+1)
+	}
+	gw := groupWidth(gm.cellW, gm.per)
+	j := g.left + gm.per*(x/gw)
+	switch off := x % gw; {
+	case gm.per > 2 && off >= 2*(gm.cellW+1)+deltaWidth+1:
+		j += 2 // the joint test's cell
+	case off >= gm.cellW+1:
+		j++ // the variant's cell or the difference after it
+	}
+	return j
 }
 
 // wheel scrolls the samples; the cursor stays on a sample in view.

@@ -50,8 +50,8 @@ func TestMouse_GridClick(t *testing.T) {
 		}
 		id := rule.Cases[last].ID
 		y := rowOf(t, a, id)
-		labelW, _ := a.grid.geometry()
-		x := labelW + 1 + (cellWidth+1)*1 + 3 // inside the second column
+		gm := a.grid.geometry()
+		x := gm.labelW + 1 + (gm.cellW+1)*1 + 3 // inside the second column
 		if click(a, x, y); a.screen != screenGrid {
 			t.Fatalf("%v: the first click opened screen %v", sz, a.screen)
 		}
@@ -250,7 +250,7 @@ func TestMouse_GridErrorsOpen(t *testing.T) {
 	if a.grid.full.top != wheelLines || a.grid.top != top {
 		t.Fatalf("wheel: the errors' top %d (want %d), the grid's %d (was %d)", a.grid.full.top, wheelLines, a.grid.top, top)
 	}
-	labelW, _ := a.grid.geometry()
+	labelW := a.grid.geometry().labelW
 	for y := headLines; y < headLines+a.c.bodyH; y++ {
 		for _, x := range []int{2, labelW + 3, labelW + cellWidth + 4} {
 			settle(a, click(a, x, y))

@@ -56,7 +56,13 @@ func (v *reportView) graders(r *reportWriter, rr *evidence.RuleResult) {
 		}
 		r.field("", oneLine(j.Grader)+" "+recallText(j), nil)
 	}
-	for i, pa := range rr.Agreement {
+	agreement := rr.Agreement
+	if report.JudgingNotBegun(rr) {
+		// Not one "no answer graded by both yet" per pair of graders.
+		r.field("judges", strings.TrimPrefix(noTicks(report.JudgingNotBegunLine), "judges: "), &st.Muted)
+		agreement = nil
+	}
+	for i, pa := range agreement {
 		name := ""
 		if i == 0 {
 			name = "agreement"

@@ -139,6 +139,19 @@ func labelDrawn(t *testing.T, audit, prefix string) int {
 	return len(keys)
 }
 
+// newSheet names a blind sheet file not yet written beside the audit:
+// label --for-verdict draws its sets into one when no terminal is there
+// to label on.
+func newSheet(t *testing.T, audit string) string {
+	t.Helper()
+	for i := 1; ; i++ {
+		p := filepath.Join(filepath.Dir(audit), fmt.Sprintf("sheet-%d.jsonl", i))
+		if _, err := os.Stat(p); os.IsNotExist(err) {
+			return p
+		}
+	}
+}
+
 // shipReport is the JSON report's ship block and verdicts.
 type shipReport struct {
 	Rules []struct {
@@ -183,7 +196,7 @@ func TestShip_RedundantLines(t *testing.T) {
 	audit := redundantAudit(t, dir, false)
 	mustRun(t, 0, "run", audit, "--yes", "--headless")
 	// Before any label, the cheaper path: label the joint variant.
-	if r := mustRun(t, 0, "label", audit, "--for-verdict"); !strings.Contains(r.errOut, "the cheaper path: test the prompt without lines 2-5 at once (ship --lines 2,3,4,5)") {
+	if r := mustRun(t, 0, "label", audit, "--for-verdict", "--sheet", newSheet(t, audit)); !strings.Contains(r.errOut, "the cheaper path: test the prompt without lines 2-5 at once (ship --lines 2,3,4,5)") {
 		t.Errorf("label --for-verdict before any label:\n%s", r)
 	}
 	perLine := labelDrawn(t, audit, "verdict-")
@@ -248,7 +261,7 @@ func TestShip_RedundantLines(t *testing.T) {
 	if !strings.Contains(r.out, "INCONCLUSIVE: the prompt without lines 4, 5") || !strings.Contains(r.out, "joint test 3 of the 3") {
 		t.Errorf("ship --lines 4,5 before labels:\n%s", r)
 	}
-	mustRun(t, 0, "label", audit, "--for-verdict")
+	mustRun(t, 0, "label", audit, "--for-verdict", "--sheet", newSheet(t, audit))
 	joint := labelDrawn(t, audit, "ship3-")
 	out := filepath.Join(dir, "shipped.md")
 	r = mustRun(t, 0, "ship", audit, "--yes", "--headless", "--lines", "4,5", "--out", out, "--gate")
@@ -288,7 +301,7 @@ func TestShip_ArticleSweep(t *testing.T) {
 	}
 	inert := "11,13,14,16,17"
 	mustRun(t, exitGate, "ship", audit, "--yes", "--headless", "--lines", inert, "--gate")
-	lr := mustRun(t, 0, "label", audit, "--for-verdict")
+	lr := mustRun(t, 0, "label", audit, "--for-verdict", "--sheet", newSheet(t, audit))
 	if !strings.Contains(lr.errOut, fmt.Sprintf("line 11 (the joint test): the joint variant: label about %d answers without lines 11, 13, 14, 16, 17", quietLabels)) {
 		t.Errorf("label --for-verdict on the joint test:\n%s", lr)
 	}
