@@ -118,6 +118,15 @@ type Store struct {
 	mu      sync.Mutex
 	closed  bool
 	writers map[*Writer]struct{}
+
+	// readOnly Stores come from OpenRead; reading says what they read.
+	readOnly bool
+	reading  Reading
+	// stopServe ends the goroutine that publishes copies for readers
+	// (snapshot.go); serveDone is closed when it has ended. Nil when
+	// read-only.
+	stopServe chan struct{}
+	serveDone chan struct{}
 }
 
 // Open opens the database at path for reading and writing, creating it with
@@ -136,6 +145,11 @@ func Open(path string) (*Store, error) {
 		_ = db.Close()
 		return nil, err
 	}
+	// Holding the write lock, this Store is the only one that publishes
+	// copies of the file: those a writer before it left are not current.
+	cleanSnapshots(path)
+	s.stopServe, s.serveDone = make(chan struct{}), make(chan struct{})
+	go s.serve(s.stopServe, s.serveDone)
 	return s, nil
 }
 
@@ -164,17 +178,22 @@ func openBolt(path string) (db *bolt.DB, err error) {
 		}
 	}()
 	db, err = bolt.Open(path, 0o600, opts)
+	return db, boltOpenError(path, err)
+}
+
+// boltOpenError turns bolt.Open's error into one of this package's.
+func boltOpenError(path string, err error) error {
 	switch {
 	case err == nil:
-		return db, nil
+		return nil
 	case errors.Is(err, berrors.ErrTimeout):
-		return nil, fmt.Errorf("store: %s is %w", path, ErrLocked)
+		return fmt.Errorf("store: %s is %w", path, ErrLocked)
 	case isFileError(err):
-		return nil, fmt.Errorf("store: open %s: %w", path, err)
+		return fmt.Errorf("store: open %s: %w", path, err)
 	default:
 		// ErrInvalid, ErrChecksum, ErrVersionMismatch, a file too small to
 		// hold the meta pages: all mean the bytes are not a usable database.
-		return nil, fmt.Errorf("store: %s is %w: %v", path, ErrCorrupt, err)
+		return fmt.Errorf("store: %s is %w: %v", path, ErrCorrupt, err)
 	}
 }
 
@@ -265,6 +284,10 @@ func (s *Store) Close() error {
 	}
 	s.mu.Unlock()
 
+	if s.stopServe != nil {
+		close(s.stopServe)
+		<-s.serveDone
+	}
 	var errs []error
 	for _, w := range writers {
 		if err := w.Close(); err != nil {
@@ -306,6 +329,8 @@ func (s *Store) guard(fn func() error) (err error) {
 		return nil
 	case errors.Is(err, berrors.ErrDatabaseNotOpen):
 		return fmt.Errorf("store: %s is %w", s.path, ErrClosed)
+	case isReadOnlyErr(err):
+		return s.errReadOnly()
 	}
 	return err
 }
