@@ -33,7 +33,8 @@
 // A Store is safe for concurrent use by multiple goroutines. One file can be
 // open read-write in one Store at a time, across processes and within one
 // process: a second Open waits up to a second for the file lock and then
-// fails with ErrLocked.
+// fails with ErrLocked. OpenRead reads a file another process writes, from
+// a copy that process publishes on request (snapshot.go).
 //
 // The store never sees API keys: it has no notion of one. Callers scrub error
 // messages before they reach a model.Response.
@@ -135,8 +136,14 @@ type Store struct {
 // ErrLocked. A file that is not an auditor database, or is corrupt, gives an
 // error matching ErrCorrupt; one written by a newer auditor gives ErrSchema.
 // Nothing in an existing file is changed when Open fails.
-func Open(path string) (*Store, error) {
-	db, err := openBolt(path)
+func Open(path string) (*Store, error) { return open(path, time.Second) }
+
+// OpenNow is Open without the wait: a file another Store holds gives
+// ErrLocked at once (what a caller that then reads with OpenRead wants).
+func OpenNow(path string) (*Store, error) { return open(path, time.Nanosecond) }
+
+func open(path string, wait time.Duration) (*Store, error) {
+	db, err := openBolt(path, wait)
 	if err != nil {
 		return nil, err
 	}
@@ -155,10 +162,10 @@ func Open(path string) (*Store, error) {
 
 // openBolt opens the bbolt file and turns its failures (including panics on a
 // damaged file) into errors that name the path.
-func openBolt(path string) (db *bolt.DB, err error) {
+func openBolt(path string, wait time.Duration) (db *bolt.DB, err error) {
 	var file *os.File
 	opts := &bolt.Options{
-		Timeout: time.Second,
+		Timeout: wait, // bbolt tries once when it is below its 50 ms retry
 		// Keep the file so that a panic inside bolt.Open (a damaged
 		// freelist) can still release the descriptor and its lock.
 		OpenFile: func(name string, flag int, perm os.FileMode) (*os.File, error) {

@@ -106,6 +106,11 @@ type Options struct {
 	// store is touched, when a case or predicate still holds an example
 	// init wrote (what a run and a pilot, which pay for answers, need).
 	RefusePlaceholders bool
+	// Read lets Open read what is stored so far when another auditor
+	// process (a run, the app) holds the store for writing, instead of
+	// failing: the store is opened with store.OpenRead, from a copy that
+	// process publishes, and the session writes nothing (ReadOnly).
+	Read bool
 }
 
 // ErrTooLarge is a plan above audit.MaxCells that was not asked for.
@@ -159,10 +164,10 @@ func Open(ctx context.Context, path string, o Options) (*Session, error) {
 			return nil, pe
 		}
 	}
-	if err := s.openStore(o.Access); err != nil {
+	if err := s.openStore(o.Access, o.Read); err != nil {
 		return nil, err
 	}
-	if o.Access != IfExists && s.Store != nil {
+	if o.Access != IfExists && s.Store != nil && !s.ReadOnly() {
 		if s.LabelsMerged, err = s.mergeLabelFile(); err != nil {
 			s.Close()
 			return nil, err
@@ -218,7 +223,11 @@ func (s *Session) Refresh() error {
 		return err
 	}
 	s.Tally = t
-	n, err := t.Regrade(s.grader, s.Store)
+	var st audit.Store = s.Store
+	if s.ReadOnly() {
+		st = gradesInMemory{s.Store}
+	}
+	n, err := t.Regrade(s.grader, st)
 	s.Regraded += n
 	if err != nil {
 		return fmt.Errorf("re-grading stored answers: %w", err)
@@ -286,19 +295,27 @@ func (s *Session) Status() (map[string]bool, error) {
 
 // openStore opens the store as access says and, for Write, checks that
 // audited lines still read as they did when first run and dates each
-// predicate version and rule text.
-func (s *Session) openStore(access Access) error {
+// predicate version and rule text. With read, a store another process
+// writes is opened read-only instead of refused, and nothing is recorded.
+func (s *Session) openStore(access Access, read bool) error {
 	if access == IfExists {
 		if _, err := os.Stat(s.DBPath()); errors.Is(err, os.ErrNotExist) {
 			return nil
 		}
 	}
-	st, err := store.Open(s.DBPath())
+	open := store.Open
+	if read {
+		open = store.OpenNow // no second spent waiting for a run's lock
+	}
+	st, err := open(s.DBPath())
+	if errors.Is(err, store.ErrLocked) && read {
+		st, err = store.OpenRead(s.DBPath(), 0)
+	}
 	if err != nil {
 		return err
 	}
 	s.Store = st
-	record := access != IfExists
+	record := access != IfExists && !st.ReadOnly()
 	err = s.checkRuleTexts(record)
 	if err == nil && record {
 		now := s.now()
@@ -330,6 +347,46 @@ func (s *Session) openStore(access Access) error {
 	}
 	return nil
 }
+
+// ReadOnly reports whether the session reads a store another auditor
+// process writes (Options.Read): nothing it does is stored.
+func (s *Session) ReadOnly() bool { return s.Store != nil && s.Store.ReadOnly() }
+
+// ReadNote says, for a read-only session, what it reads: "read while
+// another auditor process writes auditor.db: 412 answers stored as of
+// 18:55:03"; "" otherwise.
+func (s *Session) ReadNote() string {
+	if !s.ReadOnly() {
+		return ""
+	}
+	status, err := s.Store.Status()
+	if err != nil {
+		return ""
+	}
+	answered := 0
+	for _, ok := range status {
+		if ok {
+			answered++
+		}
+	}
+	answers := "answers"
+	if answered == 1 {
+		answers = "answer"
+	}
+	how := s.Store.Reading()
+	if !how.Snapshot {
+		return fmt.Sprintf("read-only: %s was in use by another auditor process; %d %s stored", DBName, answered, answers)
+	}
+	return fmt.Sprintf("read while another auditor process writes %s: %d %s stored as of %s", DBName, answered, answers, how.AsOf.Local().Format("15:04:05"))
+}
+
+// gradesInMemory is a read-only session's store for Tally.Regrade: the
+// grades an edited predicate gives stored answers are counted in the
+// tally and not stored (the process writing the store may grade them
+// itself, with the predicate it read).
+type gradesInMemory struct{ *store.Store }
+
+func (gradesInMemory) PutGrades(map[string][]model.Grade) error { return nil }
 
 // checkRuleTexts compares each rule given by line number with the text that
 // line had when the audit first ran: if the prompt was edited so the number

@@ -93,10 +93,11 @@ labels (default 60), simulated through the exact rule with a perfect predicate.`
 			if labelBudget < 0 || labelBudget > 100_000 {
 				return &usageError{fmt.Errorf("--labels %d: want 0 to 100000", labelBudget)}
 			}
-			o := workbench.Options{Samples: samples, Access: workbench.IfExists, AllowLarge: allowLarge}
+			o := workbench.Options{Samples: samples, Access: workbench.IfExists, AllowLarge: allowLarge, Read: true}
 			if pilot != 0 {
 				o.Access = workbench.Write  // the pilot's answers are stored
 				o.RefusePlaceholders = true // and paid for, like a run's
+				o.Read = false
 			}
 			s, err := workbench.Open(cmd.Context(), args[0], o)
 			if errors.Is(err, workbench.ErrTooLarge) {
@@ -192,7 +193,9 @@ regression case, or one of its cases has no graded answer under a variant
 (still pending, or every call failed): the message names the case.`,
 		Args: exactArgs(1),
 		RunE: func(cmd *cobra.Command, args []string) error {
-			s, err := workbench.Open(cmd.Context(), args[0], workbench.Options{Access: workbench.Write})
+			// During a run (or with the app open) it reads what is stored
+			// so far, from the copy the writing process publishes.
+			s, err := workbench.Open(cmd.Context(), args[0], workbench.Options{Access: workbench.Write, Read: true})
 			if err != nil {
 				return err
 			}
@@ -232,11 +235,14 @@ names are stable. CSV cells are stripped of terminal control sequences and
 guarded against spreadsheet formulas.`,
 		Args: exactArgs(1),
 		RunE: func(cmd *cobra.Command, args []string) error {
-			s, err := workbench.Open(cmd.Context(), args[0], workbench.Options{Access: workbench.StoreOnly})
+			s, err := workbench.Open(cmd.Context(), args[0], workbench.Options{Access: workbench.StoreOnly, Read: true})
 			if err != nil {
 				return err
 			}
 			defer s.Close()
+			if note := s.ReadNote(); note != "" {
+				fmt.Fprintln(std.Err, note)
+			}
 			w := std.Out
 			var file *os.File
 			if out != "" && out != "-" {
