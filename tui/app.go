@@ -92,21 +92,22 @@ type ReadOnly struct {
 	AsOf time.Time
 }
 
-// word is the header's state: "read-only · as of 18:55:03".
+// word is the header's state: "read-only · 18:55:03", the copy's time.
 func (r *ReadOnly) word() string {
 	if r.AsOf.IsZero() {
 		return "read-only"
 	}
-	return "read-only · as of " + r.AsOf.Local().Format("15:04:05")
+	return "read-only · " + r.AsOf.Format("15:04:05")
 }
 
-// why says why nothing is stored, for the keys that would store.
+// why says why nothing is stored, for the keys that would store: what
+// cannot be done first, so that 80 columns show it.
 func (r *ReadOnly) why(what string) string {
-	s := "Read-only: another auditor process writes auditor.db"
+	s := what + ": read-only, another auditor process writes auditor.db"
 	if !r.AsOf.IsZero() {
-		s += " (this is what it had stored at " + r.AsOf.Local().Format("15:04:05") + ")"
+		s += " (this is its copy of " + r.AsOf.Format("15:04:05") + ")"
 	}
-	return s + ", so " + what + "; reopen when it ends."
+	return s + "; reopen when it ends."
 }
 
 // ExecNote is an [exec] grader left unstarted, not approved: the answers

@@ -245,8 +245,8 @@ func (a *App) regraded(msg regradedMsg) tea.Cmd {
 	if a.c.readOnly != nil {
 		// In use on this screen; the writing process stores grades with
 		// the predicate it has, and the next writer regrades from the file.
-		a.setStatus(fmt.Sprintf("L%d predicate %s applied here, not stored · %s", rule.Line,
-			report.ShortVersion(msg.pred.Version), a.c.readOnly.why("its grades are not stored")), false)
+		a.setStatus(a.c.readOnly.why(fmt.Sprintf("L%d predicate %s applied here, its grades not stored",
+			rule.Line, report.ShortVersion(msg.pred.Version))), false)
 		return nil
 	}
 

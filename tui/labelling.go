@@ -78,7 +78,7 @@ func (d *labelDesk) busy() bool { return d.inFlight != 0 }
 func (d *labelDesk) ready() (bool, tea.Cmd) {
 	switch {
 	case d.readOnly != nil:
-		return false, sayErr(d.readOnly.why("labels cannot be saved"))
+		return false, sayErr(d.readOnly.why("Labels cannot be saved"))
 	case d.store == nil:
 		return false, sayErr("Labels cannot be saved here: the screen has no store to write to.")
 	case d.busy():
