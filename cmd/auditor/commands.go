@@ -209,7 +209,14 @@ regression case, or one of its cases has no graded answer under a variant
 			if err != nil {
 				return err
 			}
-			if err := writeReport(std.Out, out, format, s, res, spend); err != nil {
+			design, err := s.DesignNotice()
+			if err != nil {
+				return err
+			}
+			if design != "" {
+				fmt.Fprintf(std.Err, "warning: %s\n", design)
+			}
+			if err := writeReport(std.Out, out, format, s, res, spend, design); err != nil {
 				return err
 			}
 			if gate {
@@ -460,13 +467,22 @@ func unansweredCase(rr *evidence.RuleResult) string {
 
 // writeReport writes the report in format to stdout, or to the file out
 // names (written whole or not at all: a failed render leaves no half page).
-func writeReport(stdout io.Writer, out, format string, s *workbench.Session, res *evidence.Results, spend audit.Spend) error {
+// warning, when not "", heads the text and Markdown reports (the looks
+// changed after answers were gathered); the other formats' readers get it
+// on standard error.
+func writeReport(stdout io.Writer, out, format string, s *workbench.Session, res *evidence.Results, spend audit.Spend, warning string) error {
 	var b bytes.Buffer
 	var err error
 	switch format {
 	case "text":
+		if warning != "" {
+			fmt.Fprintf(&b, "WARNING: %s\n\n", warning)
+		}
 		err = report.WriteText(&b, res, spend, s.Simulated())
 	case "md":
+		if warning != "" {
+			fmt.Fprintf(&b, "> **Warning:** %s\n\n", warning)
+		}
 		err = report.WriteMarkdown(&b, res, spend, s.Simulated())
 	case "json":
 		err = report.WriteJSON(&b, report.Build(res, spend, s.Simulated()))
