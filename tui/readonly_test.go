@@ -114,3 +114,33 @@ func TestReadOnly_DrawSaysWhy(t *testing.T) {
 		t.Errorf("%d writes reached the store, want none", n)
 	}
 }
+
+// An edited predicate re-grades a read-only app's answers on the screen,
+// and its grades and version are not stored.
+func TestReadOnly_EditedPredicateIsNotStored(t *testing.T) {
+	t.Parallel()
+	w := newReadOnlyWorld(t, ScreenLabel)
+	a, f := w.a, w.f
+	p := editedPredicate(t, f)
+	before := storeWrites(w.src)
+	_, cmd := a.Update(predicateFileMsg{file: PredicateFile{Rule: 0, Predicate: p}})
+	msgs := runCmd(cmd)
+	if len(msgs) != 1 {
+		t.Fatalf("%d messages", len(msgs))
+	}
+	rg, ok := msgs[0].(regradedMsg)
+	if !ok || rg.err != nil {
+		t.Fatalf("regrade: %T %v", msgs[0], rg.err)
+	}
+	_, persist := a.Update(rg)
+	w.settle(persist)
+	if a.c.tally.Predicates().Of(0) != p {
+		t.Fatal("the predicate was not applied on the screen")
+	}
+	if after := storeWrites(w.src); after != before {
+		t.Errorf("%d writes reached the store, want none", after-before)
+	}
+	if !strings.Contains(a.status, "applied here, its grades not stored: read-only") {
+		t.Errorf("status %q does not say the grades are not stored", a.status)
+	}
+}
