@@ -61,6 +61,11 @@ func TestOpen_ReadWhileAnotherWrites(t *testing.T) {
 		t.Errorf("%d rule results, want %d", len(res.Rules), len(f.Plan.Audit.Rules))
 	}
 	version := s.PredicateVersions()[0]
+	// The exports read the grades the session could not store.
+	exported, err := s.ExportSource().GradesFor(model.PredicateGrader, version)
+	if err != nil || len(exported) != s.Regraded {
+		t.Errorf("ExportSource has %d grades of the edited predicate (%v), want the %d re-graded", len(exported), err, s.Regraded)
+	}
 	if err := s.SaveLabelFile(); err != nil {
 		t.Errorf("SaveLabelFile: %v", err)
 	}

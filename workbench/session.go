@@ -16,6 +16,7 @@ import (
 	"fmt"
 	"os"
 	"path/filepath"
+	"sync"
 	"time"
 
 	"github.com/auditor-dev/auditor/audit"
@@ -24,6 +25,7 @@ import (
 	"github.com/auditor-dev/auditor/audit/labels"
 	"github.com/auditor-dev/auditor/model"
 	"github.com/auditor-dev/auditor/prompts"
+	"github.com/auditor-dev/auditor/report"
 	"github.com/auditor-dev/auditor/store"
 )
 
@@ -63,6 +65,9 @@ type Session struct {
 	// saying why, when there is nowhere to keep them (nothing is approved).
 	approvals    *approvals
 	approvalsErr error
+	// mem holds the grades a read-only session gave stored answers (an
+	// edited predicate) and could not store; nil until Refresh makes one.
+	mem *gradesInMemory
 }
 
 // Access says how Open treats the store.
@@ -225,7 +230,10 @@ func (s *Session) Refresh() error {
 	s.Tally = t
 	var st audit.Store = s.Store
 	if s.ReadOnly() {
-		st = gradesInMemory{s.Store}
+		if s.mem == nil {
+			s.mem = &gradesInMemory{Store: s.Store, added: map[string]map[string]model.Grade{}}
+		}
+		st = s.mem
 	}
 	n, err := t.Regrade(s.grader, st)
 	s.Regraded += n
@@ -381,12 +389,53 @@ func (s *Session) ReadNote() string {
 }
 
 // gradesInMemory is a read-only session's store for Tally.Regrade: the
-// grades an edited predicate gives stored answers are counted in the
-// tally and not stored (the process writing the store may grade them
-// itself, with the predicate it read).
-type gradesInMemory struct{ *store.Store }
+// grades an edited predicate gives stored answers are kept here, for the
+// tally and the exports, and not stored (the process writing the store
+// grades with the predicate it read; the next writer grades from the file).
+type gradesInMemory struct {
+	*store.Store
+	mu    sync.Mutex
+	added map[string]map[string]model.Grade // grader + NUL + version -> key -> grade
+}
 
-func (gradesInMemory) PutGrades(map[string][]model.Grade) error { return nil }
+func (m *gradesInMemory) PutGrades(grades map[string][]model.Grade) error {
+	m.mu.Lock()
+	defer m.mu.Unlock()
+	for key, gs := range grades {
+		for _, g := range gs {
+			id := g.Grader + "\x00" + g.Version
+			if m.added[id] == nil {
+				m.added[id] = map[string]model.Grade{}
+			}
+			m.added[id][key] = g
+		}
+	}
+	return nil
+}
+
+// GradesFor is the store's grades of one grader version with those kept
+// here added.
+func (m *gradesInMemory) GradesFor(grader, version string) (map[string]model.Grade, error) {
+	g, err := m.Store.GradesFor(grader, version)
+	if err != nil {
+		return nil, err
+	}
+	m.mu.Lock()
+	defer m.mu.Unlock()
+	for k, v := range m.added[grader+"\x00"+version] {
+		g[k] = v
+	}
+	return g, nil
+}
+
+// ExportSource is what exports read answers and grades from: the store,
+// with a read-only session's grades that could not be stored added.
+func (s *Session) ExportSource() report.ExportSource {
+	if s.mem != nil {
+		return s.mem
+	}
+	return s.Store
+}
 
 // checkRuleTexts compares each rule given by line number with the text that
 // line had when the audit first ran: if the prompt was edited so the number

@@ -260,13 +260,13 @@ guarded against spreadsheet formulas.`,
 			}
 			switch what {
 			case "responses":
-				err = report.ExportResponses(w, s.Plan, s.AllPredicateVersions(), s.Store, format)
+				err = report.ExportResponses(w, s.Plan, s.AllPredicateVersions(), s.ExportSource(), format)
 			case "grades":
 				// Grades from the current predicates, so answers an edit
 				// left ungraded are graded first.
 				if err = s.Refresh(); err == nil {
 					sayNotApproved(std, s, args[0])
-					err = report.ExportGrades(w, s.Plan, s.AllPredicateVersions(), s.Store, format)
+					err = report.ExportGrades(w, s.Plan, s.AllPredicateVersions(), s.ExportSource(), format)
 				}
 			case "labels":
 				var book *model.LabelBook
