@@ -271,7 +271,9 @@ const judgeRuleMeta = "judge.verdict_rule"
 // with no calls: grades read by an earlier rule (the last VERDICT line
 // won, even one quoted from the judged answer) are no longer current.
 func (s *Session) rereadJudges() error {
-	if len(s.Audit.Judges) == 0 || s.Store == nil {
+	// A read-only session leaves it to the writer, which did it when it
+	// opened the store (this version of auditor does, at every open).
+	if len(s.Audit.Judges) == 0 || s.Store == nil || s.ReadOnly() {
 		return nil
 	}
 	if rule, _, err := s.Store.Meta(judgeRuleMeta); err != nil || rule == model.JudgeVerdictRule {
