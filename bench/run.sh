@@ -25,6 +25,10 @@
 #   h   as b, but the first answer is 30 MB (to max_tokens = 200): peak RSS
 #       against b's target, as auditor reads at most 1 MiB + 64 bytes a
 #       token of an answer
+#   r   as a, then as a again with a reader every 0.5 s (report --format
+#       json and export, in turn) while the run writes: every read exits 0,
+#       the run stores every call, and its wall time and peak RSS with
+#       readers against without
 set -euo pipefail
 
 root=$(cd "$(dirname "$0")/.." && pwd)
@@ -242,12 +246,61 @@ run_e() {
 	row e "cap 4 in flight: min 429->retry gap (s)" "$gap_min" ">= 1" "$(verdict "$gap_min" 1 ">=") (exact=$gap_exact, unmatched $unmatched)"
 }
 
+# readers DIR: until DIR/stop exists, reads the audit in DIR every 0.5 s,
+# report --format json and export in turn; counts reads and failures.
+readers() {
+	local dir=$1 i=0 n=0 bad=0 rc
+	while [[ ! -e $dir/stop ]]; do
+		set +e
+		if ((i % 2 == 0)); then
+			"$auditor" report --format json "$dir/audit/audit.toml" >"$dir/read.out" 2>"$dir/read.err"
+		else
+			"$auditor" export "$dir/audit/audit.toml" >"$dir/read.out" 2>"$dir/read.err"
+		fi
+		rc=$?
+		set -e
+		n=$((n + 1))
+		if [[ $rc -ne 0 ]]; then
+			bad=$((bad + 1))
+			cp "$dir/read.err" "$dir/read-failed-$n.err"
+		fi
+		i=$((i + 1))
+		sleep 0.5
+	done
+	echo "$n $bad" >"$dir/readers.txt"
+}
+
+run_r() {
+	scenario_openai r 200ms 0 0 30 5 3 10
+	local alone=$wall alone_rss=$rss dir=$out/r
+	mkdir -p "$dir"
+	start_server "$dir" 200ms 0 0
+	write_audit "$dir/audit" openai "$base_url" 30 5 3 10
+	rm -f "$dir/stop" "$dir"/read-failed-*.err
+	echo "scenario r: 1080 calls, 200 ms latency, a reader every 0.5 s" >&2
+	readers "$dir" &
+	local readers_pid=$!
+	timed "$dir" run "$auditor" run "$dir/audit/audit.toml" --yes --headless
+	touch "$dir/stop"
+	wait "$readers_pid"
+	stop_server
+	local reads bad stored ratio
+	read -r reads bad <"$dir/readers.txt"
+	stored=$("$auditor" export "$dir/audit/audit.toml" 2>/dev/null | wc -l)
+	ratio=$(awk -v a="$wall" -v b="$alone" 'BEGIN { printf "%.3f", a / b }')
+	echo "  exit $rc, wall ${wall}s (alone ${alone}s), peak RSS ${rss} MB (alone ${alone_rss} MB); $reads reads, $bad failed; $stored responses stored" >&2
+	row r "readers every 0.5 s: reads failed" "$bad" "0" "$(verdict "$bad" 0 "<=") (of $reads reads)"
+	row r "readers: run's wall, with / without" "$ratio" "<= 1.05" "$(verdict "$ratio" 1.05 "<=") (${wall}s / ${alone}s, exit $rc)"
+	row r "readers: run's peak RSS (MB)" "$rss" "< 60" "$(verdict "$rss" 60 "<") (alone ${alone_rss} MB)"
+	row r "readers: responses stored" "$stored" ">= 1080" "$(verdict "$stored" 1080 ">=")"
+}
+
 scenarios=("$@")
-[[ ${#scenarios[@]} -gt 0 ]] || scenarios=(a b c c2 d e h)
+[[ ${#scenarios[@]} -gt 0 ]] || scenarios=(a b c c2 d e h r)
 for s in "${scenarios[@]}"; do
 	case $s in
-	a | b | c | c2 | d | e | h) "run_$s" ;;
-	*) echo "unknown scenario $s (want a b c c2 d e h)" >&2; exit 2 ;;
+	a | b | c | c2 | d | e | h | r) "run_$s" ;;
+	*) echo "unknown scenario $s (want a b c c2 d e h r)" >&2; exit 2 ;;
 	esac
 done
 

@@ -1,6 +1,7 @@
 package store
 
 import (
+	"os"
 	"strings"
 	"testing"
 
@@ -106,5 +107,33 @@ func BenchmarkForEachResponse100k(b *testing.B) {
 		if err := s.ForEachResponse(func(model.Response) error { n++; return nil }); err != nil || n != benchN {
 			b.Fatalf("ForEachResponse: %d responses, %v", n, err)
 		}
+	}
+}
+
+// BenchmarkServeCopy1080 measures what one reader costs the writing
+// process: one copy of a store holding a 1,080-call run (snapshot.go).
+func BenchmarkServeCopy1080(b *testing.B) {
+	s, path := mustOpen(b)
+	w := s.NewWriter(WriterOptions{})
+	grade := []model.Grade{{Grader: "predicate", Version: "v1", Pass: true}}
+	for i := range 1080 {
+		r := testResponse(i, true)
+		r.Text = benchText
+		if err := w.Put(r, grade); err != nil {
+			b.Fatal(err)
+		}
+	}
+	if err := w.Close(); err != nil {
+		b.Fatal(err)
+	}
+	b.ResetTimer()
+	for range b.N {
+		if err := s.serveOnce(); err != nil {
+			b.Fatal(err)
+		}
+	}
+	b.StopTimer()
+	if fi, err := os.Stat(snapshotPath(path)); err == nil {
+		b.ReportMetric(float64(fi.Size())/(1<<20), "MB/copy")
 	}
 }

@@ -33,7 +33,8 @@
 // A Store is safe for concurrent use by multiple goroutines. One file can be
 // open read-write in one Store at a time, across processes and within one
 // process: a second Open waits up to a second for the file lock and then
-// fails with ErrLocked.
+// fails with ErrLocked. OpenRead reads a file another process writes, from
+// a copy that process publishes on request (snapshot.go).
 //
 // The store never sees API keys: it has no notion of one. Callers scrub error
 // messages before they reach a model.Response.
@@ -118,6 +119,15 @@ type Store struct {
 	mu      sync.Mutex
 	closed  bool
 	writers map[*Writer]struct{}
+
+	// readOnly Stores come from OpenRead; reading says what they read.
+	readOnly bool
+	reading  Reading
+	// stopServe ends the goroutine that publishes copies for readers
+	// (snapshot.go); serveDone is closed when it has ended. Nil when
+	// read-only.
+	stopServe chan struct{}
+	serveDone chan struct{}
 }
 
 // Open opens the database at path for reading and writing, creating it with
@@ -126,8 +136,14 @@ type Store struct {
 // ErrLocked. A file that is not an auditor database, or is corrupt, gives an
 // error matching ErrCorrupt; one written by a newer auditor gives ErrSchema.
 // Nothing in an existing file is changed when Open fails.
-func Open(path string) (*Store, error) {
-	db, err := openBolt(path)
+func Open(path string) (*Store, error) { return open(path, time.Second) }
+
+// OpenNow is Open without the wait: a file another Store holds gives
+// ErrLocked at once (what a caller that then reads with OpenRead wants).
+func OpenNow(path string) (*Store, error) { return open(path, time.Nanosecond) }
+
+func open(path string, wait time.Duration) (*Store, error) {
+	db, err := openBolt(path, wait)
 	if err != nil {
 		return nil, err
 	}
@@ -136,15 +152,20 @@ func Open(path string) (*Store, error) {
 		_ = db.Close()
 		return nil, err
 	}
+	// Holding the write lock, this Store is the only one that publishes
+	// copies of the file: those a writer before it left are not current.
+	cleanSnapshots(path)
+	s.stopServe, s.serveDone = make(chan struct{}), make(chan struct{})
+	go s.serve(s.stopServe, s.serveDone)
 	return s, nil
 }
 
 // openBolt opens the bbolt file and turns its failures (including panics on a
 // damaged file) into errors that name the path.
-func openBolt(path string) (db *bolt.DB, err error) {
+func openBolt(path string, wait time.Duration) (db *bolt.DB, err error) {
 	var file *os.File
 	opts := &bolt.Options{
-		Timeout: time.Second,
+		Timeout: wait, // bbolt tries once when it is below its 50 ms retry
 		// Keep the file so that a panic inside bolt.Open (a damaged
 		// freelist) can still release the descriptor and its lock.
 		OpenFile: func(name string, flag int, perm os.FileMode) (*os.File, error) {
@@ -164,17 +185,22 @@ func openBolt(path string) (db *bolt.DB, err error) {
 		}
 	}()
 	db, err = bolt.Open(path, 0o600, opts)
+	return db, boltOpenError(path, err)
+}
+
+// boltOpenError turns bolt.Open's error into one of this package's.
+func boltOpenError(path string, err error) error {
 	switch {
 	case err == nil:
-		return db, nil
+		return nil
 	case errors.Is(err, berrors.ErrTimeout):
-		return nil, fmt.Errorf("store: %s is %w", path, ErrLocked)
+		return fmt.Errorf("store: %s is %w", path, ErrLocked)
 	case isFileError(err):
-		return nil, fmt.Errorf("store: open %s: %w", path, err)
+		return fmt.Errorf("store: open %s: %w", path, err)
 	default:
 		// ErrInvalid, ErrChecksum, ErrVersionMismatch, a file too small to
 		// hold the meta pages: all mean the bytes are not a usable database.
-		return nil, fmt.Errorf("store: %s is %w: %v", path, ErrCorrupt, err)
+		return fmt.Errorf("store: %s is %w: %v", path, ErrCorrupt, err)
 	}
 }
 
@@ -265,6 +291,10 @@ func (s *Store) Close() error {
 	}
 	s.mu.Unlock()
 
+	if s.stopServe != nil {
+		close(s.stopServe)
+		<-s.serveDone
+	}
 	var errs []error
 	for _, w := range writers {
 		if err := w.Close(); err != nil {
@@ -306,6 +336,8 @@ func (s *Store) guard(fn func() error) (err error) {
 		return nil
 	case errors.Is(err, berrors.ErrDatabaseNotOpen):
 		return fmt.Errorf("store: %s is %w", s.path, ErrClosed)
+	case isReadOnlyErr(err):
+		return s.errReadOnly()
 	}
 	return err
 }

@@ -74,8 +74,8 @@ type writeOp struct {
 }
 
 // NewWriter starts a Writer on the store. Close it (or the Store) to commit
-// what it holds and stop its goroutine. On a read-only or closed Store the
-// Writer's methods fail with ErrClosed.
+// what it holds and stop its goroutine. On a closed Store the Writer's methods
+// fail with ErrClosed, on a read-only one with ErrReadOnly.
 func (s *Store) NewWriter(opts WriterOptions) *Writer {
 	if opts.MaxBatch <= 0 {
 		opts.MaxBatch = DefaultMaxBatch
@@ -94,6 +94,10 @@ func (s *Store) NewWriter(opts WriterOptions) *Writer {
 	switch {
 	case s.closed:
 		w.closed, w.err = true, fmt.Errorf("store: writer: %s is %w", s.path, ErrClosed)
+		close(w.done)
+		return w
+	case s.readOnly:
+		w.closed, w.err = true, fmt.Errorf("store: writer: %w", s.errReadOnly())
 		close(w.done)
 		return w
 	}

@@ -77,6 +77,37 @@ type Options struct {
 	// because the user has not approved their commands: the plan and the
 	// grid say so, and how to approve them.
 	NotApproved []ExecNote
+
+	// ReadOnly, when set, says the app reads a store another auditor
+	// process writes (workbench.Options.Read): the header says so, and
+	// every key that would store something (a label, an undo, a note, a
+	// label set, an edited predicate's grades) says why it cannot.
+	ReadOnly *ReadOnly
+}
+
+// ReadOnly is what a read-only app reads.
+type ReadOnly struct {
+	// AsOf is when the copy it reads was taken; zero when it reads the
+	// file itself (the process that held it had ended).
+	AsOf time.Time
+}
+
+// word is the header's state: "read-only · 18:55:03", the copy's time.
+func (r *ReadOnly) word() string {
+	if r.AsOf.IsZero() {
+		return "read-only"
+	}
+	return "read-only · " + r.AsOf.Format("15:04:05")
+}
+
+// why says why nothing is stored, for the keys that would store: what
+// cannot be done first, so that 80 columns show it.
+func (r *ReadOnly) why(what string) string {
+	s := what + ": read-only, another auditor process writes auditor.db"
+	if !r.AsOf.IsZero() {
+		s += " (this is its copy of " + r.AsOf.Format("15:04:05") + ")"
+	}
+	return s + "; reopen when it ends."
 }
 
 // ExecNote is an [exec] grader left unstarted, not approved: the answers
@@ -174,7 +205,7 @@ func New(opts Options) (*App, error) {
 		styles: NewStyles(!opts.Light), keys: keys, now: clock(),
 		simulated: opts.Simulated, budget: opts.Budget,
 		canRun: opts.Start != nil && opts.Calls > 0, openOnly: opts.Start == nil,
-		notApproved: opts.NotApproved,
+		notApproved: opts.NotApproved, readOnly: opts.ReadOnly,
 	}
 	c.pt = newPaints(c.styles)
 	c.setResults(res)
@@ -192,7 +223,7 @@ func New(opts Options) (*App, error) {
 	a.cell = newCellView(c)
 	a.sample = newSampleView(c, opts.Responses)
 	a.prompt = newPromptView(c)
-	a.desk = &labelDesk{c: c, store: opts.Labelling.Store, who: opts.Labelling.Labeller}
+	a.desk = &labelDesk{c: c, store: opts.Labelling.Store, who: opts.Labelling.Labeller, readOnly: opts.ReadOnly}
 	a.label = newLabelView(c, a.desk, opts.Responses, opts.Labelling.Set)
 	a.review = newReviewView(c, a.desk, opts.Responses)
 	a.report = newReportView(c, opts.Spend)

@@ -44,6 +44,7 @@ type Common struct {
 	openOnly  bool // no run at all: stored results only (auditor open)
 
 	notApproved []ExecNote // [exec] graders not started: their answers are ungraded
+	readOnly    *ReadOnly  // nil unless the store is another process's (Options.ReadOnly)
 
 	samples map[cellRef][]int // plan cell indices of each grid cell, by sample; built on first use
 }

@@ -242,6 +242,13 @@ func (a *App) regraded(msg regradedMsg) tea.Cmd {
 	a.setStatus(fmt.Sprintf("L%d predicate %s at %s: %d re-graded, %d ms · %s",
 		rule.Line, report.ShortVersion(msg.pred.Version), a.c.now.Format("15:04:05"),
 		len(msg.grades), msg.took.Milliseconds(), recall), false)
+	if a.c.readOnly != nil {
+		// In use on this screen; the writing process stores grades with
+		// the predicate it has, and the next writer regrades from the file.
+		a.setStatus(a.c.readOnly.why(fmt.Sprintf("L%d predicate %s applied here, its grades not stored",
+			rule.Line, report.ShortVersion(msg.pred.Version))), false)
+		return nil
+	}
 
 	return persistPredicate(a.desk.store, stored, a.c.now, msg.rule, rule.Line, msg.pred.Version)
 }

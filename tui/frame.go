@@ -273,6 +273,8 @@ func (a *App) stateWord() string {
 	l := a.c.live
 	st := a.c.styles
 	switch {
+	case l == nil && a.c.readOnly != nil:
+		return st.Retry.Render(a.c.readOnly.word())
 	case l == nil && a.c.canRun:
 		return st.Muted.Render("not started")
 	case l == nil && !a.c.openOnly:

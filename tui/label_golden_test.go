@@ -46,6 +46,11 @@ func TestGolden_Labelling(t *testing.T) {
 			}
 			return w.a // the end of the set lands on the results
 		}},
+		{"label_readonly", func(t testing.TB) *App {
+			w := newReadOnlyWorld(t, ScreenLabel)
+			w.press("v") // refused: another process writes the store
+			return w.a
+		}},
 		{"review", func(t testing.TB) *App {
 			w := newLabelWorld(t, newFixture(t, 2), 0, 12, ScreenReview)
 			w.press("v")

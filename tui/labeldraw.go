@@ -103,6 +103,9 @@ func drawSet(st audit.Store, p *audit.Plan, g labels.Graded, opts labels.SampleO
 
 // openDraw asks for the size of the set to draw.
 func (v *labelView) openDraw() tea.Cmd {
+	if v.d.readOnly != nil {
+		return sayErr(v.d.readOnly.why("No label set can be drawn"))
+	}
 	if v.d.store == nil {
 		return sayErr("No label set can be drawn here: the screen has no store to write to.")
 	}

@@ -65,6 +65,8 @@ type labelDesk struct {
 
 	seq      int // the last write's number
 	inFlight int // the number of the write in flight; 0 when none
+
+	readOnly *ReadOnly // set: nothing is written, and keys that would write say why
 }
 
 // busy reports whether a write is in flight.
@@ -75,6 +77,8 @@ func (d *labelDesk) busy() bool { return d.inFlight != 0 }
 // ignored until it commits).
 func (d *labelDesk) ready() (bool, tea.Cmd) {
 	switch {
+	case d.readOnly != nil:
+		return false, sayErr(d.readOnly.why("Labels cannot be saved"))
 	case d.store == nil:
 		return false, sayErr("Labels cannot be saved here: the screen has no store to write to.")
 	case d.busy():
@@ -104,7 +108,7 @@ func sourceOf(from screen) string {
 // answer in also (each its own record). The label's time is the app's
 // clock, so the tally and the store hold the same label.
 func (d *labelDesk) save(from screen, l model.Label, undo bool, also ...string) tea.Cmd {
-	if d.store == nil || d.busy() {
+	if d.store == nil || d.readOnly != nil || d.busy() {
 		return nil
 	}
 	l.Labeller = d.who

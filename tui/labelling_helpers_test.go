@@ -197,6 +197,13 @@ func newLabelWorld(t testing.TB, f *fixture, rule, n int, open Screen) *labelWor
 // and grades before the app reads them.
 func newLabelWorldEdit(t testing.TB, f *fixture, rule, n int, open Screen, edit func(*fixture)) *labelWorld {
 	t.Helper()
+	return newLabelWorldOpts(t, f, rule, n, open, edit, nil)
+}
+
+// newLabelWorldOpts is newLabelWorldEdit with opt applied to the app's
+// options before it is made.
+func newLabelWorldOpts(t testing.TB, f *fixture, rule, n int, open Screen, edit func(*fixture), opt func(*Options)) *labelWorld {
+	t.Helper()
 	f.store(t, 0, len(f.plan.Calls))
 	f.addJudgeGrades(t)
 	if edit != nil {
@@ -213,10 +220,14 @@ func newLabelWorldEdit(t testing.TB, f *fixture, rule, n int, open Screen, edit 
 	}
 	tally.AddLabelSet(set)
 	stored, _ := src.Status()
-	a, err := New(Options{
+	o := Options{
 		Plan: f.plan, Tally: tally, Stored: stored, Responses: src, Simulated: true, Now: (&clock{t: t0}).Now,
 		Labelling: LabelOptions{Store: src, Labeller: "ana", Open: open},
-	})
+	}
+	if opt != nil {
+		opt(&o)
+	}
+	a, err := New(o)
 	if err != nil {
 		t.Fatal(err)
 	}

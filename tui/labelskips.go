@@ -88,8 +88,8 @@ func (v *labelView) remember(key string, skip bool) tea.Cmd {
 	} else {
 		delete(v.skips, key)
 	}
-	if v.d.store == nil || v.set == nil {
-		return nil
+	if v.d.store == nil || v.d.readOnly != nil || v.set == nil {
+		return nil // a read-only app keeps skips for this sitting only
 	}
 	return writeSkips(v.d.store, skipsKey(v.set.Name, v.d.who), v.skips)
 }

@@ -294,9 +294,10 @@ func (s *Session) recordDesign() error {
 	return s.Store.SetMeta(designMeta, fmt.Sprint(d.Looks))
 }
 
-// designNotice says when the audit's looks differ from those its answers
-// were first gathered under; "" otherwise.
-func (s *Session) designNotice() (string, error) {
+// DesignNotice says when the audit's looks differ from those its answers
+// were first gathered under; "" otherwise. A run and plan say it before
+// any call, report beside the verdicts it casts doubt on.
+func (s *Session) DesignNotice() (string, error) {
 	if s.Store == nil {
 		return "", nil
 	}

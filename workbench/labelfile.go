@@ -56,8 +56,8 @@ func (s *Session) mergeLabelFile() (int, error) {
 // unless it already says exactly that (so opening and closing an audit
 // changes no file). An audit without labels writes no file.
 func (s *Session) SaveLabelFile() error {
-	if s.Store == nil {
-		return nil
+	if s.Store == nil || s.ReadOnly() {
+		return nil // a read-only session added no label; the writer keeps the file
 	}
 	log, err := s.Store.LabelLog()
 	if err != nil {

@@ -41,7 +41,7 @@ func (s *Session) Notices() ([]string, error) {
 			out = append(out, r.Notice)
 		}
 	}
-	n, err := s.designNotice()
+	n, err := s.DesignNotice()
 	if n != "" {
 		out = append(out, n)
 	}

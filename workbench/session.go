@@ -16,6 +16,7 @@ import (
 	"fmt"
 	"os"
 	"path/filepath"
+	"sync"
 	"time"
 
 	"github.com/auditor-dev/auditor/audit"
@@ -24,6 +25,7 @@ import (
 	"github.com/auditor-dev/auditor/audit/labels"
 	"github.com/auditor-dev/auditor/model"
 	"github.com/auditor-dev/auditor/prompts"
+	"github.com/auditor-dev/auditor/report"
 	"github.com/auditor-dev/auditor/store"
 )
 
@@ -63,6 +65,9 @@ type Session struct {
 	// saying why, when there is nowhere to keep them (nothing is approved).
 	approvals    *approvals
 	approvalsErr error
+	// mem holds the grades a read-only session gave stored answers (an
+	// edited predicate) and could not store; nil until Refresh makes one.
+	mem *gradesInMemory
 }
 
 // Access says how Open treats the store.
@@ -106,6 +111,11 @@ type Options struct {
 	// store is touched, when a case or predicate still holds an example
 	// init wrote (what a run and a pilot, which pay for answers, need).
 	RefusePlaceholders bool
+	// Read lets Open read what is stored so far when another auditor
+	// process (a run, the app) holds the store for writing, instead of
+	// failing: the store is opened with store.OpenRead, from a copy that
+	// process publishes, and the session writes nothing (ReadOnly).
+	Read bool
 }
 
 // ErrTooLarge is a plan above audit.MaxCells that was not asked for.
@@ -159,10 +169,10 @@ func Open(ctx context.Context, path string, o Options) (*Session, error) {
 			return nil, pe
 		}
 	}
-	if err := s.openStore(o.Access); err != nil {
+	if err := s.openStore(o.Access, o.Read); err != nil {
 		return nil, err
 	}
-	if o.Access != IfExists && s.Store != nil {
+	if o.Access != IfExists && s.Store != nil && !s.ReadOnly() {
 		if s.LabelsMerged, err = s.mergeLabelFile(); err != nil {
 			s.Close()
 			return nil, err
@@ -238,7 +248,14 @@ func (s *Session) Refresh() error {
 		return err
 	}
 	s.Tally = t
-	n, err := t.Regrade(s.grader, s.Store)
+	var st audit.Store = s.Store
+	if s.ReadOnly() {
+		if s.mem == nil {
+			s.mem = &gradesInMemory{Store: s.Store, added: map[string]map[string]model.Grade{}}
+		}
+		st = s.mem
+	}
+	n, err := t.Regrade(s.grader, st)
 	s.Regraded += n
 	if err != nil {
 		return fmt.Errorf("re-grading stored answers: %w", err)
@@ -254,7 +271,9 @@ const judgeRuleMeta = "judge.verdict_rule"
 // with no calls: grades read by an earlier rule (the last VERDICT line
 // won, even one quoted from the judged answer) are no longer current.
 func (s *Session) rereadJudges() error {
-	if len(s.Audit.Judges) == 0 || s.Store == nil {
+	// A read-only session leaves it to the writer, which did it when it
+	// opened the store (this version of auditor does, at every open).
+	if len(s.Audit.Judges) == 0 || s.Store == nil || s.ReadOnly() {
 		return nil
 	}
 	if rule, _, err := s.Store.Meta(judgeRuleMeta); err != nil || rule == model.JudgeVerdictRule {
@@ -334,19 +353,27 @@ func (s *Session) Status() (map[string]bool, error) {
 
 // openStore opens the store as access says and, for Write, checks that
 // audited lines still read as they did when first run and dates each
-// predicate version and rule text.
-func (s *Session) openStore(access Access) error {
+// predicate version and rule text. With read, a store another process
+// writes is opened read-only instead of refused, and nothing is recorded.
+func (s *Session) openStore(access Access, read bool) error {
 	if access == IfExists {
 		if _, err := os.Stat(s.DBPath()); errors.Is(err, os.ErrNotExist) {
 			return nil
 		}
 	}
-	st, err := store.Open(s.DBPath())
+	open := store.Open
+	if read {
+		open = store.OpenNow // no second spent waiting for a run's lock
+	}
+	st, err := open(s.DBPath())
+	if errors.Is(err, store.ErrLocked) && read {
+		st, err = store.OpenRead(s.DBPath(), 0)
+	}
 	if err != nil {
 		return err
 	}
 	s.Store = st
-	record := access != IfExists
+	record := access != IfExists && !st.ReadOnly()
 	err = s.checkRuleTexts(record)
 	if err == nil && record {
 		now := s.now()
@@ -377,6 +404,87 @@ func (s *Session) openStore(access Access) error {
 		return err
 	}
 	return nil
+}
+
+// ReadOnly reports whether the session reads a store another auditor
+// process writes (Options.Read): nothing it does is stored.
+func (s *Session) ReadOnly() bool { return s.Store != nil && s.Store.ReadOnly() }
+
+// ReadNote says, for a read-only session, what it reads: "read while
+// another auditor process writes auditor.db: 412 answers stored as of
+// 18:55:03"; "" otherwise.
+func (s *Session) ReadNote() string {
+	if !s.ReadOnly() {
+		return ""
+	}
+	status, err := s.Store.Status()
+	if err != nil {
+		return ""
+	}
+	answered := 0
+	for _, ok := range status {
+		if ok {
+			answered++
+		}
+	}
+	answers := "answers"
+	if answered == 1 {
+		answers = "answer"
+	}
+	how := s.Store.Reading()
+	if !how.Snapshot {
+		return fmt.Sprintf("read-only: %s was in use by another auditor process; %d %s stored", DBName, answered, answers)
+	}
+	return fmt.Sprintf("read while another auditor process writes %s: %d %s stored as of %s", DBName, answered, answers, how.AsOf.Local().Format("15:04:05"))
+}
+
+// gradesInMemory is a read-only session's store for Tally.Regrade: the
+// grades an edited predicate gives stored answers are kept here, for the
+// tally and the exports, and not stored (the process writing the store
+// grades with the predicate it read; the next writer grades from the file).
+type gradesInMemory struct {
+	*store.Store
+	mu    sync.Mutex
+	added map[string]map[string]model.Grade // grader + NUL + version -> key -> grade
+}
+
+func (m *gradesInMemory) PutGrades(grades map[string][]model.Grade) error {
+	m.mu.Lock()
+	defer m.mu.Unlock()
+	for key, gs := range grades {
+		for _, g := range gs {
+			id := g.Grader + "\x00" + g.Version
+			if m.added[id] == nil {
+				m.added[id] = map[string]model.Grade{}
+			}
+			m.added[id][key] = g
+		}
+	}
+	return nil
+}
+
+// GradesFor is the store's grades of one grader version with those kept
+// here added.
+func (m *gradesInMemory) GradesFor(grader, version string) (map[string]model.Grade, error) {
+	g, err := m.Store.GradesFor(grader, version)
+	if err != nil {
+		return nil, err
+	}
+	m.mu.Lock()
+	defer m.mu.Unlock()
+	for k, v := range m.added[grader+"\x00"+version] {
+		g[k] = v
+	}
+	return g, nil
+}
+
+// ExportSource is what exports read answers and grades from: the store,
+// with a read-only session's grades that could not be stored added.
+func (s *Session) ExportSource() report.ExportSource {
+	if s.mem != nil {
+		return s.mem
+	}
+	return s.Store
 }
 
 // checkRuleTexts compares each rule given by line number with the text that

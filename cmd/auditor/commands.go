@@ -97,10 +97,11 @@ labels (default 60), simulated through the exact rule with a perfect predicate.`
 			if labelBudget < 0 || labelBudget > 100_000 {
 				return &usageError{fmt.Errorf("--labels %d: want 0 to 100000", labelBudget), ""}
 			}
-			o := workbench.Options{Samples: samples, Access: workbench.IfExists, AllowLarge: allowLarge}
+			o := workbench.Options{Samples: samples, Access: workbench.IfExists, AllowLarge: allowLarge, Read: true}
 			if pilot != 0 {
 				o.Access = workbench.Write  // the pilot's answers are stored
 				o.RefusePlaceholders = true // and paid for, like a run's
+				o.Read = false
 			}
 			s, err := workbench.Open(cmd.Context(), args[0], o)
 			if errors.Is(err, workbench.ErrTooLarge) {
@@ -196,7 +197,9 @@ regression case, or one of its cases has no graded answer under a variant
 (still pending, or every call failed): the message names the case.`,
 		Args: exactArgs(1),
 		RunE: func(cmd *cobra.Command, args []string) error {
-			s, err := workbench.Open(cmd.Context(), args[0], workbench.Options{Access: workbench.Write})
+			// During a run (or with the app open) it reads what is stored
+			// so far, from the copy the writing process publishes.
+			s, err := workbench.Open(cmd.Context(), args[0], workbench.Options{Access: workbench.Write, Read: true})
 			if err != nil {
 				return err
 			}
@@ -210,7 +213,14 @@ regression case, or one of its cases has no graded answer under a variant
 			if err != nil {
 				return err
 			}
-			if err := writeReport(std.Out, out, format, s, res, spend); err != nil {
+			design, err := s.DesignNotice()
+			if err != nil {
+				return err
+			}
+			if design != "" {
+				fmt.Fprintf(std.Err, "warning: %s\n", design)
+			}
+			if err := writeReport(std.Out, out, format, s, res, spend, design); err != nil {
 				return err
 			}
 			if gate {
@@ -245,11 +255,14 @@ guarded against spreadsheet formulas.`,
 			if format != "jsonl" && format != "csv" {
 				return &usageError{fmt.Errorf("unknown --format %q (want jsonl or csv)", format), ""}
 			}
-			s, err := workbench.Open(cmd.Context(), args[0], workbench.Options{Access: workbench.StoreOnly})
+			s, err := workbench.Open(cmd.Context(), args[0], workbench.Options{Access: workbench.StoreOnly, Read: true})
 			if err != nil {
 				return err
 			}
 			defer s.Close()
+			if note := s.ReadNote(); note != "" {
+				fmt.Fprintln(std.Err, note)
+			}
 			w := std.Out
 			var file *os.File
 			if out != "" && out != "-" {
@@ -260,13 +273,13 @@ guarded against spreadsheet formulas.`,
 			}
 			switch what {
 			case "responses":
-				err = report.ExportResponses(w, s.Plan, s.AllPredicateVersions(), s.Store, format)
+				err = report.ExportResponses(w, s.Plan, s.AllPredicateVersions(), s.ExportSource(), format)
 			case "grades":
 				// Grades from the current predicates, so answers an edit
 				// left ungraded are graded first.
 				if err = s.Refresh(); err == nil {
 					sayNotApproved(std, s, args[0])
-					err = report.ExportGrades(w, s.Plan, s.AllPredicateVersions(), s.Store, format)
+					err = report.ExportGrades(w, s.Plan, s.AllPredicateVersions(), s.ExportSource(), format)
 				}
 			case "labels":
 				var book *model.LabelBook
@@ -479,13 +492,22 @@ func unansweredCase(rr *evidence.RuleResult) string {
 
 // writeReport writes the report in format to stdout, or to the file out
 // names (written whole or not at all: a failed render leaves no half page).
-func writeReport(stdout io.Writer, out, format string, s *workbench.Session, res *evidence.Results, spend audit.Spend) error {
+// warning, when not "", heads the text and Markdown reports (the looks
+// changed after answers were gathered); the other formats' readers get it
+// on standard error.
+func writeReport(stdout io.Writer, out, format string, s *workbench.Session, res *evidence.Results, spend audit.Spend, warning string) error {
 	var b bytes.Buffer
 	var err error
 	switch format {
 	case "text":
+		if warning != "" {
+			fmt.Fprintf(&b, "WARNING: %s\n\n", warning)
+		}
 		err = report.WriteText(&b, res, spend, s.Simulated())
 	case "md":
+		if warning != "" {
+			fmt.Fprintf(&b, "> **Warning:** %s\n\n", warning)
+		}
 		err = report.WriteMarkdown(&b, res, spend, s.Simulated())
 	case "json":
 		err = report.WriteJSON(&b, report.Build(res, spend, s.Simulated()))

@@ -155,6 +155,9 @@ func execNotes(s *workbench.Session, path string) []tui.ExecNote {
 // stored answers with an edited predicate, or left [exec] commands
 // unstarted.
 func sayOpened(std Stdio, s *workbench.Session, path string) {
+	if note := s.ReadNote(); note != "" {
+		fmt.Fprintln(std.Err, note)
+	}
 	sayRegraded(std, s)
 	sayNotApproved(std, s, path)
 }

@@ -67,9 +67,14 @@ func TestStoreInUse_ExitCode(t *testing.T) {
 		t.Fatal(err)
 	}
 	defer st.Close()
-	r := runMain(t, "report", filepath.Join(dir, "audit.toml"))
+	// A second writer is refused; a reader reads the copy the holder
+	// publishes (issue 30).
+	r := runMain(t, "run", filepath.Join(dir, "audit.toml"), "--yes", "--headless")
 	if r.code != exitInUse || !strings.Contains(r.errOut, "in use by another auditor process") {
-		t.Errorf("report on a store in use: want exit %d, got:\n%s", exitInUse, r)
+		t.Errorf("run on a store in use: want exit %d, got:\n%s", exitInUse, r)
+	}
+	if r := runMain(t, "report", filepath.Join(dir, "audit.toml")); r.code != 0 || !strings.Contains(r.errOut, "read while another auditor process writes auditor.db") {
+		t.Errorf("report on a store in use: want exit 0 on the holder's copy, got:\n%s", r)
 	}
 	readme, err := os.ReadFile(filepath.Join("..", "..", "README.md"))
 	if err != nil {

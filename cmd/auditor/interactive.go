@@ -117,7 +117,9 @@ func openStored(ctx context.Context, std Stdio, path, name string, o appScreen) 
 	if !interactive(std, false) {
 		return &refusal{fmt.Errorf("%s needs a terminal; for text use: auditor report %s", name, shellQuote(path))}
 	}
-	s, err := workbench.Open(ctx, path, workbench.Options{Access: workbench.Write})
+	// A second app, or one opened during a run, reads what the writing
+	// process has stored, and stores nothing.
+	s, err := workbench.Open(ctx, path, workbench.Options{Access: workbench.Write, Read: true})
 	if err != nil {
 		return err
 	}

@@ -71,6 +71,7 @@ func runApp(ctx context.Context, std Stdio, s *workbench.Session, o appScreen) e
 		Labelling:   labellingOptions(s, startWatching(wctx, std, s), o),
 		Spend:       s.Spend,
 		NotApproved: execNotes(s, s.Audit.Path),
+		ReadOnly:    readOnly(s),
 	})
 	if err != nil {
 		return err
@@ -81,6 +82,15 @@ func runApp(ctx context.Context, std Stdio, s *workbench.Session, o appScreen) e
 		return fmt.Errorf("interactive screen: %w", perr)
 	}
 	return nil
+}
+
+// readOnly says what a read-only session reads, for the app; nil when it
+// may write.
+func readOnly(s *workbench.Session) *tui.ReadOnly {
+	if !s.ReadOnly() {
+		return nil
+	}
+	return &tui.ReadOnly{AsOf: s.Store.Reading().AsOf}
 }
 
 // saveLabelFile writes the audit's label file after the screen closed. The

@@ -289,7 +289,10 @@ func sayNotices(std Stdio, s *workbench.Session) error {
 // sayRegraded tells the user when opening the audit graded stored answers
 // with an edited predicate.
 func sayRegraded(std Stdio, s *workbench.Session) {
-	if s.Regraded > 0 {
+	switch {
+	case s.Regraded > 0 && s.ReadOnly():
+		fmt.Fprintf(std.Err, "re-graded %d stored answers with the current predicates (no calls; not stored, as the store is read-only here)\n", s.Regraded)
+	case s.Regraded > 0:
 		fmt.Fprintf(std.Err, "re-graded %d stored answers with the current predicates (no calls)\n", s.Regraded)
 	}
 }
@@ -394,21 +397,41 @@ func runOutcome(std Stdio, out workbench.Outcome, res *evidence.Results, regrade
 	if f.ship != nil {
 		return shipOutcome(std, res, *f.ship, f.gate, resumeCmd, path)
 	}
-	writeNextSteps(std, strings.TrimSuffix(resumeCmd, " run"), path, len(res.Plan.Audit.Judges) > 0)
+	writeNextSteps(std, strings.TrimSuffix(resumeCmd, " run"), path, len(res.Plan.Audit.Judges) > 0, undecided(res))
 	if f.gate {
 		return gateError(res)
 	}
 	return nil
 }
 
+// undecided counts the lines whose verdict is INCONCLUSIVE: the only ones
+// labels can settle (KEEP, DELETE and CANARY are what they are; a WORSE
+// rewording is decided).
+func undecided(res *evidence.Results) int {
+	n := 0
+	for _, rr := range res.Rules {
+		if rr.Verdict.Decision == model.DecisionInconclusive {
+			n++
+		}
+	}
+	return n
+}
+
 // writeNextSteps ends a finished run with the commands a user types next,
-// on the audit's real path. It goes to standard error, like the progress,
-// so standard output stays the report alone.
-func writeNextSteps(std Stdio, prog, path string, judges bool) {
+// on the audit's real path; labelling is offered only while a line is
+// undecided. It goes to standard error, like the progress, so standard
+// output stays the report alone.
+func writeNextSteps(std Stdio, prog, path string, judges bool, undecided int) {
 	if strings.Contains(prog, "go-build") {
 		prog = "go run ./cmd/auditor" // `go run` built it in a temporary directory
 	}
 	p := shellQuote(path)
+	label := ""
+	if undecided > 0 {
+		label = fmt.Sprintf(`
+  label the blind answers each undecided line needs (no line reaches DELETE without blind labels):
+    %s label %s --for-verdict`, prog, p)
+	}
 	review := ""
 	if judges {
 		review = fmt.Sprintf(`
@@ -418,14 +441,12 @@ func writeNextSteps(std Stdio, prog, path string, judges bool) {
 	fmt.Fprintf(std.Err, `
 Next:
   browse the grid, any answer, and the prompt marked with verdicts:
-    %[1]s open %[2]s
-  label the blind answers each undecided line needs (no line reaches DELETE without blind labels):
-    %[1]s label %[2]s --for-verdict%[3]s
+    %[1]s open %[2]s%[3]s%[4]s
   the prompt without every DELETE line, tested together and decided as one (SHIP / NOT SAFE):
     %[1]s ship %[2]s
   the verdicts and their evidence for a pull request:
     %[1]s report %[2]s --format md
-`, prog, p, review)
+`, prog, p, label, review)
 }
 
 // resumeCommand rebuilds the command line that continues this run.
