@@ -1,6 +1,8 @@
 package model
 
 import (
+	"crypto/sha256"
+	"encoding/hex"
 	"slices"
 	"time"
 )
@@ -35,6 +37,37 @@ type Label struct {
 	// are then ignored). Undoing a first label leaves the answer unlabelled
 	// by that labeller; nothing is deleted.
 	Undo bool `json:"undo,omitempty"`
+	// AnswerSHA256 is the hash (AnswerHash) of the answer text the label
+	// judged. A request's key names what was asked, not what came back: a
+	// clone of the audit asks again and may store another answer under the
+	// same key, and a label vouches only for the answer it judged. Empty
+	// on labels stored before labels recorded it.
+	AnswerSHA256 string `json:"answer_sha256,omitempty"`
+}
+
+// AnswerHash is the hash a label records of the answer text it judged:
+// SHA-256 of the text's bytes, in lower-case hex.
+func AnswerHash(text string) string {
+	h := sha256.Sum256([]byte(text))
+	return hex.EncodeToString(h[:])
+}
+
+// AnswerDigest is what a label's answer is checked against: the hash of
+// the answer stored under a key now, and when it was stored.
+type AnswerDigest struct {
+	SHA256 string
+	At     time.Time
+}
+
+// Judged reports whether l judged the answer d describes: its hash is
+// d's, or, for a label stored before labels recorded hashes, the answer
+// was stored before the label was given (an answer stored later is not the
+// one it judged: a clone's, asked again).
+func (d AnswerDigest) Judged(l Label) bool {
+	if l.AnswerSHA256 != "" {
+		return l.AnswerSHA256 == d.SHA256
+	}
+	return !l.At.IsZero() && !d.At.IsZero() && !d.At.After(l.At)
 }
 
 // LabelBook resolves label histories into the labels that hold now.

@@ -87,7 +87,12 @@ func (a *App) header() [3]string {
 	l := c.live
 	if l == nil {
 		out[1] = a.storedLine()
-		if a.screen == screenGrid || a.screen == screenCell {
+		switch note := c.res.StaleLabelsNote(); {
+		case note != "":
+			// Before the legend: labels that count nowhere change what
+			// every screen's verdict rests on.
+			out[2] = st.Warn.Render(truncateText(note, c.width))
+		case a.screen == screenGrid || a.screen == screenCell:
 			out[2] = st.Muted.Render(legend()) // the symbols are the grid's
 		}
 		return out

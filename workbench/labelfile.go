@@ -5,8 +5,6 @@ import (
 	"errors"
 	"fmt"
 	"os"
-	"path/filepath"
-	"strings"
 
 	"github.com/auditor-dev/auditor/audit/labels"
 	"github.com/auditor-dev/auditor/model"
@@ -27,11 +25,7 @@ import (
 // given, so a new label is a small diff.
 
 // LabelFilePath is where the audit's label file lives.
-func (s *Session) LabelFilePath() string {
-	base := filepath.Base(s.Audit.Path)
-	base = strings.TrimSuffix(base, filepath.Ext(base))
-	return filepath.Join(filepath.Dir(s.Audit.Path), base+".labels.jsonl")
-}
+func (s *Session) LabelFilePath() string { return s.Audit.LabelFilePath() }
 
 // mergeLabelFile appends to the store the records of the label file it
 // does not hold; a missing file is no error. Problems in the file name it

@@ -77,7 +77,7 @@ func TestLabelSheet_RoundTrip(t *testing.T) {
 			t.Fatalf("set: %d keys, %v", len(set.Keys), err)
 		}
 		// ana labelled the set's first answer on the screen already.
-		if err := st.PutLabel(model.Label{Key: set.Keys[0], Violation: true, Labeller: "ana", Source: model.LabelBlind}); err != nil {
+		if _, err := st.PutLabel(model.Label{Key: set.Keys[0], Violation: true, Labeller: "ana", Source: model.LabelBlind}); err != nil {
 			t.Fatal(err)
 		}
 	})
