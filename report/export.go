@@ -68,6 +68,9 @@ type LabelRecord struct {
 	SchemaVersion int    `json:"schema_version"`
 	Source        string `json:"source,omitempty"` // "blind" or "seen"
 	Undo          bool   `json:"undo,omitempty"`   // takes back the labeller's latest label of this source
+	// AnswerSHA256 is the hash of the answer text the label judged
+	// (model.AnswerHash); empty on labels stored before labels recorded it.
+	AnswerSHA256 string `json:"answer_sha256,omitempty"`
 }
 
 // ExportResponses writes one record per planned cell whose call is stored,
@@ -247,13 +250,13 @@ func ExportLabels(w io.Writer, book *model.LabelBook, format string) error {
 		return nil
 	case "csv":
 		cw := csv.NewWriter(w)
-		if err := cw.Write([]string{"key", "violation", "labeller", "note", "at", "source", "undo"}); err != nil {
+		if err := cw.Write([]string{"key", "violation", "labeller", "note", "at", "source", "undo", "answer_sha256"}); err != nil {
 			return err
 		}
 		for _, l := range hist {
 			r := labelRecord(book, l)
 			if err := cw.Write(csvSafe([]string{r.Key, strconv.FormatBool(r.Violation), r.Labeller, r.Note, r.At,
-				r.Source, strconv.FormatBool(r.Undo)})); err != nil {
+				r.Source, strconv.FormatBool(r.Undo), r.AnswerSHA256})); err != nil {
 				return err
 			}
 		}
@@ -377,7 +380,7 @@ func ExportGrades(w io.Writer, p *audit.Plan, versions []string, src ExportSourc
 func labelRecord(book *model.LabelBook, l model.Label) LabelRecord {
 	return LabelRecord{Key: l.Key, Violation: l.Violation, Labeller: l.Labeller, Note: l.Note,
 		At: l.At.UTC().Format(time.RFC3339), Source: book.SourceOf(l), Undo: l.Undo,
-		SchemaVersion: SchemaVersion}
+		SchemaVersion: SchemaVersion, AnswerSHA256: l.AnswerSHA256}
 }
 
 // csvSafe sanitizes untrusted cells: control sequences are stripped, and a

@@ -38,9 +38,22 @@ type ParseOptions struct {
 // LabelRows is what a label file or sheet holds.
 type LabelRows struct {
 	Labels []model.Label
+	// Rows are where each of Labels came from, in the same order.
+	Rows []RowSource
 	// Unlabelled counts the rows with an empty verdict (a sheet's rows not
 	// labelled yet): skipped.
 	Unlabelled int
+}
+
+// RowSource is where a label was read: its line in the file and, for a
+// blind sheet's row, the answer the labeller read.
+type RowSource struct {
+	Line int
+	// Answer is the sheet's answer column as read (a CSV cell's formula
+	// guard taken back); HasAnswer is false for a record without one (the
+	// label export).
+	Answer    string
+	HasAnswer bool
 }
 
 // ViolationWords are the verdicts a row may give, for help texts.
@@ -69,6 +82,9 @@ type row struct {
 	labellerSet            bool // the record has a labeller field
 	note, at, source, undo string
 	schema                 int
+	hash                   string // answer_sha256
+	answer                 string
+	hasAnswer              bool
 }
 
 // ParseLabels reads label records for import-labels and the label file:
@@ -101,6 +117,7 @@ func ParseLabels(file string, data []byte, o ParseOptions) (LabelRows, error) {
 			continue
 		}
 		out.Labels = append(out.Labels, l)
+		out.Rows = append(out.Rows, RowSource{Line: r.line, Answer: r.answer, HasAnswer: r.hasAnswer})
 	}
 	return out, nil
 }
@@ -156,7 +173,25 @@ func (r row) label(file string, o ParseOptions) (l model.Label, ok bool, err err
 			return bad("at", "not an RFC 3339 time: "+r.at)
 		}
 	}
-	return model.Label{Key: r.key, Violation: violation && !undo, Labeller: who, Note: r.note, At: at, Source: src, Undo: undo}, true, nil
+	hash := strings.ToLower(strings.TrimSpace(r.hash))
+	if hash != "" && !validHash(hash) {
+		return bad("answer_sha256", fmt.Sprintf("%q is not a SHA-256 in hex", r.hash))
+	}
+	return model.Label{Key: r.key, Violation: violation && !undo, Labeller: who, Note: r.note, At: at, Source: src, Undo: undo,
+		AnswerSHA256: hash}, true, nil
+}
+
+// validHash reports whether s is 64 lower-case hex digits.
+func validHash(s string) bool {
+	if len(s) != 64 {
+		return false
+	}
+	for _, c := range s {
+		if !strings.ContainsRune("0123456789abcdef", c) {
+			return false
+		}
+	}
+	return true
 }
 
 // jsonlRecord is one JSONL record: the export's fields and a sheet's.
@@ -170,6 +205,7 @@ type jsonlRecord struct {
 	Schema    int             `json:"schema_version"`
 	Source    string          `json:"source"`
 	Undo      bool            `json:"undo"`
+	Hash      string          `json:"answer_sha256"`
 	// A sheet's columns: what the labeller read, ignored on import.
 	RuleLine     json.RawMessage `json:"rule_line"`
 	Rule         json.RawMessage `json:"rule"`
@@ -197,7 +233,16 @@ func jsonlRows(file string, data []byte) ([]row, error) {
 			}
 			return nil, &model.InputError{File: file, Line: i + 1, Msg: msg}
 		}
-		r := row{line: i + 1, note: rec.Note, at: rec.At, source: rec.Source, schema: rec.Schema}
+		r := row{line: i + 1, note: rec.Note, at: rec.At, source: rec.Source, schema: rec.Schema, hash: rec.Hash}
+		if rec.Answer != nil {
+			var a *string
+			if err := json.Unmarshal(rec.Answer, &a); err != nil {
+				return nil, &model.InputError{File: file, Line: i + 1, Field: "answer", Msg: "not a string: " + err.Error()}
+			}
+			if a != nil {
+				r.answer, r.hasAnswer = *a, true
+			}
+		}
 		if rec.Key != nil {
 			r.key = *rec.Key
 		}
@@ -244,7 +289,7 @@ func jsonVerdict(raw json.RawMessage) (string, error) {
 
 // csvColumns are the columns a label CSV may have; key and violation are
 // required.
-var csvColumns = []string{"key", "violation", "labeller", "note", "at", "source", "undo", "schema_version",
+var csvColumns = []string{"key", "violation", "labeller", "note", "at", "source", "undo", "schema_version", "answer_sha256",
 	"rule_line", "rule", "case", "kind", "conversation", "kb", "answer"}
 
 func csvRows(file string, data []byte) ([]row, error) {
@@ -312,6 +357,9 @@ func csvRows(file string, data []byte) ([]row, error) {
 		r.source, _ = cell("source")
 		r.source = strings.TrimSpace(r.source)
 		r.undo, _ = cell("undo")
+		r.hash, _ = cell("answer_sha256")
+		r.answer, r.hasAnswer = cell("answer")
+		r.answer = unguard(r.answer)
 		if s, ok := cell("schema_version"); ok && strings.TrimSpace(s) != "" {
 			if r.schema, err = strconv.Atoi(strings.TrimSpace(s)); err != nil {
 				return nil, &model.InputError{File: file, Line: line, Field: "schema_version", Msg: fmt.Sprintf("%q is not a number", s)}
