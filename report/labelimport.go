@@ -37,7 +37,10 @@ type ParseOptions struct {
 
 // LabelRows is what a label file or sheet holds.
 type LabelRows struct {
-	Labels []model.Label
+	// Records are the label file's other records (label sets, rule
+	// histories), in file order.
+	Records []FileRecord
+	Labels  []model.Label
 	// Rows are where each of Labels came from, in the same order.
 	Rows []RowSource
 	// Unlabelled counts the rows with an empty verdict (a sheet's rows not
@@ -98,15 +101,15 @@ func ParseLabels(file string, data []byte, o ParseOptions) (LabelRows, error) {
 	data = bytes.TrimPrefix(data, []byte("\ufeff"))
 	var rows []row
 	var err error
+	var out LabelRows
 	if isCSV(file) {
 		rows, err = csvRows(file, data)
 	} else {
-		rows, err = jsonlRows(file, data)
+		rows, err = jsonlRows(file, data, &out.Records)
 	}
 	if err != nil {
 		return LabelRows{}, err
 	}
-	var out LabelRows
 	for _, r := range rows {
 		l, ok, err := r.label(file, o)
 		if err != nil {
@@ -216,12 +219,22 @@ type jsonlRecord struct {
 	Answer       json.RawMessage `json:"answer"`
 }
 
-func jsonlRows(file string, data []byte) ([]row, error) {
+func jsonlRows(file string, data []byte, records *[]FileRecord) ([]row, error) {
 	var out []row
 	for i, line := range strings.Split(string(data), "\n") {
 		line = strings.TrimRight(line, "\r")
 		if strings.TrimSpace(line) == "" {
 			continue
+		}
+		if strings.Contains(line, `"record"`) {
+			rec, ok, err := fileRecord(file, i+1, line)
+			if err != nil {
+				return nil, err
+			}
+			if ok {
+				*records = append(*records, rec)
+				continue
+			}
 		}
 		dec := json.NewDecoder(strings.NewReader(line))
 		dec.DisallowUnknownFields()

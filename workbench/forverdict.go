@@ -89,7 +89,7 @@ func (s *Session) DrawForVerdict(line, n int) ([]VerdictDraw, error) {
 		}
 		if d.Route != "" {
 			opts.Name = freeName(names, fmt.Sprintf("verdict-L%d", rule.Line))
-			set, err := labels.DrawLabelSample(s.Store, s.Plan, s.Tally, opts)
+			set, err := labels.DrawLabelSample(s.LabelStore(), s.Plan, s.Tally, opts)
 			if err != nil {
 				return out, err
 			}

@@ -31,9 +31,13 @@ func (o ImportOutcome) Refused() int { return o.ImportResult.Refused() + o.Unkno
 // sheet written from a store whose answers were asked again), when it
 // names the hash of another answer, or when no answer is stored under its
 // key; a sheet row's label records the stored answer's hash. The rest are
-// imported (store.Store.ImportLabels).
+// imported (store.Store.ImportLabels), and a label file's label sets and
+// rule histories merged as on open.
 func (s *Session) ImportLabels(file string, rows report.LabelRows, overwrite bool) (ImportOutcome, error) {
 	var out ImportOutcome
+	if err := s.mergeRecords(file, rows.Records); err != nil {
+		return out, err
+	}
 	var take []model.Label
 	for i, l := range rows.Labels {
 		if _, ok := s.Plan.ByKey[l.Key]; !ok {

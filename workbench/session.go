@@ -16,6 +16,7 @@ import (
 	"fmt"
 	"os"
 	"path/filepath"
+	"sync"
 	"time"
 
 	"github.com/auditor-dev/auditor/audit"
@@ -38,8 +39,10 @@ const DBName = "auditor.db"
 // in another goroutine while the screen reads the Tally it was given
 // before the run began.
 type Session struct {
-	Audit *audit.Audit
-	Plan  *audit.Plan
+	// fileMu makes SaveLabelFile the label file's one writer.
+	fileMu sync.Mutex
+	Audit  *audit.Audit
+	Plan   *audit.Plan
 	// Store is the audit's store; nil after Load, or after Open with
 	// IfExists when nothing has been stored yet.
 	Store *store.Store

@@ -3,6 +3,7 @@ package evidence
 import (
 	"encoding/json"
 	"fmt"
+	"slices"
 	"strings"
 	"time"
 
@@ -50,6 +51,41 @@ func RecordRuleTexts(m audit.Store, a *audit.Audit, now time.Time) error {
 		}
 	}
 	return nil
+}
+
+// RuleHistoryName names a rule's text history in a label file: its case
+// file as written and its line.
+func RuleHistoryName(r *audit.Rule) string { return fmt.Sprintf("%s#L%d", r.Config.Cases, r.Line) }
+
+// RuleHistory returns the texts recorded for a rule, oldest first.
+func RuleHistory(m audit.Reader, r *audit.Rule) ([]TextSeen, error) { return ruleHistory(m, r) }
+
+// MergeRuleHistory unites a rule's recorded texts with texts (from a label
+// file): every text keeps the first time it was seen in either, in time
+// order, a text that repeats the one before it dropped. A clone that saw
+// the current text only when it was opened learns when it was first seen.
+func MergeRuleHistory(m audit.Store, r *audit.Rule, texts []TextSeen) error {
+	h, err := ruleHistory(m, r)
+	if err != nil {
+		return err
+	}
+	all := append(slices.Clone(h), texts...)
+	slices.SortStableFunc(all, func(a, b TextSeen) int { return a.Seen.Compare(b.Seen) })
+	var out []TextSeen
+	for _, t := range all {
+		if n := len(out); n > 0 && out[n-1].Text == t.Text {
+			continue
+		}
+		out = append(out, t)
+	}
+	if slices.Equal(out, h) {
+		return nil
+	}
+	data, err := json.Marshal(out)
+	if err != nil {
+		return err
+	}
+	return m.SetMeta(historyKey(r), string(data))
 }
 
 // ruleHistory returns the texts recorded for a rule, oldest first.

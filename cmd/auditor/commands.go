@@ -257,8 +257,14 @@ guarded against spreadsheet formulas.`,
 				}
 			case "labels":
 				var book *model.LabelBook
-				if book, err = s.LabelBook(); err == nil {
-					err = report.ExportLabels(w, book, format)
+				switch {
+				case format == "jsonl":
+					// The label file's own bytes: labels, label sets, rule histories.
+					_, err = s.WriteLabelFile(w)
+				default:
+					if book, err = s.LabelBook(); err == nil {
+						err = report.ExportLabels(w, book, format)
+					}
 				}
 			default:
 				err = &usageError{fmt.Errorf("unknown --what %q (want responses, grades or labels)", what)}

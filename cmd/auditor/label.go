@@ -160,7 +160,7 @@ func runLabel(cmd *cobra.Command, std Stdio, path string, f labelFlags) error {
 		} else if !cmd.Flags().Changed("seed") {
 			opts.Seed = time.Now().UnixNano() % 1_000_000
 		}
-		set, err = labels.DrawLabelSample(s.Store, s.Plan, s.Tally, opts)
+		set, err = labels.DrawLabelSample(s.LabelStore(), s.Plan, s.Tally, opts)
 		if errors.Is(err, labels.ErrLabelSetExists) {
 			return &usageError{err}
 		}

@@ -61,7 +61,7 @@ func TestImportLabels_RefusesAnotherAnswer(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	lines := strings.Split(strings.TrimSpace(string(data)), "\n")
+	lines := labelLines(string(data))
 	if len(lines) != 5 {
 		t.Fatalf("label file holds %d records, want 5:\n%s", len(lines), data)
 	}
