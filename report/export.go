@@ -379,7 +379,7 @@ func ExportGrades(w io.Writer, p *audit.Plan, versions []string, src ExportSourc
 // stored before sources were recorded gets the book's legacy source.
 func labelRecord(book *model.LabelBook, l model.Label) LabelRecord {
 	return LabelRecord{Key: l.Key, Violation: l.Violation, Labeller: l.Labeller, Note: l.Note,
-		At: l.At.UTC().Format(time.RFC3339), Source: book.SourceOf(l), Undo: l.Undo,
+		At: l.At.UTC().Format(time.RFC3339Nano), Source: book.SourceOf(l), Undo: l.Undo,
 		SchemaVersion: SchemaVersion, AnswerSHA256: l.AnswerSHA256}
 }
 
