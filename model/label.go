@@ -96,6 +96,10 @@ func (d AnswerDigest) Judged(l Label) bool {
 type LabelBook struct {
 	legacy func(Label) string
 	hist   map[string][]Label // response key -> history in the order given
+	// st holds each response's stacks, kept as records are pushed, so a
+	// push is constant time however long the history (a file of a hundred
+	// labellers' labels of each answer made opening an audit quadratic).
+	st     map[string]map[stackID][]stacked
 	truth  map[string]Label
 	seen   map[string]Label
 	by     map[string]map[string]Label // blind labels: labeller -> key -> label
@@ -107,7 +111,7 @@ type LabelBook struct {
 // stored without one; nil counts such records as blind.
 func NewLabelBook(history []Label, legacy func(Label) string) *LabelBook {
 	b := &LabelBook{legacy: legacy, hist: map[string][]Label{}, truth: map[string]Label{},
-		seen: map[string]Label{}, by: map[string]map[string]Label{}}
+		seen: map[string]Label{}, by: map[string]map[string]Label{}, st: map[string]map[stackID][]stacked{}}
 	for _, l := range history {
 		b.push(l)
 	}
@@ -131,7 +135,22 @@ func (b *LabelBook) push(l Label) {
 			return
 		}
 	}
+	order := len(b.hist[l.Key])
 	b.hist[l.Key] = append(b.hist[l.Key], l)
+	st := b.st[l.Key]
+	if st == nil {
+		st = map[stackID][]stacked{}
+		b.st[l.Key] = st
+	}
+	l.Source = b.SourceOf(l)
+	id := stackID{l.Source, l.Labeller}
+	if l.Undo {
+		if s := st[id]; len(s) > 0 {
+			st[id] = s[:len(s)-1]
+		}
+		return
+	}
+	st[id] = append(st[id], stacked{l, order})
 }
 
 // SourceOf is a record's source: its own, or the legacy rule's for a
@@ -153,23 +172,10 @@ type stacked struct {
 	order int // position in the response's history
 }
 
-// Stacks returns, for one response, every labeller's surviving labels of
-// each source, oldest first (sources filled in).
-func (b *LabelBook) stacks(key string) map[stackID][]stacked {
-	st := map[stackID][]stacked{}
-	for i, l := range b.hist[key] {
-		l.Source = b.SourceOf(l)
-		id := stackID{l.Source, l.Labeller}
-		if l.Undo {
-			if s := st[id]; len(s) > 0 {
-				st[id] = s[:len(s)-1]
-			}
-			continue
-		}
-		st[id] = append(st[id], stacked{l, i})
-	}
-	return st
-}
+// stacks returns, for one response, every labeller's surviving labels of
+// each source, oldest first (sources filled in). The map is the book's
+// own.
+func (b *LabelBook) stacks(key string) map[stackID][]stacked { return b.st[key] }
 
 func (b *LabelBook) resolve(key string) {
 	delete(b.truth, key)

@@ -9,6 +9,7 @@ import (
 	"errors"
 	"fmt"
 	"slices"
+	"strings"
 	"time"
 
 	bolt "go.etcd.io/bbolt"
@@ -233,16 +234,17 @@ func (s *Store) ImportLabels(ls []model.Label, overwrite bool) (ImportResult, er
 	var res ImportResult
 	err := s.update(func(tx *bolt.Tx) error {
 		res = ImportResult{}
-		for _, l := range ls {
-			l, hist, fresh, err := s.fresh(tx, l, now)
-			if err != nil {
+		var h keyHistory
+		for _, l := range byKey(ls) {
+			if err := h.load(s, tx, l.Key); err != nil {
 				return err
 			}
+			l, fresh := h.fresh(l, now)
 			if !fresh {
 				res.Unchanged++
 				continue
 			}
-			cur, ok := model.NewLabelBook(hist, nil).Current(l.Key, l.Labeller, l.Source)
+			cur, ok := h.book.Current(l.Key, l.Labeller, l.Source)
 			switch {
 			case l.Undo && !ok:
 				res.Orphans = append(res.Orphans, l)
@@ -260,7 +262,7 @@ func (s *Store) ImportLabels(ls []model.Label, overwrite bool) (ImportResult, er
 				res.Conflicts = append(res.Conflicts, LabelConflict{Key: l.Key, Current: cur, Incoming: l})
 				continue
 			}
-			if err := appendLabel(tx, l); err != nil {
+			if err := h.append(tx, l); err != nil {
 				return err
 			}
 		}
@@ -270,6 +272,64 @@ func (s *Store) ImportLabels(ls []model.Label, overwrite bool) (ImportResult, er
 		return ImportResult{}, err
 	}
 	return res, nil
+}
+
+// byKey returns the records grouped by response key, in key order, each
+// response's in the order given. Records of different responses never
+// depend on each other, and appending in key order keeps an import linear:
+// bbolt splits nodes only at commit, so a transaction's puts in random
+// order into one leaf move its whole tail on every put.
+func byKey(ls []model.Label) []model.Label {
+	out := slices.Clone(ls)
+	slices.SortStableFunc(out, func(a, b model.Label) int { return strings.Compare(a.Key, b.Key) })
+	return out
+}
+
+// keyHistory holds, during an import, the history of the response whose
+// records are being imported, read once, with its resolution: each record
+// checked against it rather than against the history read again.
+type keyHistory struct {
+	key  string
+	hist []model.Label
+	book *model.LabelBook
+}
+
+// load reads key's history unless it is the one held.
+func (h *keyHistory) load(s *Store, tx *bolt.Tx, key string) error {
+	if h.book != nil && h.key == key {
+		return nil
+	}
+	hist, err := s.history(tx, key)
+	if err != nil {
+		return err
+	}
+	h.key, h.hist, h.book = key, hist, model.NewLabelBook(hist, nil)
+	return nil
+}
+
+// fresh prepares an incoming record (no source: blind; no time: now) and
+// reports whether the history lacks it.
+func (h *keyHistory) fresh(l model.Label, now time.Time) (model.Label, bool) {
+	if l.Source == "" {
+		l.Source = model.LabelBlind
+	}
+	if slices.ContainsFunc(h.hist, func(c model.Label) bool { return sameRecord(c, l) }) {
+		return l, false
+	}
+	if l.At.IsZero() {
+		l.At = now
+	}
+	return l, true
+}
+
+// append stores a record and adds it to the history held.
+func (h *keyHistory) append(tx *bolt.Tx, l model.Label) error {
+	if err := appendLabel(tx, l); err != nil {
+		return err
+	}
+	h.hist = append(h.hist, l)
+	h.book.Add(l)
+	return nil
 }
 
 // sameRecord reports whether an incoming record says what a stored one
@@ -407,15 +467,16 @@ func (s *Store) MergeLabels(ls []model.Label) (int, error) {
 	added := 0
 	err := s.update(func(tx *bolt.Tx) error {
 		added = 0
-		for _, l := range ls {
-			l, _, fresh, err := s.fresh(tx, l, now)
-			if err != nil {
+		var h keyHistory
+		for _, l := range byKey(ls) {
+			if err := h.load(s, tx, l.Key); err != nil {
 				return err
 			}
+			l, fresh := h.fresh(l, now)
 			if !fresh {
 				continue
 			}
-			if err := appendLabel(tx, l); err != nil {
+			if err := h.append(tx, l); err != nil {
 				return err
 			}
 			added++
@@ -423,23 +484,4 @@ func (s *Store) MergeLabels(ls []model.Label) (int, error) {
 		return nil
 	})
 	return added, err
-}
-
-// fresh prepares an incoming record (no source: blind; no time: now) and
-// reports whether its response's history, which it returns, lacks it.
-func (s *Store) fresh(tx *bolt.Tx, l model.Label, now time.Time) (model.Label, []model.Label, bool, error) {
-	if l.Source == "" {
-		l.Source = model.LabelBlind
-	}
-	hist, err := s.history(tx, l.Key)
-	if err != nil {
-		return l, nil, false, err
-	}
-	if slices.ContainsFunc(hist, func(h model.Label) bool { return sameRecord(h, l) }) {
-		return l, hist, false, nil
-	}
-	if l.At.IsZero() {
-		l.At = now
-	}
-	return l, hist, true, nil
 }

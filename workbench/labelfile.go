@@ -2,6 +2,8 @@ package workbench
 
 import (
 	"bytes"
+	"crypto/sha256"
+	"encoding/hex"
 	"errors"
 	"fmt"
 	"github.com/auditor-dev/auditor/store"
@@ -52,6 +54,10 @@ func (s *Session) mergeLabelFile() (int, error) {
 	if err != nil {
 		return 0, &model.InputError{File: path, Msg: "cannot read: " + err.Error()}
 	}
+	sum := fileSum(data)
+	if was, ok, err := s.Store.Meta(labelFileMeta); err != nil || (ok && was == sum) {
+		return 0, err // the store took in (or wrote) these very bytes already
+	}
 	rows, err := report.ParseLabels(path, data, report.ParseOptions{})
 	if err != nil {
 		return 0, err
@@ -59,7 +65,21 @@ func (s *Session) mergeLabelFile() (int, error) {
 	if err := s.mergeRecords(path, rows.Records); err != nil {
 		return 0, err
 	}
-	return s.Store.MergeLabels(rows.Labels)
+	n, err := s.Store.MergeLabels(rows.Labels)
+	if err != nil {
+		return 0, err
+	}
+	return n, s.Store.SetMeta(labelFileMeta, sum)
+}
+
+// labelFileMeta names the store's record of the label file it last read
+// or wrote (its SHA-256): a file with the same bytes holds nothing the
+// store lacks, so opening an audit does not read and merge it again.
+const labelFileMeta = "label-file.sha256"
+
+func fileSum(data []byte) string {
+	h := sha256.Sum256(data)
+	return hex.EncodeToString(h[:])
 }
 
 // mergeRecords adds the label sets the store lacks and unites the rule
@@ -123,13 +143,16 @@ func (s *Session) SaveLabelFile() error {
 	if n == 0 && errors.Is(rerr, os.ErrNotExist) {
 		return nil
 	}
-	if rerr == nil && bytes.Equal(old, b.Bytes()) {
-		return nil
+	if rerr != nil || !bytes.Equal(old, b.Bytes()) {
+		if err := writeAtomic(path, b.Bytes()); err != nil {
+			return fmt.Errorf("label file %s: %w", path, err)
+		}
 	}
-	if err := writeAtomic(path, b.Bytes()); err != nil {
-		return fmt.Errorf("label file %s: %w", path, err)
+	sum := fileSum(b.Bytes())
+	if was, ok, err := s.Store.Meta(labelFileMeta); err != nil || (ok && was == sum) {
+		return err
 	}
-	return nil
+	return s.Store.SetMeta(labelFileMeta, sum)
 }
 
 // WriteLabelFile writes what the label file holds to w: every label

@@ -54,12 +54,14 @@ func newLabelGate(src any, log []model.Label) (*labelGate, error) {
 }
 
 // admit returns the records of log that judged the answers stored now,
-// keeping the others apart.
+// keeping the others apart. It filters log in place: the caller's slice
+// is the tally's own (a copy of a large history was the tally's largest
+// allocation).
 func (g *labelGate) admit(log []model.Label) []model.Label {
 	if g == nil || !g.checked {
 		return log
 	}
-	out := log[:0:0]
+	out := log[:0]
 	for _, l := range log {
 		if g.one(l) {
 			out = append(out, l)
