@@ -99,10 +99,10 @@ type LabelBook struct {
 	// st holds each response's stacks, kept as records are pushed, so a
 	// push is constant time however long the history (a file of a hundred
 	// labellers' labels of each answer made opening an audit quadratic).
-	st     map[string]map[stackID][]stacked
-	truth  map[string]Label
-	seen   map[string]Label
-	by     map[string]map[string]Label // blind labels: labeller -> key -> label
+	st    map[string]map[stackID][]stacked
+	truth map[string]Label
+	seen  map[string]Label
+	by    map[string]map[string]Label // blind labels: labeller -> key -> label
 }
 
 // NewLabelBook resolves a label history: every record ever stored, each
