@@ -296,12 +296,17 @@ func (ls *LabelStore) PutLabel(l model.Label) (model.Label, error) {
 }
 
 // PutLabelSet stores a label set (store.Store.PutLabelSet), then rewrites
-// the label file.
+// the label file. A label file that cannot be written is an error: the set
+// is in the store, but labels drawn in it would reach the file without
+// their design.
 func (ls *LabelStore) PutLabelSet(name string, keys []string, meta map[string]string) error {
 	if err := ls.Store.PutLabelSet(name, keys, meta); err != nil {
 		return err
 	}
 	ls.save()
+	if err := ls.FileErr(); err != nil {
+		return fmt.Errorf("label set %s is stored in %s, but %s was not written: %w", name, DBName, ls.s.LabelFilePath(), err)
+	}
 	return nil
 }
 

@@ -172,6 +172,12 @@ func runLabel(cmd *cobra.Command, std Stdio, path string, f labelFlags) error {
 		}
 		// The numbers below weigh labels by every set: the new one too.
 		s.Tally.AddLabelSet(set)
+		// The set's draw goes into the label file with the labels: a
+		// file that cannot be written (a full disk) is an error here, not
+		// after the labelling it would leave undescribed.
+		if err := saveLabelFile(s); err != nil {
+			return err
+		}
 	}
 
 	if f.sheet != "" {
@@ -254,6 +260,9 @@ func labelForVerdict(cmd *cobra.Command, std Stdio, s *workbench.Session, f labe
 	if len(drawn) == 0 {
 		fmt.Fprintln(std.Out, "nothing to draw: no INCONCLUSIVE verdict that labels can settle")
 		return nil
+	}
+	if err := saveLabelFile(s); err != nil {
+		return err
 	}
 	if f.sheet != "" {
 		if err := writeLabelSheet(std, s, drawn, f.labeller, f.sheet); err != nil {

@@ -86,3 +86,41 @@ func TestImportLabels_RefusesAnotherAnswer(t *testing.T) {
 		t.Errorf("an undo of nothing:\n%s", r)
 	}
 }
+
+// TestLabelFile_FullDisk: when the label file cannot be written (a full
+// disk: its temporary file is /dev/full here), the command that drew the
+// label set fails instead of exiting 0, leaves no temporary file, and the
+// old label file as it was; once the disk has room the next command writes
+// it whole.
+func TestLabelFile_FullDisk(t *testing.T) {
+	t.Parallel()
+	if _, err := os.Stat("/dev/full"); err != nil {
+		t.Skip("no /dev/full:", err)
+	}
+	cs := makeCases(4, 2, 3)
+	srv := newFakeServer(t, cs)
+	dir := t.TempDir()
+	auditPath := writeAudit(t, dir, auditSpec{baseURL: srv.baseURL(), samples: 3, concurrency: 4}, cs)
+	mustRun(t, exitOK, "run", auditPath, "--yes", "--headless")
+	labelFile := filepath.Join(dir, "audit.labels.jsonl")
+	tmp := labelFile + ".tmp"
+	if err := os.Symlink("/dev/full", tmp); err != nil {
+		t.Skip("cannot link /dev/full:", err)
+	}
+	r := runBinary(t, exitFailed, "label", auditPath, "--n", "6", "--seed", "3", "--sheet", filepath.Join(dir, "sheet.csv"))
+	if !strings.Contains(r.errOut, "audit.labels.jsonl was not written") || !strings.Contains(r.errOut, "no space left on device") || strings.Contains(r.errOut, "wrote 6 answers") {
+		t.Errorf("a full disk:\n%s", r)
+	}
+	if _, err := os.Lstat(tmp); !os.IsNotExist(err) {
+		t.Errorf("the temporary file is left behind (%v)", err)
+	}
+	if _, err := os.Stat(labelFile); !os.IsNotExist(err) {
+		t.Errorf("a label file was written on a full disk (%v)", err)
+	}
+	// Room again: the next label command writes the set into the file.
+	runBinary(t, exitOK, "label", auditPath, "--show")
+	data, err := os.ReadFile(labelFile)
+	if err != nil || !strings.Contains(string(data), `"record":"label_set","name":"sample"`) {
+		t.Errorf("after the disk has room: %v\n%s", err, data)
+	}
+}
