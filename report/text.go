@@ -43,7 +43,7 @@ func WriteText(w io.Writer, res *evidence.Results, spend audit.Spend, simulated 
 		label := VerdictLabel(rr)
 		fmt.Fprintf(&b, "  %s%s  %s\n", label, strings.Repeat(" ", verdictW-len([]rune(label))), name)
 	}
-	for _, note := range res.LabelNotes() {
+	if note := res.StaleLabelsNote(); note != "" {
 		fmt.Fprintf(&b, "  %s\n", note)
 	}
 	b.WriteString("\n")

@@ -87,11 +87,11 @@ func (a *App) header() [3]string {
 	l := c.live
 	if l == nil {
 		out[1] = a.storedLine()
-		switch notes := c.res.LabelNotes(); {
-		case len(notes) > 0:
+		switch note := c.res.StaleLabelsNote(); {
+		case note != "":
 			// Before the legend: labels that count nowhere change what
 			// every screen's verdict rests on.
-			out[2] = st.Warn.Render(truncateText(strings.Join(notes, "; "), c.width))
+			out[2] = st.Warn.Render(truncateText(note, c.width))
 		case a.screen == screenGrid || a.screen == screenCell:
 			out[2] = st.Muted.Render(legend()) // the symbols are the grid's
 		}

@@ -73,7 +73,7 @@ func TestQuietLine_DeletedByLabels(t *testing.T) {
 	}
 	in := filepath.Join(dir, "clean.jsonl")
 	writeFiles(t, dir, map[string]string{"clean.jsonl": labels.String()})
-	mustRun(t, 0, "import-labels", path, in, "--design", "random", "--rule", "8", "--variant", "deleted")
+	mustRun(t, 0, "import-labels", path, in)
 
 	after := quiet()
 	if after["verdict"] != "DELETE" {
@@ -121,7 +121,7 @@ func TestLabels_ImportedThenStratifiedAllCount(t *testing.T) {
 		n++
 	}
 	writeFiles(t, dir, map[string]string{"truth.jsonl": labels.String()})
-	mustRun(t, 0, "import-labels", path, filepath.Join(dir, "truth.jsonl"), "--design", "random")
+	mustRun(t, 0, "import-labels", path, filepath.Join(dir, "truth.jsonl"))
 	graderLabels := func() (labels, positives int) {
 		t.Helper()
 		var doc struct {
@@ -188,7 +188,7 @@ func TestLabels_StratifiedDrawKeepsRandomLabels(t *testing.T) {
 		t.Fatalf("%d of %d labelled answers flagged: the strata would not differ", flagged, n)
 	}
 	writeFiles(t, dir, map[string]string{"clean.jsonl": labels.String()})
-	mustRun(t, 0, "import-labels", path, filepath.Join(dir, "clean.jsonl"), "--design", "random", "--rule", "8", "--variant", "deleted")
+	mustRun(t, 0, "import-labels", path, filepath.Join(dir, "clean.jsonl"))
 	line8 := func() (string, string) {
 		t.Helper()
 		var doc struct {
