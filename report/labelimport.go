@@ -84,6 +84,7 @@ type row struct {
 	labeller               string
 	labellerSet            bool // the record has a labeller field
 	note, at, source, undo string
+	unseen                 string
 	schema                 int
 	hash                   string // answer_sha256
 	answer                 string
@@ -139,6 +140,12 @@ func (r row) label(file string, o ParseOptions) (l model.Label, ok bool, err err
 			return bad("undo", fmt.Sprintf("%q (want true or false)", r.undo))
 		}
 	}
+	unseen := false
+	if r.unseen != "" {
+		if unseen, err = strconv.ParseBool(strings.TrimSpace(r.unseen)); err != nil {
+			return bad("unseen", fmt.Sprintf("%q (want true or false)", r.unseen))
+		}
+	}
 	violation, set, err := parseViolation(r.violation)
 	switch {
 	case r.schema > SchemaVersion:
@@ -181,7 +188,7 @@ func (r row) label(file string, o ParseOptions) (l model.Label, ok bool, err err
 		return bad("answer_sha256", fmt.Sprintf("%q is not a SHA-256 in hex", r.hash))
 	}
 	return model.Label{Key: r.key, Violation: violation && !undo, Labeller: who, Note: r.note, At: at, Source: src, Undo: undo,
-		AnswerSHA256: hash}, true, nil
+		Unseen: unseen && undo, AnswerSHA256: hash}, true, nil
 }
 
 // validHash reports whether s is 64 lower-case hex digits.
@@ -209,6 +216,7 @@ type jsonlRecord struct {
 	Source    string          `json:"source"`
 	Undo      bool            `json:"undo"`
 	Hash      string          `json:"answer_sha256"`
+	Unseen    bool            `json:"unseen"`
 	// A sheet's columns: what the labeller read, ignored on import.
 	RuleLine     json.RawMessage `json:"rule_line"`
 	Rule         json.RawMessage `json:"rule"`
@@ -265,6 +273,9 @@ func jsonlRows(file string, data []byte, records *[]FileRecord) ([]row, error) {
 		if rec.Undo {
 			r.undo = "true"
 		}
+		if rec.Unseen {
+			r.unseen = "true"
+		}
 		if rec.Violation != nil {
 			r.violationSet = true
 			v, err := jsonVerdict(rec.Violation)
@@ -302,7 +313,7 @@ func jsonVerdict(raw json.RawMessage) (string, error) {
 
 // csvColumns are the columns a label CSV may have; key and violation are
 // required.
-var csvColumns = []string{"key", "violation", "labeller", "note", "at", "source", "undo", "schema_version", "answer_sha256",
+var csvColumns = []string{"key", "violation", "labeller", "note", "at", "source", "undo", "unseen", "schema_version", "answer_sha256",
 	"rule_line", "rule", "case", "kind", "conversation", "kb", "answer"}
 
 func csvRows(file string, data []byte) ([]row, error) {
@@ -356,7 +367,7 @@ func csvRows(file string, data []byte) ([]row, error) {
 			if !ok {
 				return "", false
 			}
-			return rec[i], true
+			return unguard(rec[i]), true
 		}
 		r := row{line: line, violationSet: true}
 		r.key, _ = cell("key")
@@ -365,11 +376,11 @@ func csvRows(file string, data []byte) ([]row, error) {
 		r.labeller, r.labellerSet = cell("labeller")
 		r.labeller = unguard(strings.TrimSpace(r.labeller))
 		r.note, _ = cell("note")
-		r.note = unguard(r.note)
 		r.at, _ = cell("at")
 		r.source, _ = cell("source")
 		r.source = strings.TrimSpace(r.source)
 		r.undo, _ = cell("undo")
+		r.unseen, _ = cell("unseen")
 		r.hash, _ = cell("answer_sha256")
 		r.answer, r.hasAnswer = cell("answer")
 		r.answer = unguard(r.answer)

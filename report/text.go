@@ -52,7 +52,7 @@ func WriteText(w io.Writer, res *evidence.Results, spend audit.Spend, simulated 
 		b.WriteString("\n")
 	}
 	b.WriteString(regressionText(res))
-	if c := comparisonText(res); c != "" {
+	if c := ComparisonText(res); c != "" {
 		b.WriteString(c + "\n")
 	}
 	for _, l := range sweepLines(res) {

@@ -70,6 +70,9 @@ func (v *reportView) graders(r *reportWriter, rr *evidence.RuleResult) {
 	if rr.Disagreements > 0 {
 		r.field("review queue", fmt.Sprintf("%d answers where graders disagree or one could not grade", rr.Disagreements), nil)
 	}
+	if t := adjudicationTally(rr.Adjudications, v.c.width < 120); t != "" {
+		r.field("review decided", t+" (seen labels: not in recall)", nil)
+	}
 	if _, line := rr.BestSupported(); line != "" && len(rr.Judges) > 0 {
 		r.field("labels support", oneLine(line), nil)
 	}
