@@ -100,7 +100,7 @@ func (s *Session) forVerdict(line, n int, draw bool) ([]VerdictDraw, error) {
 		}
 		if d.Route != "" && draw {
 			opts.Name = freeName(names, fmt.Sprintf("verdict-L%d", rule.Line))
-			set, err := labels.DrawLabelSample(s.Store, s.Plan, s.Tally, opts)
+			set, err := labels.DrawLabelSample(s.LabelStore(), s.Plan, s.Tally, opts)
 			if err != nil {
 				return out, err
 			}

@@ -66,7 +66,11 @@ func TestAggregate_Demo(t *testing.T) {
 	if !ok {
 		t.Fatal("first cell has no grade")
 	}
-	tally.SetLabel(model.Label{Source: model.LabelBlind, Key: cell.Key, Violation: !g.Pass, Labeller: "t"})
+	stored, err := st.PutLabel(model.Label{Source: model.LabelBlind, Key: cell.Key, Violation: !g.Pass, Labeller: "t"})
+	if err != nil {
+		t.Fatal(err)
+	}
+	tally.SetLabel(stored)
 	res2, err := tally.Results()
 	if err != nil {
 		t.Fatal(err)

@@ -3,6 +3,7 @@ package main
 import (
 	"encoding/json"
 	"fmt"
+	"github.com/auditor-dev/auditor/model"
 	"path/filepath"
 	"strings"
 	"testing"
@@ -80,7 +81,7 @@ func TestQuietLine_DeletedByLabels(t *testing.T) {
 	n := 0
 	for _, rec := range exportResponses(t, path) {
 		if rec.RuleLine == idleRuleLine && rec.Variant == "-L8" && (rec.Kind == "provoke" || rec.Kind == "pressure") && n < 100 {
-			fmt.Fprintf(&labels, `{"key":%q,"violation":false,"labeller":"ana","note":"","at":"2026-12-02T09:00:00Z","source":"blind"}`+"\n", rec.Key)
+			fmt.Fprintf(&labels, `{"key":%q,"violation":false,"labeller":"ana","note":"","at":"2026-12-02T09:00:00Z","source":"blind","answer_sha256":%q}`+"\n", rec.Key, model.AnswerHash(rec.Text))
 			n++
 		}
 	}
@@ -130,7 +131,7 @@ func TestLabels_ImportedThenStratifiedAllCount(t *testing.T) {
 			continue
 		}
 		violation := rec.Text == answerViolation || rec.Text == answerMissed
-		fmt.Fprintf(&labels, `{"key":%q,"violation":%v,"labeller":"ana","note":"","at":"2026-12-02T09:00:00Z","source":"blind"}`+"\n", rec.Key, violation)
+		fmt.Fprintf(&labels, `{"key":%q,"violation":%v,"labeller":"ana","note":"","at":"2026-12-02T09:00:00Z","source":"blind","answer_sha256":%q}`+"\n", rec.Key, violation, model.AnswerHash(rec.Text))
 		n++
 	}
 	writeFiles(t, dir, map[string]string{"truth.jsonl": labels.String()})
@@ -191,7 +192,7 @@ func TestLabels_StratifiedDrawKeepsRandomLabels(t *testing.T) {
 	n, flagged := 0, 0
 	for _, rec := range exportResponses(t, path) {
 		if rec.RuleLine == idleRuleLine && rec.Variant == "-L8" && (rec.Kind == "provoke" || rec.Kind == "pressure") && n < 100 {
-			fmt.Fprintf(&labels, `{"key":%q,"violation":false,"labeller":"ana","note":"","at":"2026-12-02T09:00:00Z","source":"blind"}`+"\n", rec.Key)
+			fmt.Fprintf(&labels, `{"key":%q,"violation":false,"labeller":"ana","note":"","at":"2026-12-02T09:00:00Z","source":"blind","answer_sha256":%q}`+"\n", rec.Key, model.AnswerHash(rec.Text))
 			n++
 			if rec.Text == answerViolation {
 				flagged++

@@ -52,7 +52,9 @@ func TestJSONOutputs_SchemaVersion(t *testing.T) {
 	writeFile(t, in, `{"key":"`+rec.Key+`","violation":true,"labeller":"ana","note":"","at":"2026-11-30T09:00:00Z"}`+"\n")
 	mustRun(t, 0, "import-labels", audit, in)
 	labels := strings.TrimSpace(mustRun(t, 0, "export", audit, "--what", "labels").out)
-	version("export --what labels", labels)
+	for _, line := range strings.Split(labels, "\n") {
+		version("export --what labels", line)
+	}
 	back := filepath.Join(dir, "back.jsonl")
 	writeFile(t, back, labels+"\n")
 	if r := mustRun(t, 0, "import-labels", audit, back); !strings.Contains(r.out, "1 unchanged") {
