@@ -13,14 +13,15 @@ import (
 // (what `auditor label` draws by default).
 const DefaultLabelBudget = 60
 
-// inertRuns is how many audits the plan simulates per scenario: enough to
-// tell 5% from 10% (SE at most 2.5 points). simAnswerBudget caps the
-// answers a scenario draws in all (runs x answers of both variants), so
-// that a plan stays fast at any size: a large design gets fewer runs, and
-// below minSimRuns none (the plan says it was not simulated).
+// inertRuns is how many audits the plan simulates per scenario: 2,000
+// (SE at most 1.1 points, 0.5 at 5%), so the whole percent it prints is
+// about right; a design so large that simAnswerBudget (runs x answers of
+// both variants, which keeps a plan fast at any size) allows fewer runs
+// says its margin (DeleteOutlook.Margin), and below minSimRuns none (the
+// plan says it was not simulated).
 const (
-	inertRuns       = 400
-	simAnswerBudget = 2_000_000
+	inertRuns       = 2000
+	simAnswerBudget = 12_000_000
 	minSimRuns      = 50
 )
 
@@ -57,7 +58,11 @@ type DeleteOutlook struct {
 	// QuietLabels is how many of them, labelled blind and all clean, put
 	// the labels route under delta; 0 when the plan has fewer answers than
 	// that (more samples first).
-	QuietLabels int     `json:"quiet_line_labels"`
+	QuietLabels int `json:"quiet_line_labels"`
+	// QuietLabelsWithBaseline is the same once baseline answers have blind
+	// labels too: they take part of the route's error for the baseline's
+	// lower bound, so the variant's bound needs a few more.
+	QuietLabelsWithBaseline int `json:"quiet_line_labels_with_baseline"`
 	LabelBudget int     `json:"label_budget"`
 	Runs        int     `json:"runs"`
 	Delta       float64 `json:"delta"`
@@ -67,6 +72,9 @@ type DeleteOutlook struct {
 	// `auditor label --for-verdict` does for a quiet line (without the
 	// line only).
 	Inert []InertOdds `json:"inert"`
+	// Margin is the largest 95% margin of those shares, in points, when
+	// fewer than inertRuns audits were simulated; 0 otherwise.
+	Margin float64 `json:"margin,omitempty"`
 }
 
 // InertOdds is the chance of DELETE for a line that does nothing at one
@@ -103,8 +111,13 @@ func PlanDelete(provoking, controls, samples int, delta float64, budget int, cac
 		o.Blocked = "DELETE needs at least 1 control case"
 	}
 	if o.Blocked == "" {
-		if n, err := stats.ZeroOfNBelow(delta, model.LabelsRouteAlpha); err == nil && n <= o.Answers {
+		// The labels route's own rule, the confidence sequence at its
+		// share, so the plan says what the verdict will ask.
+		if n, err := stats.SequentialZeroOfNBelow(delta, model.LabelsRouteAlpha); err == nil && n <= o.Answers {
 			o.QuietLabels = n
+		}
+		if n, err := stats.SequentialZeroOfNBelow(delta, model.LabelsRouteAlpha-model.LabelsRouteBaselineAlpha); err == nil && n <= o.Answers {
+			o.QuietLabelsWithBaseline = n
 		}
 	}
 	if o.Blocked == "" && o.Runs > 0 {
@@ -125,6 +138,13 @@ func PlanDelete(provoking, controls, samples int, delta float64, budget int, cac
 				}
 			}
 			o.Inert = append(o.Inert, odds)
+		}
+		if o.Runs < inertRuns {
+			for _, in := range o.Inert {
+				for _, p := range []float64{in.Both, in.WithoutLine} {
+					o.Margin = math.Max(o.Margin, 100*1.96*math.Sqrt(math.Max(p*(1-p), 1/float64(o.Runs))/float64(o.Runs)))
+				}
+			}
 		}
 	}
 	if cache != nil {
@@ -221,8 +241,12 @@ func (o DeleteOutlook) Summary() string {
 	}
 	var b strings.Builder
 	if o.QuietLabels > 0 {
-		fmt.Fprintf(&b, "a line the model never breaks needs about %d blind labels of its %d provoking answers without the line, all clean (`auditor label --for-verdict`)",
+		fmt.Fprintf(&b, "a line the model never breaks needs about %d blind labels of its %d provoking answers without the line, all clean (`auditor label --for-verdict`",
 			o.QuietLabels, o.Answers)
+		if o.QuietLabelsWithBaseline > o.QuietLabels {
+			fmt.Fprintf(&b, "; %d once baseline answers are labelled too", o.QuietLabelsWithBaseline)
+		}
+		b.WriteString(")")
 	} else {
 		fmt.Fprintf(&b, "a line the model never breaks cannot be deleted by its labels alone: its %d provoking answers without the line are too few to bound the rate under %s (more samples or cases)",
 			o.Answers, pct(o.Delta))
@@ -233,19 +257,26 @@ func (o DeleteOutlook) Summary() string {
 	}
 	var parts []string
 	for _, in := range o.Inert {
-		parts = append(parts, fmt.Sprintf("%s at a %s baseline", pct(in.Both), pct(in.Baseline)))
+		parts = append(parts, fmt.Sprintf("%s at a %s baseline", pct1(in.Both), pct(in.Baseline)))
 	}
 	fmt.Fprintf(&b, "; a line that does nothing reaches DELETE with %d labels drawn by `auditor label` in about %s", o.LabelBudget, strings.Join(parts, ", "))
 	parts = parts[:0]
 	for _, in := range o.Inert {
-		parts = append(parts, pct(in.WithoutLine))
+		parts = append(parts, pct1(in.WithoutLine))
 	}
-	fmt.Fprintf(&b, " (%s with the %d labels on the answers without the line; %d simulated audits each, a perfect predicate)",
-		strings.Join(parts, ", "), o.LabelBudget, o.Runs)
+	margin := ""
+	if o.Margin > 0 {
+		margin = fmt.Sprintf(", each +/- %.1f points", o.Margin)
+	}
+	fmt.Fprintf(&b, " (%s with the %d labels on the answers without the line; %d simulated audits each%s, a perfect predicate)",
+		strings.Join(parts, ", "), o.LabelBudget, o.Runs, margin)
 	return b.String()
 }
 
 func pct(x float64) string { return fmt.Sprintf("%.0f%%", 100*x) }
+
+// pct1 is a simulated share with one decimal.
+func pct1(x float64) string { return fmt.Sprintf("%.1f%%", 100*x) }
 
 // loadBearingRise is the load-bearing line a plan's adaptive outlook
 // simulates: failures from 4% with the line to 30% without it.
