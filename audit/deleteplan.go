@@ -62,10 +62,10 @@ type DeleteOutlook struct {
 	// QuietLabelsWithBaseline is the same once baseline answers have blind
 	// labels too: they take part of the route's error for the baseline's
 	// lower bound, so the variant's bound needs a few more.
-	QuietLabelsWithBaseline int `json:"quiet_line_labels_with_baseline"`
-	LabelBudget int     `json:"label_budget"`
-	Runs        int     `json:"runs"`
-	Delta       float64 `json:"delta"`
+	QuietLabelsWithBaseline int     `json:"quiet_line_labels_with_baseline"`
+	LabelBudget             int     `json:"label_budget"`
+	Runs                    int     `json:"runs"`
+	Delta                   float64 `json:"delta"`
 	// Inert holds, per baseline failure rate, the share of simulated
 	// audits of a line that does nothing reaching DELETE with LabelBudget
 	// labels drawn as `auditor label` draws them (both variants) and as
