@@ -13,15 +13,18 @@ import (
 // (what `auditor label` draws by default).
 const DefaultLabelBudget = 60
 
-// inertRuns is how many audits the plan simulates per scenario: 2,000
-// (SE at most 1.1 points, 0.5 at 5%), so the whole percent it prints is
-// about right; a design so large that simAnswerBudget (runs x answers of
-// both variants, which keeps a plan fast at any size) allows fewer runs
-// says its margin (DeleteOutlook.Margin), and below minSimRuns none (the
-// plan says it was not simulated).
+// inertRuns is how many audits the plan simulates per scenario: 500 (SE
+// at most 2.2 points, 1 at 5%), which every plan, run and report computes,
+// so it is kept small and the summary says its 95% margin
+// (DeleteOutlook.Margin) whenever fewer than fullRuns audits stand behind
+// a share. simAnswerBudget caps the answers a scenario draws in all (runs
+// x answers of both variants), so that a plan stays fast at any size: a
+// large design gets fewer runs, and below minSimRuns none (the plan says
+// it was not simulated).
 const (
-	inertRuns       = 2000
-	simAnswerBudget = 12_000_000
+	inertRuns       = 500
+	fullRuns        = 2000
+	simAnswerBudget = 2_000_000
 	minSimRuns      = 50
 )
 
@@ -73,7 +76,7 @@ type DeleteOutlook struct {
 	// line only).
 	Inert []InertOdds `json:"inert"`
 	// Margin is the largest 95% margin of those shares, in points, when
-	// fewer than inertRuns audits were simulated; 0 otherwise.
+	// fewer than fullRuns audits were simulated; 0 otherwise.
 	Margin float64 `json:"margin,omitempty"`
 }
 
@@ -139,7 +142,7 @@ func PlanDelete(provoking, controls, samples int, delta float64, budget int, cac
 			}
 			o.Inert = append(o.Inert, odds)
 		}
-		if o.Runs < inertRuns {
+		if o.Runs < fullRuns {
 			for _, in := range o.Inert {
 				for _, p := range []float64{in.Both, in.WithoutLine} {
 					o.Margin = math.Max(o.Margin, 100*1.96*math.Sqrt(math.Max(p*(1-p), 1/float64(o.Runs))/float64(o.Runs)))
