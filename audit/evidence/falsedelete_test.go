@@ -168,5 +168,5 @@ func TestVerdict_NoFalseDeleteFromFalseAlarms(t *testing.T) {
 // of other versions (the simulation grades with one version).
 type presence map[string]bool
 
-func (p presence) Answered(key string) bool                      { return p[key] }
+func (p presence) Answered(key string) bool                       { return p[key] }
 func (p presence) GradesAt(version string) map[string]model.Grade { return nil }
