@@ -229,16 +229,18 @@ func TestSimulate_WordingChangesWithTheLine(t *testing.T) {
 // TestSimulate_HardCells: the cells where the rule's error comes closest
 // to its bound, at 4,000 runs each (a standard error of 0.25 points at
 // 2.5%, so 3.5% would show): the advised labelling loop at every design
-// (the 85 labels a quiet line needs, then what the advice asks), which gave
+// (the 85 labels a quiet line needs, then what the advice asks) with a
+// predicate that sees none of the rise (only labels can tell), which gave
 // 1.70% / 2.72% / 3.08% from the labels route alone when its bound was a
-// fixed-count Clopper-Pearson read after every round.
+// fixed-count Clopper-Pearson read after every round (put back, this
+// simulation gives 2.08% / 2.77% / 3.28% and fails; the confidence
+// sequence gives 1.35% / 1.40% / 1.23%, within the route's 1.5%).
 func TestSimulate_HardCells(t *testing.T) {
 	t.Parallel()
 	scs := []DeleteScenario{
-		{Cases: 8, Samples: 30, Baseline: 0, Rise: DefaultDelta, Recall: 1, Labels: 85, LabelDeleted: true, Advised: true},
-		{Cases: 18, Samples: 30, Baseline: 0, Rise: DefaultDelta, Recall: 1, Labels: 85, LabelDeleted: true, Advised: true},
-		{Cases: 20, Samples: 100, Baseline: 0, Rise: DefaultDelta, Recall: 1, Labels: 85, LabelDeleted: true, Advised: true},
-		{Cases: 20, Samples: 100, Baseline: 0.02, Rise: DefaultDelta, Recall: 1, RecallDeleted: 0.6, Labels: 100, Advised: true},
+		{Cases: 8, Samples: 30, Baseline: 0, Rise: DefaultDelta, Recall: 0, Labels: 85, LabelDeleted: true, Advised: true},
+		{Cases: 18, Samples: 30, Baseline: 0, Rise: DefaultDelta, Recall: 0, Labels: 85, LabelDeleted: true, Advised: true},
+		{Cases: 20, Samples: 100, Baseline: 0, Rise: DefaultDelta, Recall: 0, Labels: 85, LabelDeleted: true, Advised: true},
 	}
 	for i, o := range simulated(t, scs, 4000) {
 		t.Logf("%s: DELETE %.2f%% (grader %d, labels %d)", describe(scs[i]), 100*o.Rate(), o.ByGrader, o.ByLabels)
