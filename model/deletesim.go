@@ -21,7 +21,8 @@ import (
 // truth. With Advised the labeller then follows the verdict's advice: while
 // it is INCONCLUSIVE and says how many more labels would settle it, label
 // that many more (answers without the line for the labels route; for the
-// grader route's, as many of each variant labelled so far) and look again,
+// grader route's, over both variants when the baseline has labels) and
+// look again,
 // for at most AdvisedRounds looks in all.
 type DeleteScenario struct {
 	Cases, Samples int // provoking cases, samples per case and variant
@@ -271,26 +272,19 @@ func (r *simRun) setLabels(in *VerdictInput) {
 // advise follows the verdict's advice once: it labels what the advice asks
 // and reports whether it asked for anything. The labels route's advice
 // comes first (answers without the line, as `label --for-verdict` draws
-// them); else the grader route's (as many more of each variant already
-// labelled).
+// them); else the grader route's (uniformly over both variants when the
+// baseline has labels, else without the line).
 func (sc DeleteScenario) advise(rng *rand.Rand, r *simRun, in *VerdictInput, v Verdict) bool {
 	if m := v.LabelsNeeded.More; m > 0 {
 		r.labelSample(rng, m, true)
 		r.setLabels(in)
 		return true
 	}
-	m := graderLabelsMore(in.Labelled, v.Upper, v.BaselineFails, v.BaselineN, v.Delta)
-	if m == 0 {
+	g := v.GraderLabels
+	if g.More == 0 {
 		return false
 	}
-	for range m {
-		if r.taken[1] < len(r.perm[1]) {
-			r.labelOne(rng, 1)
-		}
-		if r.taken[0] > 0 && r.taken[0] < len(r.perm[0]) {
-			r.labelOne(rng, 0)
-		}
-	}
+	r.labelSample(rng, g.More, !g.Both)
 	r.setLabels(in)
 	return true
 }

@@ -174,6 +174,11 @@ type Verdict struct {
 	// how many more blind labels of the provoking answers without the
 	// line would settle it (zero value otherwise).
 	LabelsNeeded LabelsNeeded
+	// GraderLabels projects the grader route the same way: how many more
+	// blind labels (of both variants' provoking answers when the baseline
+	// has labels, else of those without the line) would let it hold with
+	// misses and false alarms as rare as so far; 0 when none would.
+	GraderLabels GraderLabelsNeeded
 
 	// RecallMeasured and SpecificityMeasured say whether the pooled
 	// provoking labels measure the grader's recall (labelled violations)
@@ -333,6 +338,7 @@ func decide(in VerdictInput, project projection) (Verdict, error) {
 	v.Reason = rise + ", but " + strings.Join(said, ", and ")
 	if project >= projectLabels {
 		v.LabelsNeeded = projectLabelsRoute(in.Labelled, v.Delta, float64(v.DeletedFails)/float64(v.DeletedN))
+		v.GraderLabels = projectGraderRoute(in.Labelled, v.Upper, v.BaselineFails, v.BaselineN, v.Delta)
 	}
 	if project == projectAll {
 		v.Needed = v.needed(in)

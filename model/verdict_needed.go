@@ -116,16 +116,45 @@ func (v *Verdict) labelOptions(in VerdictInput) []string {
 	case v.Upper >= v.Delta:
 		return []string{noLabelsSettle}
 	}
-	m := graderLabelsMore(in.Labelled, v.Upper, v.BaselineFails, v.BaselineN, v.Delta)
+	if s := v.GraderLabels.String(); s != "" {
+		return []string{s}
+	}
+	return nil // the labels route's projection, or the data options, speak
+}
+
+// GraderLabelsNeeded is the grader route's projection: More more blind
+// labels of the provoking answers, of both variants (Both, drawn uniformly
+// over both, about half from each) or of those without the line.
+type GraderLabelsNeeded struct {
+	More int
+	Both bool
+}
+
+// projectGraderRoute is graderLabelsMore as the advice and `label
+// --for-verdict` take it: m more of each variant labelled so far, drawn as
+// 2m over both when the baseline has labels.
+func projectGraderRoute(in LabelledArms, upper float64, baseFails, baseN int, delta float64) GraderLabelsNeeded {
+	m := graderLabelsMore(in, upper, baseFails, baseN, delta)
 	if m == 0 {
-		return nil // the labels route's projection, or the data options, speak
+		return GraderLabelsNeeded{}
+	}
+	if _, bl, _ := in.Baseline.Totals(); bl > 0 && in.Baseline.graded() {
+		return GraderLabelsNeeded{More: 2 * m, Both: true}
+	}
+	return GraderLabelsNeeded{More: m}
+}
+
+// String says the projection as advice; empty when there is none.
+func (n GraderLabelsNeeded) String() string {
+	if n.More == 0 {
+		return ""
 	}
 	which := "without the line"
-	if _, bl, _ := in.Labelled.Baseline.Totals(); bl > 0 && in.Labelled.Baseline.graded() {
-		which = "of each variant"
+	if n.Both {
+		which = "of both variants (about half each)"
 	}
-	return []string{fmt.Sprintf("about %s %s (any grader verdict, `auditor label --for-verdict`): with the predicate's misses and false alarms as rare as so far, the grader route allows DELETE",
-		count(m, "more label", "more labels"), which)}
+	return fmt.Sprintf("label about %s %s (provoke and pressure, whatever the predicate said of them, drawn by `auditor label --for-verdict`): with the predicate's misses and false alarms as rare as so far, the grader route allows DELETE",
+		count(n.More, "more answer", "more answers"), which)
 }
 
 // graderLabelsMore is the fewest more blind labels, drawn as `auditor
