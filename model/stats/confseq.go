@@ -2,6 +2,7 @@ package stats
 
 import (
 	"math"
+	"sync"
 )
 
 // A confidence sequence for a binomial proportion: bounds that hold at
@@ -51,6 +52,11 @@ func SequentialUpper(x, n int, alpha float64) (float64, error) {
 	if x == n {
 		return 1, nil
 	}
+	return sequentialBounds.get(x, n, alpha, true), nil
+}
+
+// sequentialUpper is SequentialUpper's root search on valid input.
+func sequentialUpper(x, n int, alpha float64) float64 {
 	limit := math.Log(1 / alpha)
 	lo, hi := float64(x)/float64(n), 1.0
 	// M is at most 1 at the observed share (no alternative fits better
@@ -66,7 +72,7 @@ func SequentialUpper(x, n int, alpha float64) (float64, error) {
 			break
 		}
 	}
-	return clamp(hi, 0, 1), nil
+	return clamp(hi, 0, 1)
 }
 
 // SequentialLower is SequentialUpper's counterpart from below: 0 at x = 0.
@@ -77,6 +83,11 @@ func SequentialLower(x, n int, alpha float64) (float64, error) {
 	if x == 0 {
 		return 0, nil
 	}
+	return sequentialBounds.get(x, n, alpha, false), nil
+}
+
+// sequentialLower is SequentialLower's root search on valid input.
+func sequentialLower(x, n int, alpha float64) float64 {
 	limit := math.Log(1 / alpha)
 	lo, hi := 0.0, float64(x)/float64(n)
 	for range 100 {
@@ -90,7 +101,51 @@ func SequentialLower(x, n int, alpha float64) (float64, error) {
 			break
 		}
 	}
-	return clamp(lo, 0, 1), nil
+	return clamp(lo, 0, 1)
+}
+
+// sequentialBounds memoises the two bounds, like tQuantiles: a simulation
+// or a projection asks for the same few counts again and again, and a
+// root search costs a hundred mixture evaluations. A cached value is the
+// value computed.
+var sequentialBounds = boundCache{m: map[boundKey]float64{}}
+
+// boundCacheSize bounds the memo; when full it is emptied.
+const boundCacheSize = 1 << 16
+
+type boundKey struct {
+	x, n  int
+	alpha float64
+	upper bool
+}
+
+// boundCache is a bounded map of sequential bounds, safe for concurrent
+// use.
+type boundCache struct {
+	mu sync.Mutex
+	m  map[boundKey]float64
+}
+
+func (c *boundCache) get(x, n int, alpha float64, upper bool) float64 {
+	key := boundKey{x, n, alpha, upper}
+	c.mu.Lock()
+	b, ok := c.m[key]
+	c.mu.Unlock()
+	if ok {
+		return b
+	}
+	if upper {
+		b = sequentialUpper(x, n, alpha)
+	} else {
+		b = sequentialLower(x, n, alpha)
+	}
+	c.mu.Lock()
+	if len(c.m) >= boundCacheSize {
+		clear(c.m)
+	}
+	c.m[key] = b
+	c.mu.Unlock()
+	return b
 }
 
 // SequentialRejectsUpper reports whether the upper confidence sequence at
