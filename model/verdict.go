@@ -303,7 +303,7 @@ func decide(in VerdictInput, project projection) (Verdict, error) {
 		v.Bound = v.atLook() + fmt.Sprintf("Newcombe lower bound of deleted - baseline %.3f > 0", v.Newcombe.Lo)
 		if _, l, _ := in.Labelled.Deleted.Totals(); l == 0 || !in.Labelled.Deleted.graded() {
 			v.RiseAtLeast = true
-			v.Reason += ": a lower bound, as the predicate sees it; its misses without the line are not measured, so the true rise may be larger"
+			v.Reason += "; at least that: the predicate's misses without the line are unmeasured"
 		}
 		return v, nil
 	}

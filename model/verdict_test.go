@@ -208,7 +208,7 @@ func TestDecide_Examples(t *testing.T) {
 				Provoking: ArmPair{Baseline: clean(5, 30), Deleted: arm(30, 1, 1, 1, 1, 1)},
 			},
 			want: DecisionKeep, upper: math.NaN(),
-			reason: "provoking failures rose from 0.0% to 3.3% without the line (+3.3 points, 95% [0.2, 7.6]): a lower bound, as the predicate sees it",
+			reason: "provoking failures rose from 0.0% to 3.3% without the line (+3.3 points, 95% [0.2, 7.6]); at least that: the predicate's misses",
 		},
 		{
 			name: "KEEP with misses measured says no floor",
