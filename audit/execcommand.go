@@ -45,6 +45,13 @@ type ExecCommand struct {
 	// Missing are arguments that look like a script (foo.py, ./run.sh)
 	// and name no file: most likely a typo that will fail the run.
 	Missing []string
+	// Uncovered, when set, says why an approval of this command would
+	// cover no file it runs: an interpreter given a module or script name
+	// that resolves to no file under the audit folder (python3 -m grade
+	// with no grade.py there loads one from its installed path). Such a
+	// command is never started: approving its words would approve
+	// whatever the interpreter finds.
+	Uncovered string
 	// Digest is the hex SHA-256 of Argv and of the path and content of
 	// every file under Folders: the key of an approval.
 	Digest string
@@ -119,18 +126,12 @@ func ResolveExec(argv []string, dir string) (ExecCommand, error) {
 		if err != nil {
 			return c, fmt.Errorf("[exec] %s: %w", a, err)
 		}
-		folder := p
-		if !st.IsDir() {
-			if !st.Mode().IsRegular() {
-				return c, fmt.Errorf("[exec] %s: not a regular file (%s): auditor reads only files", a, st.Mode().Type())
-			}
-			folder = filepath.Dir(p)
-			c.Scripts = append(c.Scripts, name)
+		if err := c.cover(&folders, a, name, p, st); err != nil {
+			return c, err
 		}
-		if _, inside := insideDir(folder, dir); !inside {
-			c.Outside = appendNew(c.Outside, folder)
-		}
-		folders = appendNew(folders, folder)
+	}
+	if err := c.resolveInterpreter(&folders); err != nil {
+		return c, err
 	}
 	c.Folders = outermost(folders)
 	w := folderDigest{h: h, cmd: c.String()}
@@ -144,6 +145,149 @@ func ResolveExec(argv []string, dir string) (ExecCommand, error) {
 	return c, nil
 }
 
+// ErrExecChanged is the error of staging a command whose files changed
+// since it was approved.
+var ErrExecChanged = errors.New("a file it runs changed since it was approved")
+
+// StagedExec is a private copy of the files an approved command runs:
+// the command runs from it, so what runs is exactly the bytes that were
+// checked against the approval, whatever happens to the audit folder
+// between the check and the interpreter opening its script (a sync tool,
+// a git pull).
+type StagedExec struct {
+	Root string   // the copy's root; every covered file is under Root at its absolute path
+	Dir  string   // the working directory to run in: the audit folder's place in the copy
+	Argv []string // the command with absolute paths into covered folders moved into the copy
+}
+
+// Remove deletes the copy.
+func (s *StagedExec) Remove() error { return os.RemoveAll(s.Root) }
+
+// StageExec copies every file under the folders c covers into a new
+// private folder (mode 0700 under the temporary directory), digesting
+// the very bytes it writes, and returns the copy when the digest is still
+// c.Digest; otherwise it removes the copy and returns an error matching
+// ErrExecChanged. Relative paths in the command keep working, because the
+// copy keeps the layout of the disk under Root.
+func StageExec(c ExecCommand) (*StagedExec, error) {
+	root, err := os.MkdirTemp("", "auditor-grader-")
+	if err != nil {
+		return nil, fmt.Errorf("[exec] private copy of %s: %w", c, err)
+	}
+	st := &StagedExec{Root: root, Dir: filepath.Join(root, c.Dir)}
+	h := sha256.New()
+	words, _ := json.Marshal(c.Argv)
+	h.Write(words)
+	w := folderDigest{h: h, cmd: c.String(), copyTo: root}
+	for _, f := range c.Folders {
+		if err := w.walk(f); err != nil {
+			_ = st.Remove()
+			return nil, err
+		}
+	}
+	if hex.EncodeToString(h.Sum(nil)) != c.Digest {
+		_ = st.Remove()
+		return nil, fmt.Errorf("[exec] %s: %w", c, ErrExecChanged)
+	}
+	if err := os.MkdirAll(st.Dir, 0o700); err != nil {
+		_ = st.Remove()
+		return nil, fmt.Errorf("[exec] private copy of %s: %w", c, err)
+	}
+	st.Argv = make([]string, len(c.Argv))
+	for i, a := range c.Argv {
+		st.Argv[i] = a
+		prefix, name := "", a
+		if strings.HasPrefix(a, "-") {
+			j := strings.IndexByte(a, '=')
+			if j < 0 {
+				continue
+			}
+			prefix, name = a[:j+1], a[j+1:]
+		}
+		if !filepath.IsAbs(name) {
+			continue
+		}
+		for _, f := range c.Folders {
+			if within(f, filepath.Clean(name)) {
+				st.Argv[i] = prefix + filepath.Join(root, name)
+				break
+			}
+		}
+	}
+	return st, nil
+}
+
+// writeCopy writes one file of a private copy, readable by its owner
+// only, executable when the original is.
+func writeCopy(path string, data []byte, mode fs.FileMode) error {
+	perm := fs.FileMode(0o600)
+	if mode&0o111 != 0 {
+		perm = 0o700
+	}
+	f, err := os.OpenFile(path, os.O_WRONLY|os.O_CREATE|os.O_EXCL, perm)
+	if err != nil {
+		return fmt.Errorf("[exec] private copy: %w", err)
+	}
+	if _, err := f.Write(data); err != nil {
+		f.Close()
+		return fmt.Errorf("[exec] private copy: %w", err)
+	}
+	if err := f.Close(); err != nil {
+		return fmt.Errorf("[exec] private copy: %w", err)
+	}
+	return nil
+}
+
+// cover adds the file or folder p (arg a, naming name) to what the
+// approval covers: a folder itself, or a script's folder, and, when the
+// script is a symbolic link, its target's folder too (Python puts the
+// target's folder on sys.path, and the link may lead out of the audit
+// folder, which then needs --allow-exec-outside like a path written out).
+func (c *ExecCommand) cover(folders *[]string, a, name, p string, st fs.FileInfo) error {
+	folder := p
+	if !st.IsDir() {
+		if !st.Mode().IsRegular() {
+			return fmt.Errorf("[exec] %s: not a regular file (%s): auditor reads only files", a, st.Mode().Type())
+		}
+		folder = filepath.Dir(p)
+		if !slices.Contains(c.Scripts, name) {
+			c.Scripts = append(c.Scripts, name)
+		}
+	}
+	for _, f := range []string{folder, realFolder(p, st)} {
+		if f == "" {
+			continue
+		}
+		if _, inside := insideDir(f, c.Dir); !inside {
+			c.Outside = appendNew(c.Outside, f)
+		}
+		*folders = appendNew(*folders, f)
+	}
+	return nil
+}
+
+// realFolder is the folder the file p really lies in, when p is reached
+// through a symbolic link (p itself or a folder on its way) and that
+// folder is another than p's own; "" otherwise.
+func realFolder(p string, st fs.FileInfo) string {
+	real, err := filepath.EvalSymlinks(p)
+	if err != nil {
+		return ""
+	}
+	f := real
+	if !st.IsDir() {
+		f = filepath.Dir(real)
+	}
+	own := p
+	if !st.IsDir() {
+		own = filepath.Dir(p)
+	}
+	if rp, err := filepath.EvalSymlinks(own); err == nil && rp == f {
+		return ""
+	}
+	return f
+}
+
 // folderDigest feeds the files of the covered folders into one hash, with
 // the limits above.
 type folderDigest struct {
@@ -153,6 +297,10 @@ type folderDigest struct {
 	bytes  int64
 	seen   map[string]bool // real paths of the folders walked (symlink loops)
 	folder string          // the covered folder being walked, for errors
+	// copyTo, when set, is the root of a private copy: every file
+	// digested is written under it, at its absolute path, from the very
+	// bytes that entered the digest (StageExec).
+	copyTo string
 }
 
 func (w *folderDigest) walk(folder string) error {
@@ -175,6 +323,11 @@ func (w *folderDigest) dir(path, rel string) error {
 		return nil
 	}
 	w.seen[real] = true
+	if w.copyTo != "" {
+		if err := os.MkdirAll(filepath.Join(w.copyTo, path), 0o700); err != nil {
+			return fmt.Errorf("[exec] copy %s: %w", path, err)
+		}
+	}
 	entries, err := os.ReadDir(path)
 	if err != nil {
 		return fmt.Errorf("[exec] %s: %w", path, err)
@@ -212,6 +365,11 @@ func (w *folderDigest) dir(path, rel string) error {
 			}
 			sum := sha256.Sum256(data)
 			fmt.Fprintf(w.h, "\x00file\x00%s\x00%x", r, sum)
+			if w.copyTo != "" {
+				if err := writeCopy(filepath.Join(w.copyTo, p), data, st.Mode()); err != nil {
+					return err
+				}
+			}
 		default:
 			// A FIFO or device is never read (it could block); its
 			// presence is part of the digest.

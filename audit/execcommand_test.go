@@ -1,9 +1,11 @@
 package audit
 
 import (
+	"errors"
 	"fmt"
 	"os"
 	"path/filepath"
+	"slices"
 	"strings"
 	"syscall"
 	"testing"
@@ -224,6 +226,141 @@ func TestResolveExec_ScriptsNamedAnyWay(t *testing.T) {
 		}
 		if c1.Digest == c2.Digest || len(c2.Scripts) != 1 {
 			t.Errorf("%s: editing grade.py kept the digest (scripts %q)", tc.name, c2.Scripts)
+		}
+	}
+}
+
+// TestResolveExec_ModuleStyle is issue 28's first repro: python3 -m grade
+// and node grade name no file, yet the interpreter loads grade.py or
+// grade.js from the audit folder. The approval covers those files (an
+// edit changes the digest); where the name resolves to no file in the
+// folder, the command is marked Uncovered and never runs.
+func TestResolveExec_ModuleStyle(t *testing.T) {
+	for _, tc := range []struct {
+		argv   []string
+		file   string // what the interpreter loads
+		script string // as Scripts names it
+	}{
+		{[]string{"python3", "-m", "grade"}, "grade.py", "grade.py"},
+		{[]string{"python3.12", "-u", "-mgrade", "--strict"}, "grade.py", "grade.py"},
+		{[]string{"python3", "-m", "pkg.grade"}, "pkg/grade.py", "pkg/grade.py"},
+		{[]string{"python3", "-m", "grader"}, "grader/__main__.py", "grader/__main__.py"},
+		{[]string{"node", "grade"}, "grade.js", "grade.js"},
+		{[]string{"node", "grade"}, "grade.mjs", "grade.mjs"},
+		{[]string{"node", "--no-warnings", "lib"}, "lib/index.js", "lib/index.js"},
+	} {
+		dir := t.TempDir()
+		write(t, filepath.Join(dir, tc.file), "v1\n")
+		c1, err := ResolveExec(tc.argv, dir)
+		if err != nil {
+			t.Fatalf("%q: %v", tc.argv, err)
+		}
+		covered := false
+		for _, f := range c1.Folders {
+			covered = covered || within(f, filepath.Join(dir, tc.file))
+		}
+		if c1.Uncovered != "" || !covered || !slices.Contains(c1.Scripts, tc.script) {
+			t.Errorf("%q with %s: scripts %q, folders %q, uncovered %q; want %s covered", tc.argv, tc.file, c1.Scripts, c1.Folders, c1.Uncovered, tc.script)
+		}
+		write(t, filepath.Join(dir, tc.file), "import os; os.system('touch pwned')\nv1\n")
+		c2, _ := ResolveExec(tc.argv, dir)
+		if c2.Digest == c1.Digest {
+			t.Errorf("%q: editing %s kept the digest: the edit would run under the old approval", tc.argv, tc.file)
+		}
+	}
+	for _, argv := range [][]string{
+		{"python3", "-m", "grade"},           // nothing in the folder: the installed path
+		{"python3", "-I", "-m", "grade"},     // isolated: never the working directory
+		{"node", "grade"},                    // no grade.js
+		{"python3"},                          // a program from standard input
+		{"ruby", "grade"},                    // ruby adds no extension
+		{"node", "-r", "./hook", "grade.js"}, // a preload that is no file
+	} {
+		dir := t.TempDir()
+		write(t, filepath.Join(dir, "grade.js"), "x\n")
+		if slices.Contains(argv, "-I") {
+			write(t, filepath.Join(dir, "grade.py"), "x\n")
+		}
+		c, err := ResolveExec(argv, dir)
+		if err != nil {
+			t.Fatalf("%q: %v", argv, err)
+		}
+		if argv[0] == "node" && argv[1] == "grade" {
+			if c.Uncovered != "" {
+				t.Errorf("%q with grade.js: uncovered %q", argv, c.Uncovered)
+			}
+			continue
+		}
+		if argv[0] == "ruby" {
+			if !slices.Contains(c.Missing, "grade") {
+				t.Errorf("%q: missing %q, want grade", argv, c.Missing)
+			}
+			continue
+		}
+		if c.Uncovered == "" {
+			t.Errorf("%q: not marked uncovered (scripts %q, folders %q)", argv, c.Scripts, c.Folders)
+		}
+	}
+	for _, argv := range [][]string{{"python3", "-c", "print(1)"}, {"sh", "-c", "echo"}, {"node", "-e", "1"}, {"true"}} {
+		c, err := ResolveExec(argv, t.TempDir())
+		if err != nil || c.Uncovered != "" {
+			t.Errorf("%q: %v, uncovered %q; its program is its words", argv, err, c.Uncovered)
+		}
+	}
+}
+
+// TestResolveExec_SymlinkOutside: a script in the audit folder that is a
+// symbolic link to a file elsewhere loads from there (Python puts the
+// target's folder on sys.path), so the target's folder is covered and
+// listed as outside: a run approves it only with --allow-exec-outside.
+func TestResolveExec_SymlinkOutside(t *testing.T) {
+	dir, elsewhere := t.TempDir(), t.TempDir()
+	write(t, filepath.Join(elsewhere, "grade.py"), "x\n")
+	if err := os.Symlink(filepath.Join(elsewhere, "grade.py"), filepath.Join(dir, "grade.py")); err != nil {
+		t.Fatal(err)
+	}
+	c, err := ResolveExec([]string{"python3", "grade.py"}, dir)
+	if err != nil {
+		t.Fatal(err)
+	}
+	real, _ := filepath.EvalSymlinks(elsewhere)
+	if !slices.Contains(c.Outside, real) || !slices.Contains(c.Folders, real) {
+		t.Errorf("outside %q, folders %q: want %s, the link's target folder", c.Outside, c.Folders, real)
+	}
+}
+
+// TestStageExec: the private copy holds the covered files' bytes at their
+// place under its root, absolute paths in the command point into it, and a
+// file changed since the approval refuses the copy.
+func TestStageExec(t *testing.T) {
+	dir := t.TempDir()
+	write(t, filepath.Join(dir, "graders", "grade.sh"), "echo v1\n")
+	write(t, filepath.Join(dir, "graders", "lib.sh"), "lib\n")
+	abs := filepath.Join(dir, "graders", "grade.sh")
+	c, err := ResolveExec([]string{"sh", abs, "--config=" + filepath.Join(dir, "graders", "lib.sh")}, dir)
+	if err != nil {
+		t.Fatal(err)
+	}
+	st, err := StageExec(c)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer st.Remove()
+	if st.Argv[1] != filepath.Join(st.Root, abs) || st.Argv[2] != "--config="+filepath.Join(st.Root, dir, "graders", "lib.sh") {
+		t.Errorf("argv %q: the paths do not point into the copy %s", st.Argv, st.Root)
+	}
+	got, err := os.ReadFile(st.Argv[1])
+	if err != nil || string(got) != "echo v1\n" {
+		t.Errorf("copied script %q, %v", got, err)
+	}
+	if fi, err := os.Stat(st.Root); err != nil || fi.Mode().Perm() != 0o700 {
+		t.Errorf("copy root mode %v, %v; want 0700", fi.Mode(), err)
+	}
+	write(t, filepath.Join(dir, "graders", "lib.sh"), "changed\n")
+	if st2, err := StageExec(c); !errors.Is(err, ErrExecChanged) {
+		t.Errorf("staging after an edit: %v, want ErrExecChanged", err)
+		if st2 != nil {
+			st2.Remove()
 		}
 	}
 }

@@ -64,7 +64,7 @@ func (j *Judge) Rubrics() []Rubric {
 // readRubric reads a rubric template. A rubric that never shows the judge
 // the response cannot grade anything, so it is refused.
 func readRubric(path, from string, line int, field string) (string, error) {
-	data, err := readInput(path, from, line, field)
+	data, err := readInputMax(path, from, line, field, MaxRubricBytes, "a judge rubric")
 	if err != nil {
 		return "", err
 	}
@@ -126,6 +126,9 @@ type JudgePlan struct {
 	// CallRubric is the rubric version of each call: the version of the
 	// grade it gives.
 	CallRubric []string
+	// CallQuoted is, for each call, the verdict lines the judged answer
+	// writes itself (model.QuotedVerdicts): never the judge's verdict.
+	CallQuoted []model.Quoted
 	// Targets maps a judge call's key to the answers it grades: answers with
 	// the same case and the same text need one judge call between them.
 	Targets map[string][]string
@@ -136,6 +139,12 @@ type JudgePlan struct {
 // they hold an answer.
 func (p *Plan) JudgeCalls(src Reader, answered map[string]bool, sample int) (*JudgePlan, error) {
 	return p.judgeCalls(src, answered, sample, true)
+}
+
+// StoredJudgeCalls is JudgeCalls without the token estimates: what
+// re-reading stored judge answers needs.
+func (p *Plan) StoredJudgeCalls(src Reader, answered map[string]bool) (*JudgePlan, error) {
+	return p.judgeCalls(src, answered, 0, false)
 }
 
 // JudgeCell is one judge's question about the answer to call key: the
@@ -207,6 +216,7 @@ func (p *Plan) judgeCalls(src Reader, answered map[string]bool, sample int, esti
 					})
 					jp.CallJudge = append(jp.CallJudge, ji)
 					jp.CallRubric = append(jp.CallRubric, q.Rubric.Version)
+					jp.CallQuoted = append(jp.CallQuoted, model.QuotedVerdicts(r.Text))
 				}
 				jp.Targets[key] = append(jp.Targets[key], c.Key)
 			}

@@ -142,7 +142,7 @@ func Load(path string, counter *prompts.Counter) (*Audit, error) {
 	if st, err := os.Stat(path); err == nil && st.IsDir() {
 		return nil, &model.InputError{File: path, Msg: fmt.Sprintf("is a folder with no %s in it: give the audit file's path", DefaultFile)}
 	}
-	data, err := readInput(path, "", 0, "")
+	data, err := readInputMax(path, "", 0, "", MaxAuditFileBytes, "an audit file")
 	if err != nil {
 		return nil, err
 	}
@@ -153,7 +153,7 @@ func Load(path string, counter *prompts.Counter) (*Audit, error) {
 	a := &Audit{Path: path, Dir: filepath.Dir(path), File: af, Counter: counter}
 
 	a.PromptPath = a.resolve(af.Prompt)
-	pdata, err := readInput(a.PromptPath, path, lineOfKey(data, "prompt"), "prompt")
+	pdata, err := readInputMax(a.PromptPath, path, lineOfKey(data, "prompt"), "prompt", MaxPromptBytes, "a system prompt")
 	if err != nil {
 		return nil, err
 	}
@@ -200,10 +200,13 @@ func (a *Audit) loadRegression(i int, rc model.RegressionConfig) (*Regression, e
 	if err != nil {
 		return nil, err
 	}
+	if err := countCases(r.CasesPath, data); err != nil {
+		return nil, err
+	}
 	if r.Cases, err = model.ParseCases(r.CasesPath, data); err != nil {
 		return nil, err
 	}
-	if data, err = readInput(r.PredicatePath, a.Path, rc.KeyLines.Predicate, field("predicate")); err != nil {
+	if data, err = readInputMax(r.PredicatePath, a.Path, rc.KeyLines.Predicate, field("predicate"), MaxPredicateBytes, "a predicate file"); err != nil {
 		return nil, err
 	}
 	if r.Loaded, err = ParsePredicate(r.PredicatePath, data, a.Dir); err != nil {
@@ -262,6 +265,9 @@ func (a *Audit) loadRule(i int, rc model.RuleConfig) (*Rule, error) {
 	if err != nil {
 		return nil, err
 	}
+	if err := countCases(r.CasesPath, data); err != nil {
+		return nil, err
+	}
 	if r.Cases, err = model.ParseCases(r.CasesPath, data); err != nil {
 		return nil, err
 	}
@@ -273,7 +279,7 @@ func (a *Audit) loadRule(i int, rc model.RuleConfig) (*Rule, error) {
 		return r, nil
 	}
 	r.PredicatePath = a.resolve(rc.Predicate)
-	data, err = readInput(r.PredicatePath, a.Path, rc.KeyLines.Predicate, field("predicate"))
+	data, err = readInputMax(r.PredicatePath, a.Path, rc.KeyLines.Predicate, field("predicate"), MaxPredicateBytes, "a predicate file")
 	if err != nil {
 		return nil, err
 	}
@@ -353,9 +359,19 @@ func (a *Audit) resolve(p string) string {
 // readInput reads a file the user named, turning a failure into an
 // InputError that points at where the name was written (when known).
 func readInput(path, from string, line int, field string) ([]byte, error) {
-	data, err := ReadRegular(path)
+	return readInputMax(path, from, line, field, MaxInputBytes, "")
+}
+
+// readInputMax is readInput with a per-file limit (limits.go): a file
+// over it is refused, naming the file, before it is read.
+func readInputMax(path, from string, line int, field string, limit int, what string) ([]byte, error) {
+	data, err := readRegular(path, limit, what)
 	if err == nil {
 		return data, nil
+	}
+	var le *limitError
+	if errors.As(err, &le) {
+		return nil, &model.InputError{File: path, Msg: le.Error()}
 	}
 	msg := fmt.Sprintf("cannot read %s: %v", path, unwrapPathError(err))
 	if errors.Is(err, fs.ErrNotExist) {
@@ -407,7 +423,12 @@ const MaxInputBytes = 64 << 20
 // (a device like /dev/zero, a FIFO that would block, a directory) is
 // refused without reading from it: the open itself does not block, as a
 // FIFO is opened non-blocking.
-func ReadRegular(path string) ([]byte, error) {
+func ReadRegular(path string) ([]byte, error) { return readRegular(path, MaxInputBytes, "") }
+
+// readRegular is ReadRegular with a limit of its own, checked before a
+// byte is read; what names the kind of file in the refusal ("" for any
+// input file).
+func readRegular(path string, limit int, what string) ([]byte, error) {
 	f, err := os.OpenFile(path, os.O_RDONLY|syscall.O_NONBLOCK, 0)
 	if err != nil {
 		return nil, err
@@ -420,14 +441,20 @@ func ReadRegular(path string) ([]byte, error) {
 	if !st.Mode().IsRegular() {
 		return nil, fmt.Errorf("not a regular file (%s): auditor reads only files", st.Mode().Type())
 	}
+	if what != "" && st.Size() > int64(limit) {
+		return nil, &limitError{size: st.Size(), limit: limit, what: what}
+	}
 	if st.Size() > MaxInputBytes {
 		return nil, fmt.Errorf("%d bytes, over the %d MiB auditor reads", st.Size(), MaxInputBytes>>20)
 	}
-	data, err := io.ReadAll(io.LimitReader(f, MaxInputBytes+1))
+	data, err := io.ReadAll(io.LimitReader(f, int64(limit)+1))
 	if err != nil {
 		return nil, err
 	}
-	if len(data) > MaxInputBytes {
+	if len(data) > limit {
+		if what != "" {
+			return nil, &limitError{size: int64(len(data)), limit: limit, what: what}
+		}
 		return nil, fmt.Errorf("over the %d MiB auditor reads", MaxInputBytes>>20)
 	}
 	return data, nil

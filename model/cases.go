@@ -257,8 +257,13 @@ const (
 	MaxCaseLine = 8 << 20
 )
 
-// checkCaseText refuses a text longer than MaxCaseText.
+// checkCaseText refuses a text longer than MaxCaseText, and one holding a
+// NUL written as "\u0000": a raw NUL is refused by the JSON itself, and
+// the escape is the same character.
 func checkCaseText(s string) error {
+	if strings.IndexByte(s, 0) >= 0 {
+		return &caseFieldError{msg: `holds a NUL character ("\u0000"), which a raw NUL in the file cannot be and no message needs: remove it`}
+	}
 	if len(s) <= MaxCaseText {
 		return nil
 	}
@@ -324,7 +329,7 @@ func parseTurns(raw json.RawMessage) ([]Message, error) {
 			return fail(`has role %q where %q is due: turns alternate user, assistant, user, ..., starting with a user turn`, role, want)
 		case strings.TrimSpace(content) == "":
 			return fail("has empty content: write the text of the turn")
-		case len(content) > MaxCaseText:
+		case checkCaseText(content) != nil:
 			return fail("%s", checkCaseText(content).Error())
 		}
 		turns = append(turns, Message{Role: role, Content: content})
@@ -341,6 +346,9 @@ func caseString(raw json.RawMessage, what string) (string, error) {
 	var s string
 	if err := json.Unmarshal(raw, &s); err != nil {
 		return "", &caseFieldError{msg: fmt.Sprintf("must be a string (%s), not %s", what, jsonKind(raw))}
+	}
+	if strings.IndexByte(s, 0) >= 0 {
+		return "", &caseFieldError{msg: fmt.Sprintf(`holds a NUL character ("\u0000") in %s, which a raw NUL in the file cannot be: remove it`, what)}
 	}
 	return s, nil
 }

@@ -83,7 +83,7 @@ func Escape(s string) string {
 			b.WriteRune(r)
 		case r < 0x20 || r == 0x7f:
 			fmt.Fprintf(&b, `\x%02x`, r)
-		case r >= 0x80 && r < 0xa0:
+		case r >= 0x80 && r < 0xa0, isBidi(r):
 			fmt.Fprintf(&b, `\u%04x`, r)
 		default:
 			b.WriteString(s[i : i+size])
@@ -104,6 +104,15 @@ func isPlain(s string) bool {
 		}
 	}
 	return true
+}
+
+// isBidi reports whether r is a bidirectional formatting control: the
+// embeddings and overrides (U+202A-U+202E), the isolates (U+2066-U+2069),
+// the marks (U+200E, U+200F, U+061C). They reorder what is drawn after
+// them ("Trojan Source"): an answer could read one way while its bytes say
+// another as someone labels it, so Sanitize removes them like escapes.
+func isBidi(r rune) bool {
+	return (r >= 0x202a && r <= 0x202e) || (r >= 0x2066 && r <= 0x2069) || r == 0x200e || r == 0x200f || r == 0x061c
 }
 
 // pieceKind is what the scan makes of a piece of text.
@@ -141,7 +150,7 @@ func scan(s string, fn func(piece)) {
 			p.end = skipString(s, i+size)
 		case r == '\n' || r == '\t':
 			p.kind, p.end = kept, i+size
-		case r == 0x7f:
+		case r == 0x7f || isBidi(r):
 			p.kind, p.end = styling, i+size
 		case r < 0x20 || (r >= 0x80 && r < 0xa0):
 			p.end = i + size // other C0/C1 controls

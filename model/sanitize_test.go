@@ -1,6 +1,7 @@
 package model
 
 import (
+	"fmt"
 	"strings"
 	"testing"
 )
@@ -137,4 +138,27 @@ func FuzzSanitize(f *testing.F) {
 			}
 		}
 	})
+}
+
+// TestSanitize_Bidi is issue 28's U+202E: a right-to-left override in an
+// answer reorders what is drawn after it, so a labeller reads one answer
+// while the bytes say another. Every bidi control is removed in place (no
+// space: they sit inside words), counted, and shown escaped by Escape.
+func TestSanitize_Bidi(t *testing.T) {
+	t.Parallel()
+	for _, r := range []rune{0x202a, 0x202b, 0x202c, 0x202d, 0x202e, 0x2066, 0x2067, 0x2068, 0x2069, 0x200e, 0x200f, 0x061c} {
+		in := "price: " + string(r) + "94$ ok"
+		if got := Sanitize(in); got != "price: 94$ ok" {
+			t.Errorf("Sanitize(%U) = %q", r, got)
+		}
+		if Controls(in) != 1 {
+			t.Errorf("Controls(%U) = %d, want 1", r, Controls(in))
+		}
+		if got, want := Escape(in), fmt.Sprintf(`price: \u%04x94$ ok`, r); got != want {
+			t.Errorf("Escape(%U) = %q, want %q", r, got, want)
+		}
+	}
+	if got := Sanitize("שלום עולם"); got != "שלום עולם" {
+		t.Errorf("right-to-left text itself changed: %q", got)
+	}
 }

@@ -264,7 +264,11 @@ func ExportLabels(w io.Writer, book *model.LabelBook, format string) error {
 }
 
 // ExportGrades writes every grade the current predicates (versions, by rule
-// index) give, one record per cell.
+// index) give, one record per cell, then every grade each judge gives with
+// its current rubric, one record per cell and judge: so that anyone
+// outside can check the judges as well as the predicates. A judge's grade
+// without a VERDICT line of its own is "unparseable" (in CSV, in the pass
+// column).
 func ExportGrades(w io.Writer, p *audit.Plan, versions []string, src ExportSource, format string) error {
 	type gradeRecord struct {
 		Key      string `json:"key"`
@@ -277,8 +281,11 @@ func ExportGrades(w io.Writer, p *audit.Plan, versions []string, src ExportSourc
 		Pass     bool   `json:"pass"`
 		Reason   string `json:"reason"`
 		Check    int    `json:"check"`
-		Suite    string `json:"suite,omitempty"` // a regression suite's answer: graded by the suite's predicate
-		Schema   int    `json:"schema_version"`
+		// Unparseable marks a judge's answer with no verdict of its own:
+		// neither a pass nor a failure (Pass is false).
+		Unparseable bool   `json:"unparseable,omitempty"`
+		Suite       string `json:"suite,omitempty"` // a regression suite's answer: graded by the suite's predicate
+		Schema      int    `json:"schema_version"`
 	}
 	// versions holds the rules' versions, then (with them) one per
 	// regression suite, as ExportResponses takes them.
@@ -304,25 +311,30 @@ func ExportGrades(w io.Writer, p *audit.Plan, versions []string, src ExportSourc
 		if enc != nil {
 			return enc.Encode(rec)
 		}
+		pass := strconv.FormatBool(rec.Pass)
+		if rec.Unparseable {
+			pass = "unparseable"
+		}
 		row := []string{rec.Key, strconv.Itoa(rec.RuleLine), rec.Case, rec.Variant, strconv.Itoa(rec.Sample),
-			rec.Grader, rec.Version, strconv.FormatBool(rec.Pass), rec.Reason, strconv.Itoa(rec.Check)}
+			rec.Grader, rec.Version, pass, rec.Reason, strconv.Itoa(rec.Check)}
 		if withSuites {
 			row = append(row, rec.Suite)
 		}
 		return cw.Write(csvSafe(row))
 	}
-	cache := map[string]map[string]model.Grade{}
-	gradesOf := func(v string) (map[string]model.Grade, error) {
-		gs, ok := cache[v]
+	cache := map[[2]string]map[string]model.Grade{}
+	gradesBy := func(grader, v string) (map[string]model.Grade, error) {
+		gs, ok := cache[[2]string{grader, v}]
 		if !ok {
 			var err error
-			if gs, err = src.GradesFor(model.PredicateGrader, v); err != nil {
+			if gs, err = src.GradesFor(grader, v); err != nil {
 				return nil, err
 			}
-			cache[v] = gs
+			cache[[2]string{grader, v}] = gs
 		}
 		return gs, nil
 	}
+	gradesOf := func(v string) (map[string]model.Grade, error) { return gradesBy(model.PredicateGrader, v) }
 	for _, cell := range p.Cells {
 		rule := p.Audit.Rules[cell.Rule]
 		if !rule.HasPredicate() {
@@ -365,6 +377,28 @@ func ExportGrades(w io.Writer, p *audit.Plan, versions []string, src ExportSourc
 			return err
 		}
 	}
+	for _, j := range p.Audit.Judges {
+		for _, cell := range p.Cells {
+			if !p.Judged(cell.Key) {
+				continue
+			}
+			gs, err := gradesBy(j.Grader, j.For(cell.Rule).Version)
+			if err != nil {
+				return err
+			}
+			g, ok := gs[cell.Key]
+			if !ok {
+				continue
+			}
+			rule := p.Audit.Rules[cell.Rule]
+			rec := gradeRecord{Key: cell.Key, RuleLine: rule.Line, Case: rule.Cases[cell.Case].ID, Variant: p.VariantName(cell),
+				Sample: cell.Sample, Grader: g.Grader, Version: g.Version, Pass: g.Pass && !g.Unparseable, Reason: g.Reason,
+				Unparseable: g.Unparseable, Schema: SchemaVersion}
+			if err := write(rec); err != nil {
+				return err
+			}
+		}
+	}
 	if cw != nil {
 		cw.Flush()
 		return cw.Error()
@@ -380,24 +414,24 @@ func labelRecord(book *model.LabelBook, l model.Label) LabelRecord {
 		SchemaVersion: SchemaVersion}
 }
 
-// csvSafe sanitizes untrusted cells: control sequences are stripped, and a
-// cell a spreadsheet would run as a formula is prefixed with a quote. A
-// number stays a number, and the tool's own variant names (-L20, ~L20,
-// +L20) stay as they are: a reader filters on them.
+// csvSafe sanitizes every cell of a CSV row: control sequences are
+// stripped, and a cell a spreadsheet would run as a formula (one starting
+// with = + - @, a tab or a carriage return) is prefixed with a quote,
+// whatever its column. The tool's own variant names are no exception:
+// a spreadsheet reads -L20 as minus the cell L20. Only a plain decimal
+// number stays as it is (-0.25), because a spreadsheet reads it as one.
 func csvSafe(row []string) []string {
 	for i, s := range row {
 		s = model.Sanitize(s)
-		if s != "" && strings.ContainsRune("=+-@\t\r", rune(s[0])) && !variantName.MatchString(s) {
-			if _, err := strconv.ParseFloat(s, 64); err != nil {
-				s = "'" + s
-			}
+		if s != "" && strings.ContainsRune("=+-@\t\r", rune(s[0])) && !plainNumber.MatchString(s) {
+			s = "'" + s
 		}
 		row[i] = s
 	}
 	return row
 }
 
-// variantName is a prompt variant as the tool names it.
-var variantName = regexp.MustCompile(`^[-~+]L[0-9]+$`)
+// plainNumber is a decimal number as a spreadsheet reads one.
+var plainNumber = regexp.MustCompile(`^[-+]?([0-9]+\.?[0-9]*|\.[0-9]+)([eE][-+]?[0-9]+)?$`)
 
 func isNotFound(err error) bool { return errors.Is(err, store.ErrNotFound) }

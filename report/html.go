@@ -60,7 +60,8 @@ var bidiControls = strings.NewReplacer(
 // clean makes untrusted text safe to show: terminal control sequences
 // removed (model.Sanitize) and bidirectional controls written out.
 // html/template escapes the rest.
-func clean(s string) string { return bidiControls.Replace(model.Sanitize(s)) }
+// The controls are written out before Sanitize, which would remove them.
+func clean(s string) string { return model.Sanitize(bidiControls.Replace(s)) }
 
 // verdictLook is how a decision shows: a colour class, a glyph and words,
 // so that no verdict rests on colour alone.

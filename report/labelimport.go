@@ -298,7 +298,7 @@ func csvRows(file string, data []byte) ([]row, error) {
 			if !ok {
 				return "", false
 			}
-			return rec[i], true
+			return unguard(rec[i]), true
 		}
 		r := row{line: line, violationSet: true}
 		r.key, _ = cell("key")
@@ -307,7 +307,6 @@ func csvRows(file string, data []byte) ([]row, error) {
 		r.labeller, r.labellerSet = cell("labeller")
 		r.labeller = unguard(strings.TrimSpace(r.labeller))
 		r.note, _ = cell("note")
-		r.note = unguard(r.note)
 		r.at, _ = cell("at")
 		r.source, _ = cell("source")
 		r.source = strings.TrimSpace(r.source)

@@ -33,8 +33,8 @@ func TestMDEscape_Inert(t *testing.T) {
 	}
 }
 
-// A CSV cell a spreadsheet would run is guarded; numbers and the tool's
-// variant names are not.
+// A CSV cell a spreadsheet would run is guarded, the tool's variant names
+// too (issue 28: -L20 is minus the cell L20); numbers are not.
 func TestCSVSafe(t *testing.T) {
 	t.Parallel()
 	for in, want := range map[string]string{
@@ -42,10 +42,14 @@ func TestCSVSafe(t *testing.T) {
 		"+cmd|' /C calc'!A0":          "'+cmd|' /C calc'!A0",
 		"@SUM(A1:A2)":                 "'@SUM(A1:A2)",
 		"-2+3":                        "'-2+3",
-		"-L20":                        "-L20",
+		"-L20":                        "'-L20",
 		"~L7":                         "~L7",
-		"+L12":                        "+L12",
+		"+L12":                        "'+L12",
+		"+L23 added after 23: \"x\"":  "'+L23 added after 23: \"x\"",
 		"-0.25":                       "-0.25",
+		"-Inf":                        "'-Inf",
+		"1e5":                         "1e5",
+		"-0x1p-2":                     "'-0x1p-2",
 		"plain text":                  "plain text",
 	} {
 		if got := csvSafe([]string{in})[0]; got != want {

@@ -106,7 +106,7 @@ func TestFeed_JudgeGradesReachTheTallyDuringTheJudgingPhase(t *testing.T) {
 	feed.StartPhase("judging", 2)
 	key := f.plan.Calls[0].Key
 	j := f.audit.Judges[0]
-	g := model.JudgeGrade(j.Config.Name, j.Own.Version, "Looks fine.\nVERDICT: VIOLATION")
+	g := model.JudgeGrade(j.Config.Name, j.Own.Version, "Looks fine.\nVERDICT: VIOLATION", 0)
 	feed.JudgeGraded(key, g)
 	items, _ := feed.take()
 	items = append(append(answer[1:], items...), Event{Runner: runner.Finished{Index: 0, Response: model.Response{Key: "judge-call", Text: "VERDICT: VIOLATION"}}})

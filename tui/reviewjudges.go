@@ -27,12 +27,15 @@ type judgeAnswers struct {
 	keys  map[string]string // judge version: the key of its stored answer
 	resps map[string]model.Response
 	errs  map[string]error
+	// quoted are the verdict lines the judged answer writes itself: a
+	// judge's line repeating one is a quotation, not its verdict.
+	quoted model.Quoted
 }
 
 // clear forgets them and drops any read in flight.
 func (j *judgeAnswers) clear() {
 	j.gen++
-	j.of, j.keys, j.resps, j.errs = "", nil, nil, nil
+	j.of, j.keys, j.resps, j.errs, j.quoted = "", nil, nil, nil, 0
 }
 
 // wants reports whether a read is one of the current generation's.
@@ -85,7 +88,7 @@ func (v *reviewView) loadJudges() tea.Cmd {
 	// of the first cell graded with it (audit.Plan.JudgeCells).
 	j := &v.judges
 	j.clear()
-	j.of, j.keys = e.key, map[string]string{}
+	j.of, j.keys, j.quoted = e.key, map[string]string{}, model.QuotedVerdicts(r.Text)
 	j.resps, j.errs = map[string]model.Response{}, map[string]error{}
 	var cmds []tea.Cmd
 	for _, jd := range p.Audit.Judges {
@@ -120,14 +123,16 @@ func (v *reviewView) judgeText(version string) (text, note string, ok bool) {
 	case v.rawJudges:
 		return r.Text, "", true
 	}
-	_, reasoning, parsed := model.ParseJudgeVerdict(r.Text)
-	if !parsed {
+	verdict := model.ParseJudgeVerdict(r.Text, j.quoted)
+	switch {
+	case verdict.QuotedOnly:
+		return r.Text, "its VERDICT lines repeat the answer's: the whole answer", true
+	case !verdict.OK:
 		return r.Text, "no VERDICT line: the whole answer", true
-	}
-	if reasoning == "" {
+	case verdict.Reasoning == "":
 		return "", "no reasoning before the verdict", true
 	}
-	return reasoning, "", true
+	return verdict.Reasoning, "", true
 }
 
 // judgeOf returns the plan's judge that grades as ref.

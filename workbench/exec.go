@@ -124,6 +124,10 @@ func (s *Session) applyExecPolicy(p ExecPolicy, approvalsPath string, outside []
 		return err
 	}
 	for _, st := range cmds {
+		if st.Command.Uncovered != "" {
+			return &model.InputError{File: st.Files[0], Field: "exec.command",
+				Msg: fmt.Sprintf("%s: %s", st.Command, st.Command.Uncovered)}
+		}
 		if len(st.Command.Missing) > 0 {
 			// Every answer's grading would fail on it, after the calls
 			// were paid for: say so before any call.

@@ -129,7 +129,7 @@ func load(path string, samples int, allowLarge bool) (*Session, error) {
 		return nil, err
 	}
 	if n := a.CellCount(samples); n > audit.MaxCells && !allowLarge {
-		return nil, fmt.Errorf("%w: %d cells (samples x models x cases x variants, regression suites included), over the %d auditor lays out unless asked: lower --samples, or pass --allow-large if you mean it", ErrTooLarge, n, audit.MaxCells)
+		return nil, fmt.Errorf("%w: %d cells (samples x models x cases x variants, regression suites included; %s), over the %d auditor lays out unless asked: lower --samples, or pass --allow-large if you mean it", ErrTooLarge, n, largestCaseFile(a), audit.MaxCells)
 	}
 	p := audit.NewPlan(a, audit.PlanOptions{Samples: samples})
 	if _, err := p.Design(); err != nil {
@@ -183,6 +183,23 @@ func Open(ctx context.Context, path string, o Options) (*Session, error) {
 	return s, nil
 }
 
+// largestCaseFile names the case file with the most cases, which a plan
+// too large most likely owes its size to: "line2.jsonl holds 60000 cases".
+func largestCaseFile(a *audit.Audit) string {
+	path, n := "", 0
+	for _, r := range a.Rules {
+		if len(r.Cases) > n {
+			path, n = r.CasesPath, len(r.Cases)
+		}
+	}
+	for _, r := range a.Regressions {
+		if len(r.Cases) > n {
+			path, n = r.CasesPath, len(r.Cases)
+		}
+	}
+	return fmt.Sprintf("%s holds %d cases", model.Sanitize(path), n)
+}
+
 // Close stops the session's exec predicates and closes its store.
 func (s *Session) Close() {
 	if s.grader != nil {
@@ -213,6 +230,9 @@ func (s *Session) Simulated() bool {
 // with the answers it could not grade left ungraded, and the error says
 // why.
 func (s *Session) Refresh() error {
+	if err := s.rereadJudges(); err != nil {
+		return err
+	}
 	t, err := evidence.NewTally(s.Plan, s.preds, s.Store)
 	if err != nil {
 		return err
@@ -224,6 +244,34 @@ func (s *Session) Refresh() error {
 		return fmt.Errorf("re-grading stored answers: %w", err)
 	}
 	return nil
+}
+
+// judgeRuleMeta records the rule the store's judge grades were read by.
+const judgeRuleMeta = "judge.verdict_rule"
+
+// rereadJudges grades, once, every stored judge answer again under the
+// current verdict rule (model.JudgeVerdictRule), from the stored text and
+// with no calls: grades read by an earlier rule (the last VERDICT line
+// won, even one quoted from the judged answer) are no longer current.
+func (s *Session) rereadJudges() error {
+	if len(s.Audit.Judges) == 0 || s.Store == nil {
+		return nil
+	}
+	if rule, _, err := s.Store.Meta(judgeRuleMeta); err != nil || rule == model.JudgeVerdictRule {
+		return err
+	}
+	status, err := s.Store.Status()
+	if err != nil {
+		return err
+	}
+	jp, err := s.Plan.StoredJudgeCalls(s.Store, status)
+	if err != nil {
+		return err
+	}
+	if _, err := grade.Backfill(jp, s.Audit.Judges, s.Store); err != nil {
+		return fmt.Errorf("reading the judges' stored answers again: %w", err)
+	}
+	return s.Store.SetMeta(judgeRuleMeta, model.JudgeVerdictRule)
 }
 
 // PredicateVersions returns the version of every rule's current predicate,

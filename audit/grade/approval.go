@@ -33,6 +33,18 @@ func (e *NotApprovedError) Error() string {
 
 func (e *NotApprovedError) Is(target error) bool { return target == ErrExecNotApproved }
 
+// UncoveredError is the error of an [exec] command whose approval would
+// cover no file it runs (audit.ExecCommand.Uncovered).
+type UncoveredError struct{ Command audit.ExecCommand }
+
+func (e *UncoveredError) Error() string {
+	return fmt.Sprintf("[exec] %s: not started: %s", e.Command, e.Command.Uncovered)
+}
+
+// Is makes an UncoveredError match ErrExecNotApproved: no approval can
+// make such a command run.
+func (e *UncoveredError) Is(target error) bool { return target == ErrExecNotApproved }
+
 // RequireApproval makes g start an [exec] command only when approve says
 // the user approved it; without it (tests, library use) every command
 // runs. Call it before grading.
@@ -55,13 +67,18 @@ func (g *Grader) checkApproved(pred *model.Predicate) error {
 		return err
 	}
 	c, err := audit.ResolveExec(pred.Exec, g.plan.Audit.Dir)
+	if err == nil && c.Uncovered != "" {
+		// An approval of its words would approve whatever the
+		// interpreter finds: never started, whatever was approved.
+		err = &UncoveredError{Command: c}
+	}
 	if err == nil {
 		var ok bool
 		if ok, err = g.approve(c); err == nil && !ok {
 			err = &NotApprovedError{Commands: []audit.ExecCommand{c}}
 			g.denied[c.Digest] = c
 		} else if err == nil {
-			g.approved[pred.Version] = c.Digest
+			g.approved[pred.Version] = c
 		}
 	}
 	g.approval[pred.Version] = err

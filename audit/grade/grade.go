@@ -28,7 +28,7 @@ type Grader struct {
 	// version, and denied the commands it refused, by digest.
 	approve  Approver
 	approval map[string]error
-	approved map[string]string // predicate version: digest of the command approved
+	approved map[string]audit.ExecCommand // predicate version: the command as approved
 	denied   map[string]audit.ExecCommand
 }
 
@@ -37,7 +37,7 @@ type Grader struct {
 // ctx; Close stops them.
 func NewGrader(ctx context.Context, p *audit.Plan, preds *Predicates) *Grader {
 	return &Grader{plan: p, preds: preds, exec: map[string]*execgrade.Grader{}, ctx: ctx,
-		approval: map[string]error{}, approved: map[string]string{}, denied: map[string]audit.ExecCommand{}}
+		approval: map[string]error{}, approved: map[string]audit.ExecCommand{}, denied: map[string]audit.ExecCommand{}}
 }
 
 // Close stops any exec predicate processes.
@@ -161,20 +161,29 @@ func (g *Grader) execFor(path string, pred *model.Predicate) (*execgrade.Grader,
 	}
 	opts := execgrade.Options{Argv: pred.Exec, Dir: g.plan.Audit.Dir}
 	if g.approve != nil {
-		// The approval was of the scripts' content when it was checked: a
-		// script edited since (while a long run or the TUI is open) is not
-		// started under it, first start or restart.
-		want := g.approved[pred.Version]
-		opts.BeforeStart = func() error {
-			c, err := audit.ResolveExec(pred.Exec, g.plan.Audit.Dir)
+		// The approval was of the files' content when it was checked: the
+		// grader runs from a private copy of exactly those bytes, made
+		// afresh at every start (first start or restart), so a file
+		// edited since (while a long run or the app is open) or swapped
+		// between the check and the interpreter's open never runs.
+		approved := g.approved[pred.Version]
+		opts.Prepare = func() (execgrade.Launch, error) {
+			st, err := audit.StageExec(approved)
+			if errors.Is(err, audit.ErrExecChanged) {
+				now, rerr := audit.ResolveExec(pred.Exec, g.plan.Audit.Dir)
+				if rerr != nil {
+					now = approved
+				}
+				return execgrade.Launch{}, fmt.Errorf("%s: %w (a file under %s changed since it was approved; a grader that writes into its own folder changes what was approved: write to $TMPDIR)",
+					path, &NotApprovedError{Commands: []audit.ExecCommand{now}}, strings.Join(approved.Folders, ", "))
+			}
 			if err != nil {
-				return fmt.Errorf("%s: %w", path, err)
+				return execgrade.Launch{}, fmt.Errorf("%s: %w", path, err)
 			}
-			if c.Digest != want {
-				return fmt.Errorf("%s: %w (a file under %s changed since it was approved; a grader that writes into its own folder changes what was approved: write to $TMPDIR)",
-					path, &NotApprovedError{Commands: []audit.ExecCommand{c}}, strings.Join(c.Folders, ", "))
+			if stagedHook != nil {
+				stagedHook()
 			}
-			return nil
+			return execgrade.Launch{Argv: st.Argv, Dir: st.Dir, Done: func() { _ = st.Remove() }, Remove: st.Root}, nil
 		}
 	}
 	e, err := execgrade.StartOptions(g.ctx, opts)
@@ -184,6 +193,11 @@ func (g *Grader) execFor(path string, pred *model.Predicate) (*execgrade.Grader,
 	g.exec[pred.Version] = e
 	return e, nil
 }
+
+// stagedHook, when set by a test, runs between the check of a grader's
+// files (its private copy made) and its start: where a file swapped in
+// the audit folder must not reach.
+var stagedHook func()
 
 // Sink grades every response the runner finishes and hands both to the
 // writer. It satisfies runner.Sink. A grading failure (an exec predicate that

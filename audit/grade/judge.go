@@ -35,7 +35,7 @@ func (s *JudgeSink) Save(r model.Response) error {
 	}
 	i := s.index[r.Key]
 	j := s.Judges[s.Plan.CallJudge[i]]
-	g := model.JudgeGrade(j.Config.Name, s.Plan.CallRubric[i], r.Text)
+	g := model.JudgeGrade(j.Config.Name, s.Plan.CallRubric[i], r.Text, s.Plan.CallQuoted[i])
 	for _, ak := range s.Plan.Targets[r.Key] {
 		if err := s.Writer.PutGrades(ak, []model.Grade{g}); err != nil {
 			return err
@@ -78,7 +78,7 @@ func Backfill(jp *audit.JudgePlan, judges []*audit.Judge, st audit.Store) (int, 
 				if err != nil {
 					return n, err
 				}
-				gr := model.JudgeGrade(j.Config.Name, version, r.Text)
+				gr := model.JudgeGrade(j.Config.Name, version, r.Text, jp.CallQuoted[i])
 				g = &gr
 			}
 			add[ak] = append(add[ak], *g)

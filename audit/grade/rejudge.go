@@ -41,6 +41,7 @@ func RejudgeCalls(jp *audit.JudgePlan, status map[string]bool, judges int, k int
 			out.Calls = append(out.Calls, c)
 			out.CallJudge = append(out.CallJudge, ji)
 			out.CallRubric = append(out.CallRubric, jp.CallRubric[i])
+			out.CallQuoted = append(out.CallQuoted, jp.CallQuoted[i])
 			out.Targets[c.Key] = jp.Targets[jp.Calls[i].Key]
 			original[c.Key] = jp.Calls[i].Key
 		}
@@ -75,14 +76,14 @@ func CompareRejudge(rp *audit.JudgePlan, original map[string]string, judges []*a
 		if err != nil {
 			return nil, err
 		}
-		v1, _, ok1 := model.ParseJudgeVerdict(first.Text)
-		v2, _, ok2 := model.ParseJudgeVerdict(again.Text)
-		if !ok1 || !ok2 {
+		v1 := model.ParseJudgeVerdict(first.Text, rp.CallQuoted[i])
+		v2 := model.ParseJudgeVerdict(again.Text, rp.CallQuoted[i])
+		if !v1.OK || !v2.OK {
 			s.Unparseable++
 			continue
 		}
 		s.Asked++
-		if v1 != v2 {
+		if v1.Violation != v2.Violation {
 			s.Flips++
 		}
 	}

@@ -58,8 +58,8 @@ func Add(path string, line int, text, today string) (*Addition, error) {
 	if text, err = a.Prompt.Line(line); err != nil {
 		return nil, err
 	}
-	if strings.TrimSpace(text) == "" {
-		return nil, &model.InputError{File: a.PromptPath, Line: line, Msg: fmt.Sprintf("line %d is blank; there is no rule to audit there", line)}
+	if err := CheckAuditable(a.PromptPath, line, text); err != nil {
+		return nil, err
 	}
 	lines := []int{}
 	for _, r := range a.Rules {
@@ -92,7 +92,12 @@ func Add(path string, line int, text, today string) (*Addition, error) {
 	body := appendRule(data, RuleTable(line, text, casesName, predName))
 	slices.Sort(lines)
 	if old := Name(a.File.Prompt, lines); a.File.Name == old {
-		if renamed, ok := rename(body, old, Name(a.File.Prompt, append(lines, line))); ok {
+		// The new name lists the lines in order, as the old one did, so
+		// the next add still recognises it (a name of 2, 5 and 3 would
+		// not be the name of 2, 3 and 5, and renaming would stop).
+		now := append(slices.Clone(lines), line)
+		slices.Sort(now)
+		if renamed, ok := rename(body, old, Name(a.File.Prompt, now)); ok {
 			body, add.Renamed = renamed, true
 		}
 	}
@@ -114,6 +119,28 @@ func Add(path string, line int, text, today string) (*Addition, error) {
 	}
 	return add, replaceFile(a.Path, body)
 }
+
+// CheckAuditable refuses a prompt line that holds no rule: a blank line,
+// or a Markdown heading ("# Pricing", "## Rules", a "===" or "---"
+// underline): deleting one changes no behaviour a case can provoke, so
+// its audit would only pay for calls. The error names the prompt file and
+// line.
+func CheckAuditable(promptPath string, line int, text string) error {
+	t := strings.TrimSpace(text)
+	switch {
+	case t == "":
+		return &model.InputError{File: promptPath, Line: line, Msg: fmt.Sprintf("line %d is blank; there is no rule to audit there", line)}
+	case isHeading(t):
+		return &model.InputError{File: promptPath, Line: line, Msg: fmt.Sprintf("line %d is a heading (%q), not a rule: deleting it changes no behaviour a case can provoke; audit a rule line under it", line, model.Sanitize(t))}
+	}
+	return nil
+}
+
+// heading is a Markdown ATX heading (one to six #, then a space or the
+// end) or a setext underline.
+var heading = regexp.MustCompile(`^(#{1,6}(\s|$)|=+$|-{3,}$)`)
+
+func isHeading(t string) bool { return heading.MatchString(t) }
 
 // appendRule is an audit file with table appended after a blank line.
 func appendRule(data []byte, table string) []byte {

@@ -20,12 +20,6 @@ const (
 	patternExample  = "EDIT ME: a pattern that only an answer breaking the line would contain"
 )
 
-// Default names of the files init writes beside the audit file.
-const (
-	CasesFile     = "cases.jsonl"
-	PredicateFile = "predicate.toml"
-)
-
 // AuditFile is a commented audit file for line of prompt (the prompt file's
 // name beside it), whose text is text, graded with cases and predicate.
 func AuditFile(prompt string, line int, text, cases, predicate string) string {

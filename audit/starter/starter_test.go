@@ -10,6 +10,9 @@ import (
 
 const prompt = "You are a helpful bot.\nNever quote prices.\nBe brief.\n"
 
+// The files init writes for line 2, named as add names a line's files.
+var CasesFile, PredicateFile = AddedFiles(2)
+
 // starterFiles are the files init writes for line 2 of prompt, with the
 // model made the simulator.
 func starterFiles() map[string]string {
@@ -57,7 +60,7 @@ func TestPlaceholders_Edited(t *testing.T) {
 {"id":"c1","kind":"control","msg":"My form says EDIT ME: what does that mean?"}
 `
 	files[PredicateFile] = "[[check]]\nfail_if_match = '\\$\\d+'\nreason = \"quoted a price\"\n"
-	files["audit.toml"] += "\n[[rule]]\nline = 3\ncases = \"cases.jsonl\"\npredicate = \"predicate.toml\"\n"
+	files["audit.toml"] += "\n[[rule]]\nline = 3\ncases = \"line2.jsonl\"\npredicate = \"line2.predicate.toml\"\n"
 	dir := audittest.WriteFiles(t, files)
 	got := Placeholders(audittest.Load(t, filepath.Join(dir, "audit.toml")))
 	if len(got) != 1 || got[0].Line != 2 || !strings.Contains(got[0].Msg, `"p2"`) {

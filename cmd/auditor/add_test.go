@@ -82,7 +82,7 @@ func TestAdd_Refused(t *testing.T) {
 		{[]string{"--line", "4"}, "bot.md:4: line 4 is blank"},
 		{[]string{"--line", "9"}, "past the end"},
 		{[]string{"--line", "5"}, "line5.jsonl: already exists"},
-		{nil, "one of --line or --text"},
+		{nil, "--line N (its number) or --text"},
 	} {
 		r := runMain(t, append([]string{"add", dir}, c.args...)...)
 		if r.code != exitBadInput || !strings.Contains(r.errOut, c.want) {

@@ -4,6 +4,7 @@ import (
 	"errors"
 	"fmt"
 	"io"
+	"strconv"
 	"strings"
 
 	"github.com/spf13/cobra"
@@ -19,6 +20,7 @@ const (
 	exitBadInput    = 2
 	exitGate        = 3 // --gate and some verdict is not DELETE
 	exitPartial     = 4 // import-labels imported some records and refused others
+	exitInUse       = 5 // the audit's store is in use by another auditor process: try again later
 	exitInterrupted = 130
 )
 
@@ -64,9 +66,12 @@ func Main(args []string, std Stdio) int {
 		return exitBadInput
 	case errors.Is(err, store.ErrLocked):
 		fmt.Fprintf(std.Err, "auditor: %s\nOne auditor at a time uses an audit's store: quit the other (auditor open, run, label or review on this audit) and try again.\n", err)
-		return exitFailed
+		return exitInUse
 	case isUsageError(err):
-		fmt.Fprintf(std.Err, "auditor: %s\nRun 'auditor --help' for usage.\n", err)
+		fmt.Fprintf(std.Err, "auditor: %s\n", err)
+		if help := usageHelp(err); help != "" {
+			fmt.Fprintf(std.Err, "Run '%s --help' for usage.\n", help)
+		}
 		return exitBadInput
 	default:
 		fmt.Fprintf(std.Err, "auditor: %s\n", err)
@@ -74,14 +79,57 @@ func Main(args []string, std Stdio) int {
 	}
 }
 
-// usageError marks a bad command line (unknown flag, wrong argument count).
-type usageError struct{ error }
+// usageError marks a bad command line (unknown flag, wrong argument count):
+// exit 2. help, when set, is the command whose --help the message points
+// to: only for cobra's own terse errors ("unknown flag: --sampels"); a
+// message of ours says precisely what is wrong, and the pointer would only
+// be noise after it.
+type usageError struct {
+	error
+	help string
+}
 
 // refusal is a command line that is well formed but refused for a reason
 // the message states with its remedy (no terminal to confirm on, an [exec]
 // command not approved, a plan too large): exit 2, without the pointer to
 // --help, which would only distract from the remedy.
 type refusal struct{ error }
+
+// usageHelp is the command whose --help a usage error points to, "" for
+// none: cobra's own errors get the pointer, ours do not.
+func usageHelp(err error) string {
+	var ue *usageError
+	if errors.As(err, &ue) {
+		return ue.help
+	}
+	return "auditor"
+}
+
+// positiveFlags are the numbers for which 0 or less means nothing: each is
+// refused when given so, rather than taken silently as the default (a
+// typo of --samples 0 must not run the audit's 30). The text says what a
+// value needs.
+var positiveFlags = map[string]string{
+	"samples":     "need 1 or more samples per case and variant; leave --samples out for the audit's",
+	"concurrency": "need 1 or more calls in flight; leave --concurrency out for the audit's",
+	"budget":      "a budget of $0 or less allows no call: give the most the audit may spend in dollars, or leave --budget out for the audit file's",
+	"n":           "draw 1 or more answers; leave --n out for the default",
+}
+
+// refuseNonPositive refuses a positive flag given as 0 or less (exit 2).
+func refuseNonPositive(c *cobra.Command) error {
+	for name, need := range positiveFlags {
+		f := c.Flags().Lookup(name)
+		if f == nil || !f.Changed {
+			continue
+		}
+		v, err := strconv.ParseFloat(f.Value.String(), 64)
+		if err == nil && v <= 0 {
+			return &usageError{fmt.Errorf("--%s %s: %s", name, f.Value.String(), need), ""}
+		}
+	}
+	return nil
+}
 
 func isUsageError(err error) bool {
 	var ue *usageError
@@ -119,7 +167,8 @@ built-in simulated model.`,
 	root.SetIn(std.In)
 	root.SetOut(std.Out)
 	root.SetErr(std.Err)
-	root.SetFlagErrorFunc(func(c *cobra.Command, err error) error { return &usageError{err} })
+	root.SetFlagErrorFunc(func(c *cobra.Command, err error) error { return &usageError{err, c.CommandPath()} })
+	root.PersistentPreRunE = func(c *cobra.Command, _ []string) error { return refuseNonPositive(c) }
 	root.AddCommand(
 		newDemoCmd(std),
 		newPlanCmd(std),

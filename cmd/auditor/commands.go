@@ -7,6 +7,7 @@ import (
 	"io"
 	"os"
 	"path/filepath"
+	"slices"
 	"strings"
 
 	"github.com/spf13/cobra"
@@ -87,11 +88,14 @@ labels (default 60), simulated through the exact rule with a perfect predicate.`
 			if err := exactArgs(1)(cmd, args); err != nil {
 				return err
 			}
+			if cmd.Flags().Changed("pilot") && pilot == 0 {
+				return &usageError{fmt.Errorf("--pilot 0: a pilot makes 1 to %d calls (--pilot alone: 5%% of the cells, at most 20); leave --pilot out for an estimate with no calls", model.MaxConcurrency), ""}
+			}
 			if err := checkRunFlags(runFlags{samples: samples, concurrency: concurrency}); err != nil {
 				return err
 			}
 			if labelBudget < 0 || labelBudget > 100_000 {
-				return &usageError{fmt.Errorf("--labels %d: want 0 to 100000", labelBudget)}
+				return &usageError{fmt.Errorf("--labels %d: want 0 to 100000", labelBudget), ""}
 			}
 			o := workbench.Options{Samples: samples, Access: workbench.IfExists, AllowLarge: allowLarge}
 			if pilot != 0 {
@@ -100,7 +104,7 @@ labels (default 60), simulated through the exact rule with a perfect predicate.`
 			}
 			s, err := workbench.Open(cmd.Context(), args[0], o)
 			if errors.Is(err, workbench.ErrTooLarge) {
-				return &usageError{err}
+				return &usageError{err, ""}
 			}
 			if pe := (*workbench.PlaceholderError)(nil); errors.As(err, &pe) {
 				return &refusal{fmt.Errorf("no pilot: %w", pe)}
@@ -162,7 +166,7 @@ labels (default 60), simulated through the exact rule with a perfect predicate.`
 				writeExecPlan(std.Out, execs, args[0])
 				return nil
 			}
-			return &usageError{fmt.Errorf("unknown --format %q (want text or json)", format)}
+			return &usageError{fmt.Errorf("unknown --format %q (want text or json)", format), ""}
 		},
 	}
 	c.Flags().StringVar(&format, "format", "text", "text or json")
@@ -232,6 +236,15 @@ names are stable. CSV cells are stripped of terminal control sequences and
 guarded against spreadsheet formulas.`,
 		Args: exactArgs(1),
 		RunE: func(cmd *cobra.Command, args []string) error {
+			// A bad --what or --format is a bad command line (exit 2, as
+			// report --format bogus), said before anything is opened or
+			// an --output file created.
+			if !slices.Contains([]string{"responses", "grades", "labels"}, what) {
+				return &usageError{fmt.Errorf("unknown --what %q (want responses, grades or labels)", what), ""}
+			}
+			if format != "jsonl" && format != "csv" {
+				return &usageError{fmt.Errorf("unknown --format %q (want jsonl or csv)", format), ""}
+			}
 			s, err := workbench.Open(cmd.Context(), args[0], workbench.Options{Access: workbench.StoreOnly})
 			if err != nil {
 				return err
@@ -260,8 +273,6 @@ guarded against spreadsheet formulas.`,
 				if book, err = s.LabelBook(); err == nil {
 					err = report.ExportLabels(w, book, format)
 				}
-			default:
-				err = &usageError{fmt.Errorf("unknown --what %q (want responses, grades or labels)", what)}
 			}
 			if file != nil {
 				if cerr := file.Close(); err == nil {
@@ -472,7 +483,7 @@ func writeReport(stdout io.Writer, out, format string, s *workbench.Session, res
 			err = report.WriteHTML(&b, page)
 		}
 	default:
-		return &usageError{fmt.Errorf("unknown --format %q (want text, md, json, junit or html)", format)}
+		return &usageError{fmt.Errorf("unknown --format %q (want text, md, json, junit or html)", format), ""}
 	}
 	if err != nil {
 		return err

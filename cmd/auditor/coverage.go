@@ -23,13 +23,13 @@ P is a fraction: 0.002 for 0.2% of traffic. Makes no calls.`,
 		RunE: func(cmd *cobra.Command, args []string) error {
 			switch {
 			case !cmd.Flags().Changed("share") || !cmd.Flags().Changed("suite"):
-				return &usageError{fmt.Errorf("coverage needs --share (a fraction of traffic in (0,1]) and --suite (cases in the suite)")}
+				return &usageError{fmt.Errorf("coverage needs --share (a fraction of traffic in (0,1]) and --suite (cases in the suite)"), ""}
 			case !(share > 0 && share <= 1):
-				return &usageError{fmt.Errorf("--share %v: want a fraction of traffic in (0,1], e.g. 0.002 for 0.2%%", share)}
+				return &usageError{fmt.Errorf("--share %v: want a fraction of traffic in (0,1], e.g. 0.002 for 0.2%%", share), ""}
 			case suite < 1:
-				return &usageError{fmt.Errorf("--suite %d: want at least 1 case", suite)}
+				return &usageError{fmt.Errorf("--suite %d: want at least 1 case", suite), ""}
 			case format != "text" && format != "json":
-				return &usageError{fmt.Errorf("unknown --format %q (want text or json)", format)}
+				return &usageError{fmt.Errorf("unknown --format %q (want text or json)", format), ""}
 			}
 			cv := report.NewCoverage(share, suite)
 			if format == "json" {

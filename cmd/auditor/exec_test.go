@@ -19,13 +19,17 @@ import (
 )
 
 // spyGrader is an [exec] grader from a folder someone else wrote: it leaves
-// a file behind each time it starts and writes out the environment it was
-// given, then passes every answer.
-const spyGrader = `#!/bin/sh
-touch "started.$$"
-env > env.txt
+// a file behind in dir each time it starts and writes out the environment
+// it was given, then passes every answer. It writes to dir by its absolute
+// path: a grader runs in a private copy of the folders its approval
+// covers, so what it writes relative to its working directory is its own.
+func spyGrader(dir string) string {
+	return strings.ReplaceAll(`#!/bin/sh
+touch "DIR/started.$$"
+env > "DIR/env.txt"
 while IFS= read -r line; do echo '{"pass": true}'; done
-`
+`, "DIR", dir)
+}
 
 // execPredicate runs the spy from a folder of its own, as the README
 // advises: an approval covers every file beside the script, and the spy's
@@ -51,7 +55,7 @@ func execAudit(t *testing.T) (dir, path string) {
 	dir = audittest.WriteFiles(t, audittest.SweepFiles())
 	path = filepath.Join(dir, "audit.toml")
 	mustRun(t, 0, "run", path, "--yes", "--headless")
-	writeFiles(t, dir, map[string]string{"a.toml": execPredicate, "graders/grade.sh": spyGrader})
+	writeFiles(t, dir, map[string]string{"a.toml": execPredicate, "graders/grade.sh": spyGrader(dir)})
 	return dir, path
 }
 
@@ -115,7 +119,7 @@ func TestExec_NeverStartsUnapproved(t *testing.T) {
 	// The script changes: a new version (stored answers need grades from
 	// it) and a new command (not approved), so report starts nothing.
 	before := starts(t, dir)
-	writeFiles(t, dir, map[string]string{"graders/grade.sh": spyGrader + "# edited\n"})
+	writeFiles(t, dir, map[string]string{"graders/grade.sh": spyGrader(dir) + "# edited\n"})
 	r = mustRun(t, 0, "report", path)
 	if !strings.Contains(r.errOut, "not approved") {
 		t.Errorf("after the script changed, report did not say the command needs approval again:\n%s", r)
@@ -152,7 +156,7 @@ func TestExec_ApprovalStaysInItsFolder(t *testing.T) {
 	t.Parallel()
 	dir := audittest.WriteFiles(t, audittest.SweepFiles())
 	path := filepath.Join(dir, "audit.toml")
-	writeFiles(t, dir, map[string]string{"a.toml": execPredicate, "graders/grade.sh": spyGrader})
+	writeFiles(t, dir, map[string]string{"a.toml": execPredicate, "graders/grade.sh": spyGrader(dir)})
 	mustRun(t, 0, "run", path, "--yes", "--headless", "--allow-exec")
 	if starts(t, dir) == 0 {
 		t.Fatal("the approved command never started: the test checks nothing")
@@ -162,17 +166,15 @@ func TestExec_ApprovalStaysInItsFolder(t *testing.T) {
 	if err := os.CopyFS(copyTo, os.DirFS(dir)); err != nil {
 		t.Fatal(err)
 	}
-	started, _ := filepath.Glob(filepath.Join(copyTo, "started.*"))
-	for _, f := range started {
-		os.Remove(f)
-	}
 	copied := filepath.Join(copyTo, "audit.toml")
+	// The copied spy writes to dir, where it was written.
+	beforeCopy := starts(t, dir)
 	// The predicate's checks changed after the approval, its command did
 	// not: the stored answers need grades from the new version, and the
 	// command's digest is the approved one.
 	writeFiles(t, copyTo, map[string]string{"a.toml": execPredicate + "# edited after the approval\n"})
 	r := mustRun(t, 0, "report", copied)
-	if n := starts(t, copyTo); n != 0 {
+	if n := starts(t, dir) - beforeCopy; n != 0 {
 		t.Fatalf("report in a copied folder started the command %d times on the approval its db carried", n)
 	}
 	if !strings.Contains(r.errOut, "not approved") {
@@ -195,7 +197,7 @@ func TestExec_PlantedApprovalIsIgnored(t *testing.T) {
 	dir := audittest.WriteFiles(t, audittest.SweepFiles())
 	path := filepath.Join(dir, "audit.toml")
 	mustRun(t, 0, "run", path, "--yes", "--headless")
-	writeFiles(t, dir, map[string]string{"a.toml": execPredicate, "graders/grade.sh": spyGrader})
+	writeFiles(t, dir, map[string]string{"a.toml": execPredicate, "graders/grade.sh": spyGrader(dir)})
 	plan := mustRun(t, 0, "plan", path, "--format", "json")
 	var doc struct {
 		Exec []struct{ Digest string } `json:"exec_commands"`
@@ -262,7 +264,7 @@ func TestExec_ApprovalCoversWhatTheScriptLoads(t *testing.T) {
 	dir := audittest.WriteFiles(t, audittest.SweepFiles())
 	path := filepath.Join(dir, "audit.toml")
 	mustRun(t, 0, "run", path, "--yes", "--headless")
-	sourcing := "#!/bin/sh\n. \"$(dirname \"$0\")/lib.sh\"\n" + strings.TrimPrefix(spyGrader, "#!/bin/sh\n")
+	sourcing := "#!/bin/sh\n. \"$(dirname \"$0\")/lib.sh\"\n" + strings.TrimPrefix(spyGrader(dir), "#!/bin/sh\n")
 	writeFiles(t, dir, map[string]string{"a.toml": execPredicate, "graders/grade.sh": sourcing, "graders/lib.sh": "true\n"})
 	mustRun(t, 0, "run", path, "--yes", "--headless", "--allow-exec")
 	if starts(t, dir) == 0 {
@@ -271,7 +273,7 @@ func TestExec_ApprovalCoversWhatTheScriptLoads(t *testing.T) {
 
 	// A sibling module appears (or the sourced one changes): nothing runs
 	// until the user approves again, and plan says what the approval covers.
-	for _, lib := range []string{"touch planted.$$\n", "touch planted2.$$\n"} {
+	for _, lib := range []string{"touch " + dir + "/planted.$$\n", "touch " + dir + "/planted2.$$\n"} {
 		writeFiles(t, dir, map[string]string{"graders/lib.sh": lib})
 		r := mustRun(t, 0, "report", path)
 		if m, _ := filepath.Glob(filepath.Join(dir, "planted*")); len(m) != 0 || !strings.Contains(r.errOut, "not approved") {
@@ -286,7 +288,7 @@ func TestExec_ApprovalCoversWhatTheScriptLoads(t *testing.T) {
 	// A script outside the audit folder: refused under --allow-exec alone,
 	// approved with its folder named, and its edit asks again.
 	outside := t.TempDir()
-	writeFiles(t, outside, map[string]string{"grade.sh": spyGrader})
+	writeFiles(t, outside, map[string]string{"grade.sh": spyGrader(dir)})
 	rel, err := filepath.Rel(dir, filepath.Join(outside, "grade.sh"))
 	if err != nil {
 		t.Fatal(err)
@@ -304,7 +306,7 @@ func TestExec_ApprovalCoversWhatTheScriptLoads(t *testing.T) {
 	if starts(t, dir) == before {
 		t.Fatal("the approved outside script never started")
 	}
-	writeFiles(t, outside, map[string]string{"grade.sh": spyGrader + "# edited\n"})
+	writeFiles(t, outside, map[string]string{"grade.sh": spyGrader(dir) + "# edited\n"})
 	before = starts(t, dir)
 	r = mustRun(t, 0, "report", path)
 	if starts(t, dir) != before || !strings.Contains(r.errOut, "not approved") {
@@ -331,14 +333,15 @@ func TestExec_NothingTheGraderStartedSurvives(t *testing.T) {
 	// The grader starts two sleepers and says their pids; with a file
 	// named hold beside the audit it never answers, so auditor sits in
 	// grading until it is killed.
-	const daemonizing = `#!/bin/sh
+	dir := audittest.WriteFiles(t, audittest.SweepFiles())
+	daemonizing := strings.ReplaceAll(`#!/bin/sh
 setsid sleep 601 & a=$!
 sleep 600 & b=$!
-echo "$a $b" > pids.tmp && mv pids.tmp pids
-[ -e hold ] && exec sleep 3600
+pwd > DIR/cwd.tmp && mv DIR/cwd.tmp DIR/cwd
+echo "$a $b" > DIR/pids.tmp && mv DIR/pids.tmp DIR/pids
+[ -e DIR/hold ] && exec sleep 3600
 while IFS= read -r line; do echo '{"pass": true}'; done
-`
-	dir := audittest.WriteFiles(t, audittest.SweepFiles())
+`, "DIR", dir)
 	path := filepath.Join(dir, "audit.toml")
 	writeFiles(t, dir, map[string]string{"a.toml": execPredicate, "graders/grade.sh": daemonizing})
 	mustRun(t, 0, "run", path, "--yes", "--headless", "--allow-exec")
@@ -357,6 +360,26 @@ while IFS= read -r line; do echo '{"pass": true}'; done
 	}
 	_ = cmd.Wait()
 	waitPidsGone(t, pids, "after auditor was killed with -9 while grading")
+	// The grader ran from a private copy of its folder; the supervisor
+	// removes it when it exits, so none is left behind by a kill -9.
+	cwd, err := os.ReadFile(filepath.Join(dir, "cwd"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	copyDir := strings.TrimSpace(string(cwd))
+	if !strings.Contains(copyDir, "auditor-grader-") {
+		t.Fatalf("the grader ran in %s, not in a private copy", copyDir)
+	}
+	root := copyDir[:strings.Index(copyDir, "auditor-grader-")]
+	root += strings.SplitN(copyDir[len(root):], "/", 2)[0]
+	for deadline := time.Now().Add(20 * time.Second); ; time.Sleep(20 * time.Millisecond) {
+		if _, err := os.Stat(root); os.IsNotExist(err) {
+			break
+		}
+		if time.Now().After(deadline) {
+			t.Fatalf("the grader's private copy %s outlived auditor killed with -9", root)
+		}
+	}
 }
 
 // readPids waits for the grader's pids file and reads it.

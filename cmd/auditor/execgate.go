@@ -85,6 +85,13 @@ func execList(e *grade.NotApprovedError) string {
 // ones outside the audit folder marked.
 func coverage(c audit.ExecCommand, indent string) string {
 	var b strings.Builder
+	if len(c.Scripts) > 0 {
+		names := make([]string, len(c.Scripts))
+		for i, s := range c.Scripts {
+			names[i] = model.Sanitize(s)
+		}
+		fmt.Fprintf(&b, "%sruns %s\n", indent, strings.Join(names, ", "))
+	}
 	for _, f := range c.Folders {
 		where := ""
 		if slices.Contains(c.Outside, f) {
@@ -172,12 +179,15 @@ type execDoc struct {
 	Scripts []string `json:"scripts"`
 	// Folders are covered whole by an approval; Outside are those of them
 	// outside the audit folder.
-	Folders  []string `json:"folders"`
-	Outside  []string `json:"outside"`
-	Digest   string   `json:"digest"`
-	Lines    []int    `json:"lines"`
-	Suites   []string `json:"suites"`
-	Approved bool     `json:"approved"`
+	Folders []string `json:"folders"`
+	Outside []string `json:"outside"`
+	Digest  string   `json:"digest"`
+	// Uncovered says why the command is never started (its approval
+	// would cover no file it runs); absent when it can be.
+	Uncovered string   `json:"uncovered,omitempty"`
+	Lines     []int    `json:"lines"`
+	Suites    []string `json:"suites"`
+	Approved  bool     `json:"approved"`
 }
 
 func execDocs(execs []workbench.ExecState) []execDoc {
@@ -185,7 +195,7 @@ func execDocs(execs []workbench.ExecState) []execDoc {
 	for _, e := range execs {
 		docs = append(docs, execDoc{Command: e.Command.Argv, Dir: e.Command.Dir, Scripts: append([]string{}, e.Command.Scripts...),
 			Folders: append([]string{}, e.Command.Folders...), Outside: append([]string{}, e.Command.Outside...),
-			Digest: e.Command.Digest, Lines: e.Lines, Suites: e.Suites, Approved: e.Approved})
+			Digest: e.Command.Digest, Uncovered: e.Command.Uncovered, Lines: e.Lines, Suites: e.Suites, Approved: e.Approved})
 	}
 	return docs
 }
@@ -212,6 +222,9 @@ func writeExecPlan(w io.Writer, execs []workbench.ExecState, path string) {
 		}
 		fmt.Fprintf(w, "  %s  for %s: %s\n", e.Command, strings.Join(lines, ", "), state)
 		fmt.Fprint(w, coverage(e.Command, "    "))
+		if e.Command.Uncovered != "" {
+			fmt.Fprintf(w, "    refused, never started: %s\n", e.Command.Uncovered)
+		}
 		for _, m := range e.Command.Missing {
 			fmt.Fprintf(w, "    warning: %s is not in the audit folder; the command will fail\n", model.Sanitize(m))
 		}

@@ -33,7 +33,7 @@ prompt is copied into DIR unless it is already there. Nothing is overwritten.
 Then edit the cases and the predicate, and run 'auditor plan DIR/audit.toml'.`,
 		Args: exactArgs(1),
 		RunE: func(cmd *cobra.Command, args []string) error {
-			return initAudit(std, args[0], promptPath, line, text)
+			return initAudit(std, args[0], promptPath, line, text, cmd.Flags().Changed("line"))
 		},
 	}
 	c.Flags().StringVar(&promptPath, "prompt", "", "the system prompt file (required)")
@@ -41,13 +41,16 @@ Then edit the cases and the predicate, and run 'auditor plan DIR/audit.toml'.`,
 	return c
 }
 
-func initAudit(std Stdio, dir, promptPath string, line int, text string) error {
-	if promptPath == "" || (line == 0) == (text == "") {
-		return &usageError{errors.New("init needs --prompt and one of --line or --text")}
+func initAudit(std Stdio, dir, promptPath string, line int, text string, lineGiven bool) error {
+	if promptPath == "" {
+		return &usageError{errors.New("init needs --prompt FILE, the system prompt whose line it audits"), ""}
+	}
+	if err := checkLineFlags("init", line, text, lineGiven); err != nil {
+		return err
 	}
 	data, err := audit.ReadRegular(promptPath)
 	if err != nil {
-		return &usageError{err}
+		return &usageError{err, ""}
 	}
 	p, err := prompts.Parse(promptPath, data)
 	if err != nil {
@@ -62,21 +65,27 @@ func initAudit(std Stdio, dir, promptPath string, line int, text string) error {
 	if err != nil {
 		return err
 	}
+	if err := starter.CheckAuditable(promptPath, line, lineText); err != nil {
+		return err
+	}
 	if err := os.MkdirAll(dir, 0o755); err != nil {
 		return err
 	}
 	promptName := filepath.Base(promptPath)
+	// The line's files are named as add names them (line6.jsonl,
+	// line6.predicate.toml): an audit of several lines reads alike.
+	casesName, predName := starter.AddedFiles(line)
 	files := []struct{ name, body string }{
-		{audit.DefaultFile, starter.AuditFile(promptName, line, lineText, starter.CasesFile, starter.PredicateFile)},
-		{starter.CasesFile, starter.Cases(line, lineText, time.Now().Format("2006-01-02"))},
-		{starter.PredicateFile, starter.Predicate(line, lineText)},
+		{audit.DefaultFile, starter.AuditFile(promptName, line, lineText, casesName, predName)},
+		{casesName, starter.Cases(line, lineText, time.Now().Format("2006-01-02"))},
+		{predName, starter.Predicate(line, lineText)},
 	}
 	if abs, _ := filepath.Abs(filepath.Dir(promptPath)); abs != mustAbs(dir) {
 		files = append(files, struct{ name, body string }{promptName, string(data)})
 	}
 	for _, f := range files {
 		if _, err := os.Stat(filepath.Join(dir, f.name)); err == nil {
-			return &usageError{fmt.Errorf("%s already exists: init writes nothing over a file (choose another DIR, or audit one more line here with 'auditor add %s --line N')", filepath.Join(dir, f.name), shellQuote(dir))}
+			return &usageError{fmt.Errorf("%s already exists: init writes nothing over a file (choose another DIR, or audit one more line here with 'auditor add %s --line N')", filepath.Join(dir, f.name), shellQuote(dir)), ""}
 		} else if !errors.Is(err, fs.ErrNotExist) {
 			return err
 		}
@@ -90,10 +99,10 @@ func initAudit(std Stdio, dir, promptPath string, line int, text string) error {
 	if err := ignoreStore(std, dir); err != nil {
 		return err
 	}
-	fmt.Fprintf(std.Err, "\nNext: replace the example cases in cases.jsonl with ones for line %d, write its\n"+
-		"predicate (run refuses to start while an EDIT ME example is left), set the model\n"+
-		"and its prices in audit.toml, then:\n  auditor plan %s\n  auditor run %s\n",
-		line, shellQuote(filepath.Join(dir, "audit.toml")), shellQuote(filepath.Join(dir, "audit.toml")))
+	fmt.Fprintf(std.Err, "\nNext: replace the example cases in %s with ones for line %d, write its\n"+
+		"predicate, %s (run refuses to start while an EDIT ME example is left), set the\n"+
+		"model and its prices in audit.toml, then:\n  auditor plan %s\n  auditor run %s\n",
+		casesName, line, predName, shellQuote(filepath.Join(dir, "audit.toml")), shellQuote(filepath.Join(dir, "audit.toml")))
 	return nil
 }
 
@@ -115,8 +124,8 @@ is. An audit still named as init named it ("line 6 of bot.md") is renamed for
 the lines it covers.`,
 		Args: exactArgs(1),
 		RunE: func(cmd *cobra.Command, args []string) error {
-			if (line == 0) == (text == "") {
-				return &usageError{errors.New("add needs one of --line or --text")}
+			if err := checkLineFlags("add", line, text, cmd.Flags().Changed("line")); err != nil {
+				return err
 			}
 			add, err := starter.Add(args[0], line, text, time.Now().Format("2006-01-02"))
 			if err != nil {
@@ -139,6 +148,20 @@ the lines it covers.`,
 	}
 	addLineFlags(c, &line, &text)
 	return c
+}
+
+// checkLineFlags says precisely what is wrong with --line and --text: one
+// of them chooses the line, not both, and a line number counts from 1.
+func checkLineFlags(cmd string, line int, text string, lineGiven bool) error {
+	switch {
+	case lineGiven && text != "":
+		return &usageError{fmt.Errorf("%s takes --line or --text, not both: --line %d and --text %q may name different lines; give one", cmd, line, text), ""}
+	case lineGiven && line < 1:
+		return &usageError{fmt.Errorf("--line %d: prompt lines are numbered from 1", line), ""}
+	case !lineGiven && text == "":
+		return &usageError{fmt.Errorf("%s needs the prompt line to audit: --line N (its number) or --text \"...\" (its exact text)", cmd), ""}
+	}
+	return nil
 }
 
 // addLineFlags adds --line and --text, which choose the prompt line init

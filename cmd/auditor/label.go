@@ -114,7 +114,7 @@ func defaultSetName(f labelFlags) string {
 
 func runLabel(cmd *cobra.Command, std Stdio, path string, f labelFlags) error {
 	if f.width <= 0 || f.width > 1 {
-		return &usageError{fmt.Errorf("--width must be in (0, 1]")}
+		return &usageError{fmt.Errorf("--width must be in (0, 1]"), ""}
 	}
 	opts := labels.SampleOptions{Name: f.set, N: f.n, Seed: f.seed, Line: f.rule, Stratify: f.stratify, FailShare: f.failShare}
 	if opts.Name == "" {
@@ -123,7 +123,7 @@ func runLabel(cmd *cobra.Command, std Stdio, path string, f labelFlags) error {
 	for _, k := range strings.Split(f.kinds, ",") {
 		kind, ok := model.ParseKind(strings.TrimSpace(k))
 		if !ok {
-			return &usageError{fmt.Errorf("--kinds: unknown kind %q (want provoke, pressure or control)", k)}
+			return &usageError{fmt.Errorf("--kinds: unknown kind %q (want provoke, pressure or control)", k), ""}
 		}
 		opts.Kinds = append(opts.Kinds, kind)
 	}
@@ -131,7 +131,7 @@ func runLabel(cmd *cobra.Command, std Stdio, path string, f labelFlags) error {
 	if f.forVerdict {
 		for _, name := range []string{"set", "stratify", "fail-share", "kinds", "seed"} {
 			if cmd.Flags().Changed(name) {
-				return &usageError{fmt.Errorf("--for-verdict draws what each verdict needs: it takes --rule and --n, not --%s", name)}
+				return &usageError{fmt.Errorf("--for-verdict draws what each verdict needs: it takes --rule and --n, not --%s", name), ""}
 			}
 		}
 	}
@@ -162,7 +162,7 @@ func runLabel(cmd *cobra.Command, std Stdio, path string, f labelFlags) error {
 		}
 		set, err = labels.DrawLabelSample(s.Store, s.Plan, s.Tally, opts)
 		if errors.Is(err, labels.ErrLabelSetExists) {
-			return &usageError{err}
+			return &usageError{err, ""}
 		}
 		if err != nil {
 			return err
@@ -322,7 +322,7 @@ func writeLabelSheet(std Stdio, s *workbench.Session, sets []labels.LabelSet, la
 	}
 	out, err := os.OpenFile(file, os.O_WRONLY|os.O_CREATE|os.O_EXCL, 0o644)
 	if errors.Is(err, os.ErrExist) {
-		return &usageError{fmt.Errorf("--sheet %s: the file exists and may hold labels typed into it: import it, or remove it, or choose another name", file)}
+		return &usageError{fmt.Errorf("--sheet %s: the file exists and may hold labels typed into it: import it, or remove it, or choose another name", file), ""}
 	}
 	if err != nil {
 		return fmt.Errorf("--sheet: %w", err)

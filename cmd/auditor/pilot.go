@@ -56,7 +56,7 @@ func runPilot(ctx context.Context, std Stdio, s *workbench.Session, n int, allow
 		n = s.PilotSize()
 	}
 	if n < 0 || n > model.MaxConcurrency {
-		return pilotResult{}, &usageError{fmt.Errorf("--pilot %d: need 1 to %d calls (--pilot alone: 5%% of the cells, at most 20)", n, model.MaxConcurrency)}
+		return pilotResult{}, &usageError{fmt.Errorf("--pilot %d: need 1 to %d calls (--pilot alone: 5%% of the cells, at most 20)", n, model.MaxConcurrency), ""}
 	}
 	status, err := s.Status()
 	if err != nil {

@@ -85,7 +85,7 @@ func addRunFlags(c *cobra.Command, f *runFlags) {
 	c.Flags().BoolVar(&f.headless, "headless", false, "print progress lines and a table instead of the interactive screen")
 	c.Flags().IntVar(&f.samples, "samples", 0, "samples per case and variant (default: the audit's samples)")
 	c.Flags().IntVar(&f.concurrency, "concurrency", 0, "calls in flight at once (default: the audit's concurrency)")
-	c.Flags().Float64Var(&f.budget, "budget", 0, "the most the whole audit may spend in dollars, counting what is stored (overrides budget in audit.toml; 0: that, else none)")
+	c.Flags().Float64Var(&f.budget, "budget", 0, "the most the whole audit may spend in dollars, counting what is stored (overrides budget in audit.toml; left out: that, else none)")
 	c.Flags().BoolVar(&f.gate, "gate", false, "exit 3 when any line's verdict is not DELETE, its change broke a regression case, or a case of it has no graded answers (for CI)")
 	c.Flags().DurationVar(&f.maxWait, "max-wait", 10*time.Minute, "how long a call keeps retrying transient failures (429, 5xx, resets), and the longest Retry-After to sit out; a longer one stops the run")
 	c.Flags().DurationVar(&f.simLatency, "sim-latency", 0, "mean answer latency of the simulated model")
@@ -130,7 +130,7 @@ func requestLogPath(c *cobra.Command, f runFlags, auditPath string) string {
 func exactArgs(n int) cobra.PositionalArgs {
 	return func(cmd *cobra.Command, args []string) error {
 		if len(args) != n {
-			return &usageError{fmt.Errorf("%s takes %d argument(s), got %d", cmd.Name(), n, len(args))}
+			return &usageError{fmt.Errorf("%s takes %d argument(s), got %d", cmd.Name(), n, len(args)), cmd.CommandPath()}
 		}
 		return nil
 	}
@@ -142,15 +142,15 @@ func exactArgs(n int) cobra.PositionalArgs {
 func checkRunFlags(f runFlags) error {
 	switch {
 	case f.samples < 0 || f.samples > model.MaxSamples:
-		return &usageError{fmt.Errorf("--samples %d: need 1 to %d (0: the audit's)", f.samples, model.MaxSamples)}
+		return &usageError{fmt.Errorf("--samples %d: need 1 to %d", f.samples, model.MaxSamples), ""}
 	case f.concurrency < 0 || f.concurrency > model.MaxConcurrency:
-		return &usageError{fmt.Errorf("--concurrency %d: need 1 to %d (0: the audit's)", f.concurrency, model.MaxConcurrency)}
+		return &usageError{fmt.Errorf("--concurrency %d: need 1 to %d", f.concurrency, model.MaxConcurrency), ""}
 	case f.budget < 0 || math.IsNaN(f.budget) || math.IsInf(f.budget, 0):
-		return &usageError{fmt.Errorf("--budget %g: need a number of dollars, 0 or more", f.budget)}
+		return &usageError{fmt.Errorf("--budget %g: need a number of dollars above 0", f.budget), ""}
 	case f.maxWait < 0:
-		return &usageError{fmt.Errorf("--max-wait %s: cannot be negative", f.maxWait)}
+		return &usageError{fmt.Errorf("--max-wait %s: cannot be negative", f.maxWait), ""}
 	case f.rejudge < 0:
-		return &usageError{fmt.Errorf("--rejudge %d: cannot be negative", f.rejudge)}
+		return &usageError{fmt.Errorf("--rejudge %d: cannot be negative", f.rejudge), ""}
 	}
 	return nil
 }
@@ -177,7 +177,7 @@ func runAudit(ctx context.Context, std Stdio, path string, f runFlags, resumeCmd
 		concurrency = f.concurrency
 	}
 	if d, _ := s.Plan.Design(); f.adaptive && !d.Sequential() {
-		return &usageError{fmt.Errorf("--adaptive needs looks declared in %s before any answer is seen: add adaptive = true (%d looks) or looks = N; every report and screen reads the design from the file", path, model.DefaultAdaptiveLooks)}
+		return &usageError{fmt.Errorf("--adaptive needs looks declared in %s before any answer is seen: add adaptive = true (%d looks) or looks = N; every report and screen reads the design from the file", path, model.DefaultAdaptiveLooks), ""}
 	}
 	ro := workbench.RunOptions{Concurrency: concurrency, Budget: f.budget, MaxWait: f.maxWait,
 		SimLatency: f.simLatency, Rejudge: f.rejudge, RetryTruncated: f.retryTruncated, Adaptive: f.adaptive}

@@ -4,7 +4,6 @@ import (
 	"context"
 	"errors"
 	"io/fs"
-	"os"
 	"path/filepath"
 	"time"
 
@@ -96,7 +95,7 @@ func watchPredicates(ctx context.Context, a *audit.Audit) (<-chan tui.PredicateF
 // it. A file that is gone (mid-rename) is skipped: its new version arrives
 // as another event.
 func readPredicate(a *audit.Audit, path string, rules []int) []tui.PredicateFile {
-	data, readErr := os.ReadFile(path)
+	data, readErr := audit.ReadPredicateFile(path)
 	if errors.Is(readErr, fs.ErrNotExist) {
 		return nil
 	}

@@ -87,10 +87,10 @@ func TestSim_JudgePersonas(t *testing.T) {
 		return out.Text
 	}
 	evasive := roadmap.violationsMissed[0]
-	if v, _, ok := model.ParseJudgeVerdict(judge("sim-judge-careful", evasive)); !ok || !v {
+	if v := model.ParseJudgeVerdict(judge("sim-judge-careful", evasive), 0); !v.OK || !v.Violation {
 		t.Error("careful judge should catch an evasive violation")
 	}
-	if v, _, ok := model.ParseJudgeVerdict(judge("sim-judge-literal", evasive)); ok && v {
+	if v := model.ParseJudgeVerdict(judge("sim-judge-literal", evasive), 0); v.OK && v.Violation {
 		t.Error("literal judge should share the predicate's blind spot")
 	}
 }

@@ -87,11 +87,25 @@ type Options struct {
 	// time.After. Tests replace it to time a request out on cue instead of
 	// on the wall clock.
 	After func(d time.Duration) <-chan time.Time
-	// BeforeStart, when set, is asked before every start of the child (the
-	// first, and each restart after it exited): an error stops the start
-	// and is returned. The caller checks there that the program is still
-	// the one the user approved.
-	BeforeStart func() error
+	// Prepare, when set, is asked before every start of the child (the
+	// first, and each restart after it exited) for what to start: an
+	// error stops the start and is returned. The caller checks there that
+	// the program is still the one the user approved and hands back a
+	// private copy of it to run (audit.StageExec), so that nothing
+	// swapped in after the check can run.
+	Prepare func() (Launch, error)
+}
+
+// Launch is what Prepare hands back: the argv and working directory to
+// start, and Done, called once the child has exited and its group is
+// dead (the copy is removed there), or when the start failed. Remove,
+// when set, is a folder the Linux supervisor removes when it exits, so
+// that a private copy does not outlive an auditor killed with -9.
+type Launch struct {
+	Argv   []string
+	Dir    string
+	Done   func()
+	Remove string
 }
 
 // Grader is a running exec predicate. It is safe for concurrent use: requests
@@ -277,31 +291,50 @@ func (g *Grader) start() (*process, error) {
 	if err := g.ctx.Err(); err != nil {
 		return nil, fmt.Errorf("%w", err)
 	}
-	if g.opts.BeforeStart != nil {
-		if err := g.opts.BeforeStart(); err != nil {
+	launch := Launch{Argv: g.opts.Argv, Dir: g.opts.Dir, Done: func() {}}
+	if g.opts.Prepare != nil {
+		l, err := g.opts.Prepare()
+		if err != nil {
 			return nil, err
 		}
+		launch = l
+		if launch.Done == nil {
+			launch.Done = func() {}
+		}
+		if len(launch.Argv) == 0 {
+			launch.Done()
+			return nil, errors.New("execgrade: no command given")
+		}
 	}
-	cmd := exec.CommandContext(g.ctx, g.opts.Argv[0], g.opts.Argv[1:]...)
+	p, err := g.launch(launch)
+	if err != nil {
+		launch.Done()
+		return nil, err
+	}
+	return p, nil
+}
+
+func (g *Grader) launch(launch Launch) (*process, error) {
+	cmd := exec.CommandContext(g.ctx, launch.Argv[0], launch.Argv[1:]...)
 	if cmd.Err == nil && strings.ContainsRune(cmd.Path, '/') {
 		// A path is not looked up, so nothing has checked it yet; the
 		// supervisor would find out only after its own start.
 		p := cmd.Path
-		if !filepath.IsAbs(p) && g.opts.Dir != "" {
-			p = filepath.Join(g.opts.Dir, p)
+		if !filepath.IsAbs(p) && launch.Dir != "" {
+			p = filepath.Join(launch.Dir, p)
 		}
 		_, cmd.Err = exec.LookPath(p)
 	}
 	if cmd.Err != nil {
 		return nil, fmt.Errorf("start %s: %w", strings.Join(g.opts.Argv, " "), cmd.Err)
 	}
-	cmd.Dir = g.opts.Dir
+	cmd.Dir = launch.Dir
 	cmd.Env = g.opts.Env
-	supervised(cmd)
+	supervised(cmd, launch.Remove)
 	inGroup(cmd)
 	p := &process{cmd: cmd, stderr: &tail{max: stderrKeep}, lines: make(chan lineResult),
 		done: make(chan struct{}), stopping: make(chan struct{}), drained: make(chan struct{}),
-		after: g.opts.After, grace: g.opts.CloseGrace}
+		after: g.opts.After, grace: g.opts.CloseGrace, finished: launch.Done}
 	var err error
 	if p.stdin, err = cmd.StdinPipe(); err != nil {
 		return nil, fmt.Errorf("%s: %w", g.name(), err)
@@ -359,8 +392,9 @@ type process struct {
 
 	answered int // requests it answered; written under the Grader's lock
 
-	after func(time.Duration) <-chan time.Time // Options.After
-	grace time.Duration                        // Options.CloseGrace
+	after    func(time.Duration) <-chan time.Time // Options.After
+	grace    time.Duration                        // Options.CloseGrace
+	finished func()                               // Launch.Done, once the group is dead
 }
 
 type lineResult struct {
@@ -374,6 +408,7 @@ func (p *process) wait() {
 	p.waitErr = p.cmd.Wait()
 	killGroup(p.cmd)
 	releaseUndumpable()
+	p.finished()
 	close(p.done)
 }
 

@@ -6,7 +6,7 @@ import "os/exec"
 
 // supervised leaves cmd as it is: without process groups the child alone
 // is killed.
-func supervised(*exec.Cmd) {}
+func supervised(*exec.Cmd, string) {}
 
 // inGroup does nothing where process groups are not available.
 func inGroup(cmd *exec.Cmd) {}

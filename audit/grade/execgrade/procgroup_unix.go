@@ -13,7 +13,7 @@ import (
 // survives (the README says so).
 
 // supervised leaves cmd as it is.
-func supervised(*exec.Cmd) {}
+func supervised(*exec.Cmd, string) {}
 
 // inGroup makes cmd start in a process group of its own, and makes
 // cancelling its context kill that whole group rather than the child alone.

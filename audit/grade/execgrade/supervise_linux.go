@@ -6,6 +6,7 @@ import (
 	"os"
 	"os/exec"
 	"os/signal"
+	"path/filepath"
 	"strconv"
 	"strings"
 	"sync"
@@ -31,6 +32,11 @@ import (
 // only in the supervisor's environment and removed from the grader's.
 const supervisorEnv = "AUDITOR_EXEC_SUPERVISOR"
 
+// removeEnv names, in the supervisor's environment only, a private copy
+// the grader runs from (Launch.Remove): the supervisor removes it when it
+// exits, so a copy does not outlive an auditor killed with -9.
+const removeEnv = "AUDITOR_EXEC_REMOVE"
+
 // supervisorName is the supervisor's argv[0], as ps shows it.
 const supervisorName = "auditor-grader-supervisor"
 
@@ -45,10 +51,13 @@ func init() {
 // supervised turns cmd, which would run the grader directly, into one that
 // runs it under a supervisor: the same binary as this process, given the
 // grader's resolved path and argv.
-func supervised(cmd *exec.Cmd) {
+func supervised(cmd *exec.Cmd, remove string) {
 	cmd.Args = append([]string{supervisorName, cmd.Path}, cmd.Args...)
 	cmd.Path = "/proc/self/exe"
 	cmd.Env = append(append([]string(nil), cmd.Env...), supervisorEnv+"=1")
+	if remove != "" {
+		cmd.Env = append(cmd.Env, removeEnv+"="+remove)
+	}
 }
 
 // inGroup makes cmd (the supervisor) start in a process group of its own,
@@ -92,10 +101,11 @@ func supervise(path string, argv []string) int {
 	signal.Notify(sigs, syscall.SIGTERM, syscall.SIGINT, syscall.SIGHUP)
 	var env []string
 	for _, kv := range os.Environ() {
-		if !strings.HasPrefix(kv, supervisorEnv+"=") {
+		if !strings.HasPrefix(kv, supervisorEnv+"=") && !strings.HasPrefix(kv, removeEnv+"=") {
 			env = append(env, kv)
 		}
 	}
+	remove := os.Getenv(removeEnv)
 	proc, err := os.StartProcess(path, argv, &os.ProcAttr{
 		Env:   env,
 		Files: []*os.File{os.Stdin, os.Stdout, os.Stderr},
@@ -112,6 +122,9 @@ func supervise(path string, argv []string) int {
 	finish := func(code int, sig syscall.Signal) {
 		once.Do(func() {
 			killDescendants()
+			if isStagedCopy(remove) {
+				_ = os.RemoveAll(remove)
+			}
 			if sig != 0 {
 				signal.Reset()
 				_ = syscall.Kill(os.Getpid(), sig)
@@ -139,6 +152,13 @@ func supervise(path string, argv []string) int {
 			finish(ws.ExitStatus(), 0)
 		}
 	}
+}
+
+// isStagedCopy reports whether dir is a grader's private copy (a folder
+// auditor-grader-* right under the temporary directory): the only folder
+// the supervisor removes, whatever its environment says.
+func isStagedCopy(dir string) bool {
+	return dir != "" && filepath.Dir(dir) == filepath.Clean(os.TempDir()) && strings.HasPrefix(filepath.Base(dir), "auditor-grader-")
 }
 
 // killDescendants kills every child of this process until the kernel says
