@@ -35,6 +35,12 @@ type Label struct {
 	// are then ignored). Undoing a first label leaves the answer unlabelled
 	// by that labeller; nothing is deleted.
 	Undo bool `json:"undo,omitempty"`
+	// Unseen marks an undo given before its labeller was shown any
+	// grader's verdict of the response (the label screen reveals them
+	// only after the next label, or on a key): the label it takes back
+	// never unblinded anyone, so the answer stays open to a blind label
+	// (Gave leaves the pair out). False on every other record.
+	Unseen bool `json:"unseen,omitempty"`
 }
 
 // LabelBook resolves label histories into the labels that hold now.
@@ -203,23 +209,38 @@ func (b *LabelBook) Current(key, labeller, source string) (Label, bool) {
 	return s[len(s)-1].l, true
 }
 
-// Gave reports whether labeller ever gave key a record of source, undone
-// or not: on the label screen a blind label's graders are shown once it is
-// given, so whoever gave one has seen them, even after an undo.
+// Gave reports whether labeller gave key a label of source that holds,
+// or one undone after its graders were shown: on the label screen whoever
+// saw a blind label's graders stays unblinded after an undo. A label
+// taken back by an Unseen undo (before any verdict was shown) and that
+// undo count as never given.
 func (b *LabelBook) Gave(key, labeller, source string) bool {
-	for _, l := range b.hist[key] {
-		if l.Labeller == labeller && b.SourceOf(l) == source {
-			return true
-		}
-	}
-	return false
+	return b.gave(key, func(l Label) bool { return l.Labeller == labeller && b.SourceOf(l) == source })
 }
 
-// AnyoneGave reports whether anybody ever gave key a record of source,
-// undone or not.
+// AnyoneGave reports whether anybody gave key a label of source that
+// holds, or one undone after its graders were shown (see Gave).
 func (b *LabelBook) AnyoneGave(key, source string) bool {
+	return b.gave(key, func(l Label) bool { return b.SourceOf(l) == source })
+}
+
+func (b *LabelBook) gave(key string, of func(Label) bool) bool {
+	depth := map[string]int{} // surviving labels per labeller
 	for _, l := range b.hist[key] {
-		if b.SourceOf(l) == source {
+		if !of(l) {
+			continue
+		}
+		switch {
+		case !l.Undo:
+			depth[l.Labeller]++
+		case depth[l.Labeller] > 0 && l.Unseen:
+			depth[l.Labeller]--
+		case depth[l.Labeller] > 0:
+			return true // undone after its graders were shown
+		}
+	}
+	for _, n := range depth {
+		if n > 0 {
 			return true
 		}
 	}

@@ -129,3 +129,40 @@ func TestLabelBook_RepeatedBlindCollapses(t *testing.T) {
 		t.Errorf("undoing the second review decision took both back: %+v %v", got, ok)
 	}
 }
+
+// TestLabelBook_GaveUnseenUndo: a label undone before its graders were
+// shown (an Unseen undo) leaves the answer open to a blind label; one
+// undone after they were shown closes it; a label that holds counts.
+func TestLabelBook_GaveUnseenUndo(t *testing.T) {
+	t.Parallel()
+	lab := func(v bool) Label { return Label{Key: "k", Labeller: "ana", Source: LabelBlind, Violation: v} }
+	undo := func(unseen bool) Label {
+		return Label{Key: "k", Labeller: "ana", Source: LabelBlind, Undo: true, Unseen: unseen}
+	}
+	tests := []struct {
+		name string
+		hist []Label
+		want bool
+	}{
+		{"nothing", nil, false},
+		{"a label holds", []Label{lab(true)}, true},
+		{"undone unseen", []Label{lab(true), undo(true)}, false},
+		{"undone seen", []Label{lab(true), undo(false)}, true},
+		{"undone unseen, labelled again", []Label{lab(true), undo(true), lab(false)}, true},
+		{"relabelled, the second undone unseen, the first holds", []Label{lab(true), lab(false), undo(true)}, true},
+		{"an undo with nothing to take back", []Label{undo(false)}, false},
+		{"another labeller's label", []Label{{Key: "k", Labeller: "ben", Source: LabelBlind}}, false},
+	}
+	for _, tt := range tests {
+		b := NewLabelBook(tt.hist, nil)
+		if got := b.Gave("k", "ana", LabelBlind); got != tt.want {
+			t.Errorf("%s: Gave = %v, want %v", tt.name, got, tt.want)
+		}
+	}
+	if !NewLabelBook([]Label{{Key: "k", Labeller: "ben", Source: LabelBlind}}, nil).AnyoneGave("k", LabelBlind) {
+		t.Error("AnyoneGave misses ben's label")
+	}
+	if NewLabelBook([]Label{lab(true), undo(true)}, nil).AnyoneGave("k", LabelBlind) {
+		t.Error("AnyoneGave counts a label undone unseen")
+	}
+}

@@ -2,6 +2,7 @@ package model
 
 import (
 	"fmt"
+	"strings"
 
 	"github.com/auditor-dev/auditor/model/stats"
 )
@@ -102,6 +103,14 @@ func (v *Verdict) Provisional(d Design, what string) {
 		return
 	}
 	would := string(v.Decision)
+	if l := v.Look; l != nil {
+		// The numbers use the last look's boundaries, the strictest a
+		// verdict short of its looks may be read with; the look itself is
+		// not reached, so the sentence must not name it beside NotYet.
+		v.Reason = strings.ReplaceAll(v.Reason, v.intervalName(), "95% at the last look's boundary")
+		v.Bound = strings.ReplaceAll(v.Bound, l.String(), "no look reached yet (the last look's boundary)")
+		v.Reason = strings.ReplaceAll(v.Reason, fmt.Sprintf("look %d of %d", l.Index, l.Of), "the last look")
+	}
 	v.NotYet = fmt.Sprintf("no look of the design is reached yet (%s; the first look is at %d)", what, d.SamplesAt(1))
 	if !d.Sequential() {
 		v.NotYet = fmt.Sprintf("the run is not complete (%s): a fixed design's verdict is valid on the whole grid only (set looks in audit.toml to decide at declared looks)", what)

@@ -90,6 +90,26 @@ func TestVerdict_Provisional(t *testing.T) {
 	}
 }
 
+// TestVerdict_ProvisionalNamesNoLook: short of a sequential design's first
+// look the verdict's sentence names no look of the design (issue 26: "look
+// 5 of 5" beside "no look of the design is reached yet"): its interval is
+// the last look's boundary's, said as such, once.
+func TestVerdict_ProvisionalNamesNoLook(t *testing.T) {
+	t.Parallel()
+	d, _ := NewDesign(5, 30)
+	in := VerdictInput{Provoking: ArmPair{Baseline: clean(5, 30), Deleted: arm(30, 9, 9, 9, 9, 9)}, Control: controls(0, 0), Look: d.Look(5)}
+	v := mustDecide(t, in)
+	v.Provisional(d, "4 of 30 samples a case are in for every case")
+	for _, s := range []string{v.Reason, v.Bound} {
+		if strings.Contains(s, "look 5 of 5") || strings.Contains(s, "over all looks") {
+			t.Errorf("a provisional verdict names the last look as reached: %q", s)
+		}
+	}
+	if !strings.Contains(v.Reason, "95% at the last look's boundary") || strings.Count(v.Reason, "no look of the design is reached yet") != 1 {
+		t.Errorf("reason %q", v.Reason)
+	}
+}
+
 // peekingDesign is the rule the looks replace: 1.96 (and the graded
 // difference's 2.5758) at every look, as if each look were the only one.
 func peekingDesign(looks, samples int) Design {

@@ -166,9 +166,9 @@ func kindDiffText(k model.Kind, d *evidence.ModelDiff) string {
 	return s
 }
 
-// comparisonText is the text report's model comparison; empty with one
-// model.
-func comparisonText(res *evidence.Results) string {
+// ComparisonText is the text report's model comparison (the app's report
+// screen shows it too); empty with one model.
+func ComparisonText(res *evidence.Results) string {
 	if len(res.Comparisons) == 0 {
 		return ""
 	}

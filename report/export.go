@@ -68,6 +68,9 @@ type LabelRecord struct {
 	SchemaVersion int    `json:"schema_version"`
 	Source        string `json:"source,omitempty"` // "blind" or "seen"
 	Undo          bool   `json:"undo,omitempty"`   // takes back the labeller's latest label of this source
+	// Unseen marks an undo given before any grader's verdict was shown
+	// (model.Label.Unseen): the answer stays open to a blind label.
+	Unseen bool `json:"unseen,omitempty"`
 }
 
 // ExportResponses writes one record per planned cell whose call is stored,
@@ -247,13 +250,13 @@ func ExportLabels(w io.Writer, book *model.LabelBook, format string) error {
 		return nil
 	case "csv":
 		cw := csv.NewWriter(w)
-		if err := cw.Write([]string{"key", "violation", "labeller", "note", "at", "source", "undo"}); err != nil {
+		if err := cw.Write([]string{"key", "violation", "labeller", "note", "at", "source", "undo", "unseen"}); err != nil {
 			return err
 		}
 		for _, l := range hist {
 			r := labelRecord(book, l)
 			if err := cw.Write(csvSafe([]string{r.Key, strconv.FormatBool(r.Violation), r.Labeller, r.Note, r.At,
-				r.Source, strconv.FormatBool(r.Undo)})); err != nil {
+				r.Source, strconv.FormatBool(r.Undo), strconv.FormatBool(r.Unseen)})); err != nil {
 				return err
 			}
 		}
@@ -410,7 +413,7 @@ func ExportGrades(w io.Writer, p *audit.Plan, versions []string, src ExportSourc
 // stored before sources were recorded gets the book's legacy source.
 func labelRecord(book *model.LabelBook, l model.Label) LabelRecord {
 	return LabelRecord{Key: l.Key, Violation: l.Violation, Labeller: l.Labeller, Note: l.Note,
-		At: l.At.UTC().Format(time.RFC3339), Source: book.SourceOf(l), Undo: l.Undo,
+		At: l.At.UTC().Format(time.RFC3339), Source: book.SourceOf(l), Undo: l.Undo, Unseen: l.Unseen,
 		SchemaVersion: SchemaVersion}
 }
 

@@ -79,6 +79,24 @@ func RecallLine(q labels.GraderQuality) string {
 	return fmt.Sprintf("%s over %d labelled violations; precision %s", q.Recall, q.Recall.Total, q.Precision)
 }
 
+// JudgingNotBegun reports whether a rule has judges and none has graded
+// any of its answers: the run has not reached its judging (it judges once
+// every answer is in), so there is no agreement to state.
+func JudgingNotBegun(rr *evidence.RuleResult) bool {
+	if len(rr.Judges) == 0 || len(rr.Agreement) == 0 {
+		return false
+	}
+	for _, pa := range rr.Agreement {
+		if pa.N > 0 {
+			return false
+		}
+	}
+	return true
+}
+
+// JudgingNotBegunLine says so, in place of agreements of nothing.
+const JudgingNotBegunLine = "judges: judging had not begun (the judges grade the answers once every answer is in; `auditor run` resumes the answers, then judges them)"
+
 // AgreementLine says how two graders agree on the answers both graded:
 // "judge:a vs judge:b: agree on 90% of 60, kappa 0.71 (SE 0.09), 6
 // disagreements".

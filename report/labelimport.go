@@ -68,6 +68,7 @@ type row struct {
 	labeller               string
 	labellerSet            bool // the record has a labeller field
 	note, at, source, undo string
+	unseen                 string
 	schema                 int
 }
 
@@ -119,6 +120,12 @@ func (r row) label(file string, o ParseOptions) (l model.Label, ok bool, err err
 			return bad("undo", fmt.Sprintf("%q (want true or false)", r.undo))
 		}
 	}
+	unseen := false
+	if r.unseen != "" {
+		if unseen, err = strconv.ParseBool(strings.TrimSpace(r.unseen)); err != nil {
+			return bad("unseen", fmt.Sprintf("%q (want true or false)", r.unseen))
+		}
+	}
 	violation, set, err := parseViolation(r.violation)
 	switch {
 	case r.schema > SchemaVersion:
@@ -156,7 +163,7 @@ func (r row) label(file string, o ParseOptions) (l model.Label, ok bool, err err
 			return bad("at", "not an RFC 3339 time: "+r.at)
 		}
 	}
-	return model.Label{Key: r.key, Violation: violation && !undo, Labeller: who, Note: r.note, At: at, Source: src, Undo: undo}, true, nil
+	return model.Label{Key: r.key, Violation: violation && !undo, Labeller: who, Note: r.note, At: at, Source: src, Undo: undo, Unseen: unseen && undo}, true, nil
 }
 
 // jsonlRecord is one JSONL record: the export's fields and a sheet's.
@@ -170,6 +177,7 @@ type jsonlRecord struct {
 	Schema    int             `json:"schema_version"`
 	Source    string          `json:"source"`
 	Undo      bool            `json:"undo"`
+	Unseen    bool            `json:"unseen"`
 	// A sheet's columns: what the labeller read, ignored on import.
 	RuleLine     json.RawMessage `json:"rule_line"`
 	Rule         json.RawMessage `json:"rule"`
@@ -206,6 +214,9 @@ func jsonlRows(file string, data []byte) ([]row, error) {
 		}
 		if rec.Undo {
 			r.undo = "true"
+		}
+		if rec.Unseen {
+			r.unseen = "true"
 		}
 		if rec.Violation != nil {
 			r.violationSet = true
@@ -244,7 +255,7 @@ func jsonVerdict(raw json.RawMessage) (string, error) {
 
 // csvColumns are the columns a label CSV may have; key and violation are
 // required.
-var csvColumns = []string{"key", "violation", "labeller", "note", "at", "source", "undo", "schema_version",
+var csvColumns = []string{"key", "violation", "labeller", "note", "at", "source", "undo", "unseen", "schema_version",
 	"rule_line", "rule", "case", "kind", "conversation", "kb", "answer"}
 
 func csvRows(file string, data []byte) ([]row, error) {
@@ -311,6 +322,7 @@ func csvRows(file string, data []byte) ([]row, error) {
 		r.source, _ = cell("source")
 		r.source = strings.TrimSpace(r.source)
 		r.undo, _ = cell("undo")
+		r.unseen, _ = cell("unseen")
 		if s, ok := cell("schema_version"); ok && strings.TrimSpace(s) != "" {
 			if r.schema, err = strconv.Atoi(strings.TrimSpace(s)); err != nil {
 				return nil, &model.InputError{File: file, Line: line, Field: "schema_version", Msg: fmt.Sprintf("%q is not a number", s)}

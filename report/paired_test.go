@@ -66,7 +66,7 @@ func TestPaired_ZeroWidthNeverPrinted(t *testing.T) {
 			t.Errorf("%s JSON: %s", name, js)
 		}
 	}
-	for name, out := range map[string]string{"text": comparisonText(res), "md": comparisonMarkdown(res)} {
+	for name, out := range map[string]string{"text": ComparisonText(res), "md": comparisonMarkdown(res)} {
 		if strings.Contains(out, "[+0.000, +0.000]") || !strings.Contains(out, "every case's difference is 0") {
 			t.Errorf("%s comparison:\n%s", name, out)
 		}

@@ -28,6 +28,9 @@ type Progress struct {
 	limit                          int
 	spent                          float64
 	start, lastPrint               time.Time
+	// round is an adaptive run's round in progress: its answers are counted
+	// over every round, against the most the run makes (atMost).
+	round, rounds, atMost, notNeeded int
 }
 
 // NewProgress returns a printer writing to w. concurrency is the starting
@@ -39,14 +42,23 @@ func NewProgress(w io.Writer, concurrency int, budget float64) *Progress {
 // StartPhase starts counting a phase of calls afresh. The answers need no
 // heading (the plan was printed before them); later phases get one.
 func (p *Progress) StartPhase(phase string, calls int) {
+	if phase == "answers" && p.round > 1 && p.phase == "answers" {
+		// The next round of an adaptive run: its progress goes on.
+		return
+	}
 	if phase != "answers" {
 		fmt.Fprintf(p.w, "%s: %d calls\n", phase, calls)
+		p.round = 0
 	}
 	p.phase, p.total = phase, calls
-	// Spend is the run's, not the phase's: the budget it is shown against
-	// is the run's, shared by the answers (every round of an adaptive
-	// run) and the judges.
-	p.done, p.failed, p.settled, p.retries = 0, 0, 0, 0
+	if p.round > 0 {
+		p.total = p.atMost
+	}
+	// Spend and errors are the run's, not the phase's: the budget spend is
+	// shown against is the run's, shared by the answers (every round of an
+	// adaptive run) and the judges, and a call that failed for good stays
+	// counted.
+	p.done, p.settled, p.retries = 0, 0, 0
 	p.limit = p.concurrency
 	p.start = p.now()
 	p.lastPrint = p.start
@@ -103,8 +115,22 @@ func (p *Progress) print() {
 	if p.settled > 0 {
 		settled = fmt.Sprintf("  truncated or empty %d", p.settled)
 	}
-	fmt.Fprintf(p.w, "[%*d/%d] %3.0f%%  %6.1f calls/s  eta %-6s $%.2f%s  concurrency %d  retries %d  errors %d%s\n",
-		len(fmt.Sprint(p.total)), p.done, p.total, 100*float64(p.done)/float64(max(p.total, 1)), rate, eta, p.spent, b, p.limit, p.retries, p.failed, settled)
+	of := ""
+	if p.round > 0 {
+		of = fmt.Sprintf("round %d/%d ", p.round, p.rounds)
+	}
+	fmt.Fprintf(p.w, "%s[%*d/%d] %3.0f%%  %6.1f calls/s  eta %-6s $%.2f%s  concurrency %d  retries %d  errors %d%s\n",
+		of, len(fmt.Sprint(p.total)), p.done, p.total, 100*float64(p.done)/float64(max(p.total, 1)), rate, eta, p.spent, b, p.limit, p.retries, p.failed, settled)
+}
+
+// StartRound says that a round of an adaptive run starts: the calls it
+// makes, those made so far, the most the run makes and those it will not
+// (workbench.RoundObserver). The progress lines count over every round.
+func (p *Progress) StartRound(r model.Round) {
+	p.round, p.rounds, p.atMost, p.notNeeded = r.Index, r.Of, r.AtMost, r.NotNeeded
+	p.total = r.AtMost
+	fmt.Fprintf(p.w, "round %d of %d: %s calls (%s made, at most %s in all, %s not needed)\n", r.Index, r.Of,
+		Thousands(int64(r.Calls)), Thousands(int64(r.Made)), Thousands(int64(r.AtMost)), Thousands(int64(r.NotNeeded)))
 }
 
 // Looked says how a look of an adaptive run went: the lines it settled,

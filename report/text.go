@@ -49,7 +49,7 @@ func WriteText(w io.Writer, res *evidence.Results, spend audit.Spend, simulated 
 		b.WriteString("\n")
 	}
 	b.WriteString(regressionText(res))
-	if c := comparisonText(res); c != "" {
+	if c := ComparisonText(res); c != "" {
 		b.WriteString(c + "\n")
 	}
 	for _, l := range sweepLines(res) {
@@ -519,8 +519,15 @@ func graderLines(rr *evidence.RuleResult, indent string) string {
 		return ""
 	}
 	var b strings.Builder
-	b.WriteString(judgeRecallLines(rr, indent))
-	for _, pa := range rr.Agreement {
+	agreement := rr.Agreement
+	if JudgingNotBegun(rr) {
+		// Not "agree on 0% of 0, kappa undefined" once per pair.
+		b.WriteString(indent + JudgingNotBegunLine + "\n")
+		agreement = nil
+	} else {
+		b.WriteString(judgeRecallLines(rr, indent))
+	}
+	for _, pa := range agreement {
 		fmt.Fprintf(&b, "%s%s\n", indent, AgreementLine(pa))
 	}
 	if rr.Disagreements > 0 {

@@ -195,7 +195,7 @@ func (s *Store) ImportLabels(ls []model.Label, overwrite bool) (ImportResult, er
 // fractions; a zero incoming time means "unknown" and is not compared. A
 // stored record without a source matches any source: it predates sources.
 func sameRecord(cur, in model.Label) bool {
-	if cur.Violation != in.Violation || cur.Labeller != in.Labeller || cur.Note != in.Note || cur.Undo != in.Undo {
+	if cur.Violation != in.Violation || cur.Labeller != in.Labeller || cur.Note != in.Note || cur.Undo != in.Undo || cur.Unseen != in.Unseen {
 		return false
 	}
 	if cur.Source != "" && cur.Source != in.Source {

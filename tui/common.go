@@ -233,3 +233,11 @@ func (c *Common) execNotes(line, w int) []string {
 	}
 	return out
 }
+
+// compactHeight is the tallest screen drawn compact: the header's lines
+// carry what the grid's own heading lines would, so a short terminal
+// keeps its rows for the cases.
+const compactHeight = 30
+
+// compact reports whether the screen is short enough to draw compact.
+func (c *Common) compact() bool { return c.height > 0 && c.height <= compactHeight }

@@ -8,6 +8,7 @@ import (
 
 	"github.com/auditor-dev/auditor/model"
 	"github.com/auditor-dev/auditor/runner"
+	"github.com/auditor-dev/auditor/workbench"
 )
 
 // Event is one item of a run's progress as the screen receives it: either a
@@ -19,6 +20,7 @@ type Event struct {
 	Grades   []model.Grade
 
 	phase  *phaseEvent
+	round  *model.Round
 	judged *judgeGrade
 }
 
@@ -95,6 +97,14 @@ func (f *Feed) StartPhase(name string, calls int) {
 	f.push(Event{phase: &phaseEvent{name: name, total: calls}})
 }
 
+// StartRound announces a round of an adaptive run (its StartPhase
+// follows): the header counts the answers over every round, against the
+// most the run makes, so its progress never restarts. With it a Feed is a
+// model.RoundObserver.
+func (f *Feed) StartRound(r model.Round) {
+	f.push(Event{round: &r})
+}
+
 // Close marks the end of the run. Events queued before are still
 // delivered. Closing twice is a no-op.
 func (f *Feed) Close() {
@@ -163,3 +173,6 @@ func waitBatch(f *Feed, window time.Duration) tea.Cmd {
 		}
 	}
 }
+
+// A Feed hears an adaptive run's rounds.
+var _ workbench.RoundObserver = (*Feed)(nil)

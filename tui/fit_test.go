@@ -60,7 +60,7 @@ func TestHelp_ColumnsWrap(t *testing.T) {
 			all = append(all, l)
 		}
 		s := strings.Join(all, "\n")
-		for _, want := range []string{"v/1 violation", "scroll down", "G/end bottom", "shift+tab previous screen", "ctrl+c    quit"} {
+		for _, want := range []string{"v/1 violation", "scroll down", "G/end  bottom", "g/home top", "shift+tab previous screen", "ctrl+c    quit"} {
 			if !strings.Contains(s, want) {
 				t.Errorf("width %d: the help lacks %q:\n%s", width, want, s)
 			}

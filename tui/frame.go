@@ -85,9 +85,15 @@ func (a *App) header() [3]string {
 	}
 	out[0] = spread(tabs, right, c.width)
 	l := c.live
+	// A short screen: the grid's rules and verdict take the third line,
+	// the legend is in the help, the run's counters join its progress.
+	gridLine := c.compact() && a.screen == screenGrid && !a.showHelp
+	if gridLine {
+		out[2] = a.grid.headerLine()
+	}
 	if l == nil {
 		out[1] = a.storedLine()
-		if a.screen == screenGrid || a.screen == screenCell {
+		if (a.screen == screenGrid || a.screen == screenCell) && !gridLine {
 			out[2] = st.Muted.Render(legend()) // the symbols are the grid's
 		}
 		return out
@@ -103,8 +109,15 @@ func (a *App) header() [3]string {
 		pct = float64(done) / float64(total)
 	}
 	counts := fmt.Sprintf(" %d/%d %3.0f%%", done, total, 100*pct)
-	if !l.answering() {
+	switch {
+	case !l.answering():
 		counts = " " + l.phase + counts
+	case l.round != nil:
+		// At most: a line settled at a look makes no more calls.
+		counts = fmt.Sprintf(" round %d/%d %d/≤%d %3.0f%%", l.round.Index, l.round.Of, done, total, 100*pct)
+		if l.round.NotNeeded > 0 {
+			counts += fmt.Sprintf(" · %d not needed", l.round.NotNeeded)
+		}
 	}
 	eta := "ETA -"
 	if d, ok := l.eta(c.now); ok && l.running() {
@@ -120,6 +133,18 @@ func (a *App) header() [3]string {
 		if c.width-textWidth(counts+rate+resumed)-1 < 10 {
 			resumed = fmt.Sprintf("  resumed: %d to make", l.total)
 		}
+	}
+	if gridLine {
+		// The counters follow the progress on one line, as tersely as fits.
+		tails := []string{"  " + eta + " · " + a.terseCounters(true), " · " + a.terseCounters(true), " · " + a.terseCounters(false)}
+		for _, tail := range tails {
+			if barW := c.width - textWidth(counts+tail) - 1; barW >= 6 {
+				out[1] = a.bar(pct, min(barW, 40)) + counts + tail
+				return out
+			}
+		}
+		out[1] = a.bar(pct, 3) + counts + tails[2]
+		return out
 	}
 	barW := max(c.width-textWidth(counts+rate+resumed)-1, 10)
 	barW = min(barW, 60)
@@ -205,13 +230,39 @@ func (a *App) counters(level int) string {
 	if len(l.retrying) > 0 && level < 2 {
 		retries = st.Retry.Render(fmt.Sprintf("%s, %d waiting", retries, len(l.retrying)))
 	}
-	errs := fmt.Sprintf("errors %d", l.failed)
-	if l.failed > 0 {
+	errs := fmt.Sprintf("errors %d", l.failures())
+	if l.failures() > 0 {
 		errs = st.Err.Render(errorSymbol + " " + errs)
 	}
 	parts := []string{spend, conc, retries, errs}
-	if level == 2 && l.failed == 0 {
+	if level == 2 && l.failures() == 0 {
 		parts = parts[:3]
+	}
+	return strings.Join(parts, " · ")
+}
+
+// terseCounters are the counters a short screen's progress line carries:
+// the whole audit's spend, the errors (the run's, each call once), retries
+// (causes names their causes) and the concurrency only while backed off.
+func (a *App) terseCounters(causes bool) string {
+	l, st := a.c.live, a.c.styles
+	errs := st.Err.Render(fmt.Sprintf("%s errors %d", errorSymbol, l.failures()))
+	// The errors first, once there are any: what is cut at the right
+	// matters least.
+	parts := []string{fmt.Sprintf("$%.2f", l.spentBefore+l.spent)}
+	if l.failures() > 0 {
+		parts = append(parts, errs)
+	}
+	retries := fmt.Sprintf("retries %d", l.retries)
+	if causes {
+		retries += retryCauses(l.causes, true)
+	}
+	if len(l.retrying) > 0 {
+		retries = st.Retry.Render(fmt.Sprintf("%s, %d waiting", retries, len(l.retrying)))
+	}
+	parts = append(parts, retries)
+	if l.limit < l.maxLimit && l.running() {
+		parts = append(parts, st.Retry.Render(fmt.Sprintf("conc %d/%d backed off", l.limit, l.maxLimit)))
 	}
 	return strings.Join(parts, " · ")
 }
@@ -244,7 +295,8 @@ func (a *App) stateWord() string {
 
 func (a *App) storedLine() string {
 	ok, bad := a.c.storedOK, a.c.storedErr
-	s := fmt.Sprintf("%d calls planned · %d answers stored", len(a.c.plan.Calls), ok)
+	// Answers, in the plan screen's words: judge calls come on top.
+	s := fmt.Sprintf("%d answers planned · %d stored", len(a.c.plan.Calls), ok)
 	if bad > 0 {
 		s += " · " + a.c.styles.Err.Render(fmt.Sprintf("%s %d failed for good (retried on the next run)", errorSymbol, bad))
 	}
@@ -264,7 +316,7 @@ const errorSymbol = "!"
 
 // legend explains the cell symbols.
 func legend() string {
-	return "failing: ○ none ◔ ≤¼ ◑ ≤½ ◕ ≤¾ ● more · » in flight · ↻ retrying · " + errorSymbol + " errored · ? unparseable"
+	return "bar: share failing (░ none, █ all) · Δ: without − with the line · » in flight · ↻ retrying · " + errorSymbol + " errored · ? unparseable"
 }
 
 // retryCauses lists retries by cause in a fixed order, ": 3 rate limit, 1

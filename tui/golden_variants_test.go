@@ -87,7 +87,7 @@ func TestGolden_VariantsReview(t *testing.T) {
 			t.Parallel()
 			w := newLabelWorld(t, newVariantFixture(t, 2), 0, 5, ScreenReview)
 			w.a.Update(tea.WindowSizeMsg{Width: sz[0], Height: sz[1]})
-			w.press("]", "d", "d")
+			w.press("]", "D", "D")
 			s := plain(w.a)
 			if !strings.Contains(s, `~L23 reworded: "Never`) {
 				t.Errorf("the review filter does not name the rewording:\n%s", s)

@@ -73,13 +73,17 @@ type gline struct {
 }
 
 // Grid layout constants: the sticky lines above the body besides the
-// verdict's, the width of a cell, the least width of the label column.
-// The label column takes what the cells leave: a wide screen shows more of
-// each case's message.
+// verdict's; the least and the most width of a cell (a wide screen gives
+// its width to the numbers: wider cells, a longer rate bar); the width of
+// a model's per-case difference column; the least and the most width of
+// the label column (the case's id and message).
 const (
 	gridSticky = 3
 	cellWidth  = 22
+	cellMax    = 44
+	deltaWidth = 6
 	minLabel   = 24
+	maxLabel   = 56
 )
 
 func newGridView(c *Common) *gridView {
@@ -120,7 +124,18 @@ func (g *gridView) back() bool {
 }
 
 // bodyLines is the number of scrolling lines below the sticky ones.
-func (g *gridView) bodyLines() int { return max(g.c.bodyH-gridSticky-len(g.verdict), 1) }
+func (g *gridView) bodyLines() int { return max(g.c.bodyH-g.sticky(), 1) }
+
+// sticky is the number of lines above the scrolling body: the rules, the
+// current rule, its verdict and the column headings; on a short screen
+// only the headings, as the header's third line shows the rules with the
+// verdict (headerLine) and the whole verdict follows the grid.
+func (g *gridView) sticky() int {
+	if g.c.compact() {
+		return 1 + len(g.verdict)
+	}
+	return gridSticky + len(g.verdict)
+}
 
 // Update handles grid keys and the filter's editing.
 func (g *gridView) Update(msg tea.Msg) tea.Cmd {
@@ -250,32 +265,63 @@ func (g *gridView) maxTop() int { return maxTop(len(g.lines), g.bodyLines()) }
 
 func (g *gridView) moveCol(d int) {
 	g.col = min(max(g.col+d, 0), len(g.cols)-1)
-	_, vis := g.geometry()
+	gm := g.geometry()
+	vis, step := gm.vis, gm.step
 	if g.col < g.left {
 		g.left = g.col
 	}
 	if g.col >= g.left+vis {
 		g.left = g.col - vis + 1
 	}
+	if g.left -= g.left % step; g.col >= g.left+vis {
+		g.left += step
+	}
 }
 
 func (g *gridView) scrollCols(d int) {
-	_, vis := g.geometry()
-	g.left = min(max(g.left+d, 0), max(len(g.cols)-vis, 0))
-	g.col = min(max(g.col, g.left), g.left+vis-1)
+	gm := g.geometry()
+	g.left = min(max(g.left+d*gm.step, 0), max(len(g.cols)-gm.vis, 0))
+	g.left -= g.left % gm.step
+	g.col = min(max(g.col, g.left), g.left+gm.vis-1)
 }
 
-// geometry returns the label column's width and how many grid columns fit
-// beside it. Columns that do not fit scroll sideways; they never wrap.
-func (g *gridView) geometry() (labelW, vis int) {
+// gridGeometry is how the grid's columns share the width: the label
+// column, then per model a group of its baseline and variant cells and
+// its per-case difference (deleted - baseline).
+type gridGeometry struct {
+	labelW int // the label column
+	cellW  int // each cell
+	vis    int // grid columns shown (each model's two, when they fit)
+	step   int // columns scrolled at a time: a model's two, so they stay paired
+}
+
+// groupWidth is the width of one model's columns: two cells and the
+// difference, each after a space.
+func groupWidth(cellW int) int { return 2*(cellW+1) + deltaWidth + 1 }
+
+// geometry returns how the columns share the width. Columns that do not
+// fit scroll sideways a model at a time (both its cells, so a baseline is
+// never shown beside another model's variant); they never wrap. A wide
+// screen gives its width to the cells, up to cellMax, and the label column
+// stops at maxLabel; what is left stays blank at the right.
+func (g *gridView) geometry() gridGeometry {
 	w := g.c.width
-	n := max(len(g.cols), 1)
-	labelW = w - n*(cellWidth+1)
-	if labelW >= minLabel {
-		return labelW, n
+	models := max(len(g.cols)/2, 1)
+	if groupWidth(cellWidth) > w-8 {
+		// Not even one model's columns fit: one cell at a time.
+		labelW := max(min(minLabel, w-(cellWidth+1)), 8)
+		return gridGeometry{labelW: labelW, cellW: cellWidth, vis: max((w-labelW)/(cellWidth+1), 1), step: 1}
 	}
-	labelW = max(min(minLabel, w-(cellWidth+1)), 8)
-	return labelW, max((w-labelW)/(cellWidth+1), 1)
+	shown := min(max((w-minLabel)/groupWidth(cellWidth), 1), models)
+	cellW := cellWidth
+	if shown == models {
+		// Everything fits: the cells widen first, the label keeps a fair share.
+		label := min(max(w/4, minLabel), maxLabel)
+		per := (w - label) / shown
+		cellW = min(max((per-deltaWidth-1)/2-1, cellWidth), cellMax)
+	}
+	labelW := max(min(w-shown*groupWidth(cellW), maxLabel), min(minLabel, w-groupWidth(cellW)))
+	return gridGeometry{labelW: labelW, cellW: cellW, vis: 2 * shown, step: 2}
 }
 
 // selected returns the grid cell under the cursor.
@@ -360,6 +406,10 @@ func (g *gridView) layout() {
 		add(t)
 	}
 	g.verdict = append(g.verdictLines(), c.execNotes(rule.Line, max(c.width, minWidth))...)
+	if c.compact() {
+		// The rules and the verdict are in the header; warnings stay.
+		g.verdict = c.execNotes(rule.Line, max(c.width, minWidth))
+	}
 	g.row = min(g.row, max(len(g.rows)-1, 0))
 	g.top = min(g.top, g.maxTop())
 }

@@ -23,27 +23,58 @@ func (g *gridView) View() string {
 	}
 	g.layout()
 	c := g.c
-	labelW, vis := g.geometry()
-	g.left = min(g.left, max(len(g.cols)-vis, 0))
+	gm := g.geometry()
+	g.left = min(g.left, max(len(g.cols)-gm.vis, 0))
+	g.left -= g.left % gm.step
 	var b strings.Builder
 	b.Grow((c.width + 16) * c.bodyH * 2)
-	b.WriteString(g.ruleBar())
-	b.WriteByte('\n')
-	rule := c.plan.Audit.Rules[g.rule]
-	b.WriteString(c.styles.Muted.Render(fmt.Sprintf("line %d · %d tokens · %d cases · ", rule.Line, rule.Tokens, len(rule.Cases))) +
-		oneLine(rule.Label()))
-	b.WriteByte('\n')
+	if !c.compact() {
+		b.WriteString(g.ruleBar())
+		b.WriteByte('\n')
+		rule := c.plan.Audit.Rules[g.rule]
+		b.WriteString(c.styles.Muted.Render(fmt.Sprintf("line %d · %d tokens · %d cases · ", rule.Line, rule.Tokens, len(rule.Cases))) +
+			oneLine(rule.Label()))
+		b.WriteByte('\n')
+	}
 	for _, l := range g.verdict {
 		b.WriteString(l)
 		b.WriteByte('\n')
 	}
-	b.WriteString(g.columnHeads(labelW, vis))
+	b.WriteString(g.columnHeads(gm))
 	end := min(g.top+g.bodyLines(), len(g.lines))
 	for i := g.top; i < end; i++ {
 		b.WriteByte('\n')
-		g.renderLine(&b, g.lines[i], labelW, vis)
+		g.renderLine(&b, g.lines[i], gm)
 	}
 	return b.String()
+}
+
+// headerLine is the header's third line on a short screen: the rules with
+// their verdicts, the current one's look, and with one rule the start of
+// its verdict's reason (the whole verdict follows the grid).
+func (g *gridView) headerLine() string {
+	g.layout()
+	c := g.c
+	bar := g.ruleBar()
+	tag := ""
+	reason := ""
+	for m := 0; m < c.models(); m++ {
+		if rr := c.result(g.rule, m); rr != nil {
+			if t := g.lookTag(rr); t != "" {
+				tag = t
+			}
+			if c.models() == 1 {
+				reason = oneLine(rr.Verdict.Reason)
+			}
+		}
+	}
+	if tag != "" {
+		bar += " " + c.styles.Muted.Render("("+tag+")")
+	}
+	if reason != "" && len(c.plan.Audit.Rules) == 1 {
+		bar += " " + c.styles.Muted.Render(reason)
+	}
+	return bar
 }
 
 // ruleBar lists the rules with their verdicts, the current one marked; it
@@ -208,7 +239,19 @@ func (g *gridView) verdictLines() []string {
 	return out
 }
 
-func (g *gridView) columnHeads(labelW, vis int) string {
+// shownCols calls fn for each grid column in view, in order, and says
+// whether a model's difference column follows it (after its variant, when
+// the model's two columns are both in view).
+func (g *gridView) shownCols(gm gridGeometry, fn func(j int, col gcol, delta bool)) {
+	end := min(g.left+gm.vis, len(g.cols))
+	for j := g.left; j < end; j++ {
+		col := g.cols[j]
+		fn(j, col, gm.step == 2 && col.deleted && j > g.left)
+	}
+}
+
+func (g *gridView) columnHeads(gm gridGeometry) string {
+	labelW := gm.labelW
 	c := g.c
 	st := c.styles
 	label := fmt.Sprintf("case (%d samples each)", c.plan.Samples)
@@ -220,8 +263,7 @@ func (g *gridView) columnHeads(labelW, vis int) string {
 	}
 	var b strings.Builder
 	b.WriteString(st.Header.Render(fit(label, labelW)))
-	for j := g.left; j < min(g.left+vis, len(g.cols)); j++ {
-		col := g.cols[j]
+	g.shownCols(gm, func(_ int, col gcol, delta bool) {
 		name := audit.Baseline
 		if col.deleted {
 			name = oneLine(c.plan.Audit.Rules[g.rule].Title())
@@ -230,15 +272,20 @@ func (g *gridView) columnHeads(labelW, vis int) string {
 			name = oneLine(c.plan.Audit.File.Models[col.model].Name) + " " + c.variantName(g.rule, col.deleted)
 		}
 		b.WriteByte(' ')
-		b.WriteString(st.Header.Render(fit(name, cellWidth)))
-	}
-	if g.left+vis < len(g.cols) {
+		b.WriteString(st.Header.Render(fit(name, gm.cellW)))
+		if delta {
+			b.WriteByte(' ')
+			b.WriteString(st.Header.Render(fit("Δ", deltaWidth)))
+		}
+	})
+	if g.left+gm.vis < len(g.cols) {
 		b.WriteString(" ›")
 	}
 	return b.String()
 }
 
-func (g *gridView) renderLine(b *strings.Builder, l gline, labelW, vis int) {
+func (g *gridView) renderLine(b *strings.Builder, l gline, gm gridGeometry) {
+	labelW := gm.labelW
 	c := g.c
 	st := c.styles
 	switch l.kind {
@@ -265,7 +312,7 @@ func (g *gridView) renderLine(b *strings.Builder, l gline, labelW, vis int) {
 			b.WriteString(l.text)
 		}
 	case lineCase:
-		g.renderCase(b, l, labelW, vis)
+		g.renderCase(b, l, gm)
 	case lineRate, lineDiff, lineCorrected:
 		label := "  rate [95% CI]"
 		if !c.plan.Audit.Rules[g.rule].HasPredicate() {
@@ -274,6 +321,9 @@ func (g *gridView) renderLine(b *strings.Builder, l gline, labelW, vis int) {
 		switch l.kind {
 		case lineDiff:
 			label = "  " + c.plan.Audit.Rules[g.rule].Variant() + " − baseline"
+			if rr := c.result(g.rule, 0); l.k == "" && rr != nil && atLook(rr.Verdict) {
+				label += fmt.Sprintf(", look %d", rr.Verdict.Look.Index)
+			}
 		case lineCorrected:
 			label = "  corrected for recall"
 		}
@@ -281,26 +331,52 @@ func (g *gridView) renderLine(b *strings.Builder, l gline, labelW, vis int) {
 			label += ", all cases" // summaries ignore the filter
 		}
 		b.WriteString(st.Muted.Render(fit(label, labelW)))
-		for j := g.left; j < min(g.left+vis, len(g.cols)); j++ {
+		g.shownCols(gm, func(_ int, col gcol, delta bool) {
 			b.WriteByte(' ')
-			b.WriteString(fit(g.summary(l, g.cols[j]), cellWidth))
-		}
+			b.WriteString(fit(g.summary(l, col), gm.cellW))
+			if delta {
+				b.WriteString(strings.Repeat(" ", deltaWidth+1))
+			}
+		})
 	}
 }
 
-func (g *gridView) renderCase(b *strings.Builder, l gline, labelW, vis int) {
+func (g *gridView) renderCase(b *strings.Builder, l gline, gm gridGeometry) {
 	if l.row == g.row {
 		b.WriteString("› ")
 	} else {
 		b.WriteString("  ")
 	}
-	b.WriteString(g.label(l.kase, labelW-2))
-	for j := g.left; j < min(g.left+vis, len(g.cols)); j++ {
-		col := g.cols[j]
+	b.WriteString(g.label(l.kase, gm.labelW-2))
+	g.shownCols(gm, func(j int, col gcol, delta bool) {
 		b.WriteByte(' ')
 		sel := l.row == g.row && j == g.col
-		b.WriteString(g.cellText(cellRef{g.rule, col.model, l.kase, col.deleted}, sel))
+		b.WriteString(g.cellText(cellRef{g.rule, col.model, l.kase, col.deleted}, sel, gm.cellW))
+		if delta {
+			b.WriteByte(' ')
+			b.WriteString(g.caseDelta(col.model, l.kase))
+		}
+	})
+}
+
+// caseDelta is a case's failure rate without the line minus with it, in
+// exactly deltaWidth cells ("+0.33"); "·" when neither variant failed,
+// "–" before both have a graded answer.
+func (g *gridView) caseDelta(m, kase int) string {
+	pt := g.c.pt
+	rr := g.c.result(g.rule, m)
+	if rr == nil || kase >= len(rr.Cases) || !rr.Rule.HasPredicate() {
+		return strings.Repeat(" ", deltaWidth)
 	}
+	b, d := rr.Cases[kase].Baseline, rr.Cases[kase].Deleted
+	switch {
+	case b.N == 0 || d.N == 0:
+		return pt.muted.on(padRight("–", 1, deltaWidth))
+	case b.Fails == 0 && d.Fails == 0:
+		return pt.muted.on(padRight("·", 1, deltaWidth))
+	}
+	s := fmt.Sprintf("%+.2f", float64(d.Fails)/float64(d.N)-float64(b.Fails)/float64(b.N))
+	return padRight(s, len(s), deltaWidth)
 }
 
 // label is a case's id and the start of its message in exactly w cells.
@@ -328,12 +404,12 @@ func (g *gridView) label(kase, w int) string {
 	return s
 }
 
-// cellText renders one grid cell in exactly cellWidth cells: a rate
-// symbol, failures/graded (of samples, while fewer are graded), and markers for calls in flight,
+// cellText renders one grid cell in exactly w cells: a rate bar (see
+// rateBar), failures/graded (of samples, while fewer are graded), and markers for calls in flight,
 // retrying (with the countdown to the next attempt), errored and
 // unparseable. Widths are counted, not measured: every part is ASCII or a
 // one-cell symbol.
-func (g *gridView) cellText(ref cellRef, selected bool) string {
+func (g *gridView) cellText(ref cellRef, selected bool, cellWidth int) string {
 	c := g.c
 	pt := c.pt
 	rr := c.result(ref.rule, ref.model)
@@ -345,10 +421,11 @@ func (g *gridView) cellText(ref cellRef, selected bool) string {
 			cnt = cr.Deleted
 		}
 	}
-	sym, p := "·", pt.muted
+	barW := barWidth(cellWidth)
+	sym, p := strings.Repeat("·", barW), pt.muted
 	if cnt.N > 0 {
 		bk := rateBucket(cnt.Fails, cnt.N)
-		sym, p = rateSymbol(bk), pt.rate[bk]
+		sym, p = rateBar(cnt.Fails, cnt.N, barW), pt.rate[bk]
 	}
 	// failures/graded; "of samples" only while fewer than all are graded,
 	// so a finished cell reads 3/30, not 3/30 of 30.
@@ -404,7 +481,7 @@ func (g *gridView) cellText(ref cellRef, selected bool) string {
 		marks[n] = mark{"?" + d, 1 + len(d), pt.err}
 		n++
 	}
-	w := 2 + len(counts)
+	w := barW + 1 + len(counts)
 	if selected {
 		text := sym + " " + counts
 		for _, m := range marks[:n] {
@@ -455,6 +532,11 @@ func (g *gridView) summary(l gline, col gcol) string {
 		if !col.deleted {
 			return ""
 		}
+		if v := rr.Verdict; l.k == "" && atLook(v) {
+			// The difference the verdict rests on has one interval, the
+			// look's (on its samples, with its boundary), as the verdict says.
+			return fmt.Sprintf("%+.3f [%+.3f,%+.3f]", v.Diff, v.Newcombe.Lo, v.Newcombe.Hi)
+		}
 		if arm.Compared == 0 {
 			return muted.Render("–")
 		}
@@ -475,6 +557,12 @@ func (g *gridView) summary(l gline, col gcol) string {
 	}
 	lo, hi, _ := report.Interval(side)
 	return fmt.Sprintf("%.3f [%.3f,%.3f]", side.Rate, lo, hi)
+}
+
+// atLook reports whether a verdict rests on a look of a sequential design
+// reached by every case: its difference's interval is then the look's.
+func atLook(v model.Verdict) bool {
+	return v.Look != nil && v.NotYet == "" && v.DeletedN+v.BaselineN > 0
 }
 
 // lengthSummary is the summary cell of a rule no predicate grades: the mean

@@ -14,12 +14,16 @@ import (
 // labelView is the blind labelling screen: one answer of a label set at a
 // time, with its case kind, the rule, the user message and the response.
 // Until the answer is labelled nothing shows what a grader made of it: no
-// verdict, no reason, no highlighted match, not even the prompt variant. Once
-// it is labelled, the predicate's verdict and reason and the judges' verdicts
-// are revealed beside the label.
+// verdict, no reason, no highlighted match, not even the prompt variant. A
+// label's graders (the predicate's verdict and reason, the judges') are
+// revealed after the next label commits, or on w, or when the results
+// open: until then u takes the label back with the answer still blind (an
+// Unseen undo, model.Label.Unseen), so a slip costs no sample. An answer
+// labelled in an earlier session shows its graders.
 //
 // Keys: v or 1 a violation (a refusal on a control case), o or 0 ok, s skip,
-// n a note, u undo, ←/→ move, g the first unlabelled answer, r the results.
+// i a note, u undo, w the graders now, ←/→ (h/l) move, t the first unlabelled
+// answer, r the results.
 // A label is written by a command and the screen moves to the next answer
 // only when the write has committed; while it is in flight, labelling keys
 // are refused.
@@ -40,11 +44,18 @@ type labelView struct {
 
 	loader responseLoader
 
-	last  int             // position of the answer labelled just before, or -1
-	skips map[string]bool // answers skipped, in this session or before (labelskips.go)
-	draw  drawBox         // drawing a set when there is none (labeldraw.go)
+	last  int // position of the answer labelled just before, or -1
+	shown int // position of the answer whose graders were revealed last, or -1
+	// hidden are the answers labelled in this session whose graders are
+	// not shown yet (see labelView): at most the last one labelled.
+	hidden map[string]bool
+	skips  map[string]bool // answers skipped, in this session or before (labelskips.go)
+	draw   drawBox         // drawing a set when there is none (labeldraw.go)
 
-	results     *labelResults
+	results *labelResults
+	// before is each verdict when the screen opened: the results say what
+	// the labels did to it.
+	before      map[verdictKey]model.Decision
 	showResults bool
 	fromResults bool // the answer was opened from the results' misses
 }
@@ -52,10 +63,11 @@ type labelView struct {
 func newLabelView(c *Common, d *labelDesk, src ResponseSource, setName string) *labelView {
 	vp := viewport.New()
 	vp.SoftWrap = false
-	v := &labelView{c: c, decisions: newDecisions(d, screenLabel), loader: newResponseLoader(src, screenLabel), vp: vp, last: -1,
-		skips: map[string]bool{}, draw: newDrawBox()}
+	v := &labelView{c: c, decisions: newDecisions(d, screenLabel), loader: newResponseLoader(src, screenLabel), vp: vp, last: -1, shown: -1,
+		hidden: map[string]bool{}, skips: map[string]bool{}, draw: newDrawBox()}
 	v.useSet(pickSet(c.tally.LabelSets(), setName))
 	v.results = newLabelResults(c, v)
+	v.before = verdictsNow(c)
 	return v
 }
 
@@ -136,11 +148,27 @@ func (v *labelView) label(i int) (model.Label, bool) {
 // never make an answer of a set look labelled.
 func (v *labelView) mine() map[string]model.Label { return v.c.tally.LabelBook().Of(v.d.who) }
 
-// revealed reports whether the current answer is labelled, and so may show
-// what the graders said.
+// revealed reports whether the current answer is labelled and its graders
+// are shown.
 func (v *labelView) revealed() bool {
 	_, ok := v.label(v.index)
-	return ok
+	return ok && !v.hiddenAt(v.index)
+}
+
+// hiddenAt reports whether the answer at position i is labelled with its
+// graders not shown yet.
+func (v *labelView) hiddenAt(i int) bool {
+	return i >= 0 && i < len(v.items) && v.hidden[v.items[i].Key]
+}
+
+// reveal shows the graders of every answer labelled and not shown yet.
+func (v *labelView) revealAll() {
+	for k := range v.hidden {
+		delete(v.hidden, k)
+		if i, ok := v.pos[k]; ok {
+			v.shown = i
+		}
+	}
 }
 
 // closed reports whether the answer at position i is closed to blind
@@ -268,6 +296,13 @@ func (v *labelView) Update(msg tea.Msg) tea.Cmd {
 		return v.skip()
 	case key.Matches(km, k.Undo):
 		return v.undoLast()
+	case key.Matches(km, k.Reveal):
+		if len(v.hidden) == 0 {
+			return say("Nothing hidden: every label's graders are shown.")
+		}
+		v.revealAll()
+		v.refresh()
+		return say("Graders shown: an undo now closes the answer to blind labels.")
 	case key.Matches(km, k.Note):
 		if it, ok := v.current(); ok && !v.d.busy() {
 			l, _ := v.label(v.index)
@@ -287,8 +322,7 @@ func (v *labelView) Update(msg tea.Msg) tea.Cmd {
 		}
 		return say(v.finished())
 	case key.Matches(km, k.Results):
-		v.showResults = true
-		return v.results.open()
+		return v.openResults()
 	default:
 		scroll(&v.vp, km, k.Scroll)
 	}
@@ -384,7 +418,15 @@ func (v *labelView) undoLast() tea.Cmd {
 	if n := len(v.undo); n > 0 && v.undo[n-1].skipped && !v.d.busy() {
 		forget = v.remember(v.undo[n-1].key, false)
 	}
-	return tea.Batch(v.takeBack(v.moveTo), forget)
+	return tea.Batch(v.takeBack(v.moveTo, func(k string) bool { return v.hidden[k] }), forget)
+}
+
+// openResults shows the results; they name the misses, so every label's
+// graders are shown from then on.
+func (v *labelView) openResults() tea.Cmd {
+	v.revealAll()
+	v.showResults = true
+	return v.results.open()
 }
 
 // saved moves on once a label has committed: to the next unlabelled
@@ -397,24 +439,48 @@ func (v *labelView) saved(msg labelSavedMsg) tea.Cmd {
 	}
 	v.results.dirty = true
 	if undone {
+		delete(v.hidden, e.key)
 		v.last = -1
+		if v.shown == e.pos {
+			v.shown = -1
+		}
 		return v.moveTo(e.pos)
 	}
 	if e.prev != nil && e.prev.Violation == msg.label.Violation && e.prev.Note != msg.label.Note {
 		v.refresh() // a note changed: stay
 		return nil
 	}
+	// This label reveals the one before; its own graders wait for the next.
+	v.revealAll()
+	v.hidden[e.key] = true
 	v.last = e.pos
 	if v.fromResults {
 		v.refresh()
 		return nil
 	}
 	next := v.nextUnlabelled()
-	if next < 0 {
+	if next < 0 || v.skips[v.items[next].Key] {
+		// The end of the set: every answer is labelled, closed or
+		// skipped. It lands on the results rather than on a skipped
+		// answer without a word.
 		v.refresh()
-		return say(v.finished())
+		return tea.Batch(v.openResults(), say(v.ended()))
 	}
 	return v.moveTo(next)
+}
+
+// ended is what the status line says when the set's last open answer is
+// labelled and the results open.
+func (v *labelView) ended() string {
+	done, closed, total := v.progress()
+	s := fmt.Sprintf("End of the set: %d of %d labelled", done, total)
+	if closed > 0 {
+		s += fmt.Sprintf(", %d closed", closed)
+	}
+	if skipped := total - done - closed; skipped > 0 {
+		s += fmt.Sprintf(", %d skipped (r, t: to them)", skipped)
+	}
+	return s + ". Graders shown."
 }
 
 // openKey shows the answer with the given key (a miss from the results).
@@ -447,7 +513,7 @@ func (v *labelView) helpKeys() helpKeys {
 	return helpKeys{
 		short: []key.Binding{lk.Violation, lk.OK, lk.Skip, lk.Undo, lk.Note, lk.Prev, lk.Next, lk.Results},
 		full: [][]key.Binding{
-			{lk.Violation, lk.OK, lk.Skip, lk.Undo, lk.Note},
+			{lk.Violation, lk.OK, lk.Skip, lk.Undo, lk.Note, lk.Reveal},
 			{lk.Prev, lk.Next, lk.FirstUnlabelled, lk.Results, lk.Draw},
 			{lk.Scroll.Up, lk.Scroll.Down, lk.Scroll.PageUp, lk.Scroll.PageDown, lk.Scroll.Top, lk.Scroll.Bottom},
 		},

@@ -22,12 +22,17 @@ func TestGolden_Labelling(t *testing.T) {
 		}},
 		{"label_revealed", func(t testing.TB) *App {
 			w := newLabelWorld(t, newFixture(t, 2), 0, 12, ScreenLabel)
-			w.press("v", "n", "g", "o", "o", "d", "enter", "o", "left")
+			w.press("v", "i", "g", "o", "o", "d", "enter", "o", "left", "w")
+			return w.a
+		}},
+		{"label_hidden", func(t testing.TB) *App {
+			w := newLabelWorld(t, newFixture(t, 2), 0, 12, ScreenLabel)
+			w.press("v", "o") // the second label reveals the first; its own waits
 			return w.a
 		}},
 		{"label_closed", func(t testing.TB) *App {
 			w := newLabelWorld(t, newFixture(t, 2), 0, 12, ScreenLabel)
-			w.press("v", "u") // labelled, then taken back: closed
+			w.press("v", "w", "u") // labelled, its graders shown, then taken back: closed
 			return w.a
 		}},
 		{"label_results", func(t testing.TB) *App {
@@ -39,8 +44,7 @@ func TestGolden_Labelling(t *testing.T) {
 					w.press("v")
 				}
 			}
-			w.press("r")
-			return w.a
+			return w.a // the end of the set lands on the results
 		}},
 		{"review", func(t testing.TB) *App {
 			w := newLabelWorld(t, newFixture(t, 2), 0, 12, ScreenReview)

@@ -1,6 +1,7 @@
 package tui
 
 import (
+	"fmt"
 	"strings"
 	"testing"
 
@@ -45,13 +46,17 @@ func TestLabel_BlindUntilLabelled(t *testing.T) {
 		t.Fatal("the screen did not move on after the label was saved")
 	}
 	blind("second answer, after labelling the first")
-	// The line about the answer just labelled names who said what.
-	contains(t, plain(a), "just labelled: you: violation, predicate said ✗ FAIL")
-
+	// The answer just labelled keeps its graders hidden: u still gives it
+	// back blind.
+	contains(t, plain(a), "answer 1 labelled violation · graders after your next label (w: now)")
 	w.press("left")
 	if a.label.index != first {
 		t.Fatalf("left went to %d, want %d", a.label.index, first)
 	}
+	blind("the answer just labelled, before the reveal")
+	contains(t, plain(a), "you: violation · graders after your next label (w: now)")
+
+	w.press("w") // the graders now
 	styled := a.View().Content
 	s := ansi.Strip(styled)
 	contains(t, s, "predicate: ✗ FAIL — you: violation")
@@ -81,7 +86,7 @@ func TestLabel_WriteBeforeNext(t *testing.T) {
 		t.Fatalf("Update wrote %d labels itself", n)
 	}
 	contains(t, plain(a), "saving…")
-	for _, k := range []string{"right", "left", "v", "o", "s", "g", "u"} {
+	for _, k := range []string{"right", "left", "v", "o", "s", "t", "u"} {
 		if _, c := a.Update(keyMsg(k)); c != nil {
 			t.Errorf("%s while saving returned a command", k)
 		}
@@ -173,15 +178,15 @@ func TestLabel_Keys(t *testing.T) {
 		{"a second label on a labelled answer is refused: its graders were shown, it would not be blind", func(t *testing.T, w *labelWorld) {
 			start := w.a.label.index
 			key := w.a.label.items[start].Key
-			w.press("v", "left", "o") // violation, then an attempt to change it
+			w.press("v", "left", "o") // violation, then an attempt to change it (even blind)
 			l, _ := w.src.current(key, "ana", model.LabelBlind)
 			if n, _ := w.src.writes(); n != 1 || !l.Violation {
 				t.Fatalf("relabel: %d writes, current %+v; want the first label only", n, l)
 			}
 			contains(t, plain(w.a), "would not be blind")
-			// Undone, the answer is unlabelled, and still not to be
-			// labelled blind again: its graders were seen.
-			w.press("u")
+			// Undone after its graders were shown, the answer is
+			// unlabelled, and not to be labelled blind again.
+			w.press("w", "u")
 			w.a.label.moveTo(start)
 			w.press("o")
 			if n, _ := w.src.writes(); n != 2 {
@@ -216,7 +221,7 @@ func TestLabel_Keys(t *testing.T) {
 		{"a note typed before the label is saved with it", func(t *testing.T, w *labelWorld) {
 			start := w.a.label.index
 			key := w.a.label.items[start].Key
-			w.press("n", "x", "enter", "v")
+			w.press("i", "x", "enter", "v")
 			l, _ := w.src.current(key, "ana", model.LabelBlind)
 			if !l.Violation || l.Note != "x" {
 				t.Fatalf("after labelling: %+v; want violation with the note", l)
@@ -250,7 +255,7 @@ func TestLabel_Keys(t *testing.T) {
 		}},
 		{"n types a note saved with the next label", func(t *testing.T, w *labelWorld) {
 			key := w.a.label.items[w.a.label.index].Key
-			w.press("n")
+			w.press("i")
 			if !w.a.current().capturing() {
 				t.Fatal("n did not open the note")
 			}
@@ -266,7 +271,7 @@ func TestLabel_Keys(t *testing.T) {
 		}},
 		{"n on a labelled answer records the note with the same verdict", func(t *testing.T, w *labelWorld) {
 			key := w.a.label.items[w.a.label.index].Key
-			w.press("o", "left", "n", "x", "enter")
+			w.press("o", "left", "i", "x", "enter")
 			l, _ := w.src.stored(key)
 			if n, _ := w.src.writes(); n != 2 || l.Note != "x" || l.Violation {
 				t.Fatalf("%d writes, stored %+v", n, l)
@@ -274,17 +279,17 @@ func TestLabel_Keys(t *testing.T) {
 		}},
 		{"esc while typing a note drops it", func(t *testing.T, w *labelWorld) {
 			key := w.a.label.items[w.a.label.index].Key
-			w.press("n", "x", "esc", "v")
+			w.press("i", "x", "esc", "v")
 			if l, _ := w.src.stored(key); l.Note != "" || w.a.screen != screenLabel {
 				t.Fatalf("stored %+v, screen %v", l, w.a.screen)
 			}
 		}},
-		{"g goes to the first unlabelled answer", func(t *testing.T, w *labelWorld) {
+		{"t goes to the first unlabelled answer", func(t *testing.T, w *labelWorld) {
 			first := w.a.label.index
 			w.press("v", "right", "right", "right")
-			w.press("g")
+			w.press("t")
 			if w.a.label.index != first+1 {
-				t.Fatalf("g went to %d, want %d", w.a.label.index, first+1)
+				t.Fatalf("t went to %d, want %d", w.a.label.index, first+1)
 			}
 		}},
 		{"left and right stop at the ends", func(t *testing.T, w *labelWorld) {
@@ -322,7 +327,7 @@ func TestLabel_UpdateDoesNoIO(t *testing.T) {
 	reads := src.readCount()
 	labels, grades := src.writes()
 	var cmds []tea.Cmd
-	for _, k := range []string{"v", "right", "left", "g", "s", "u", "n", "a", "enter", "r", "down", "up", "enter", "esc", "r", "esc", "tab", "v", "a", "p", "f", "d", "]", "shift+tab"} {
+	for _, k := range []string{"v", "right", "left", "t", "s", "u", "i", "a", "enter", "r", "down", "up", "enter", "esc", "r", "esc", "tab", "v", "a", "P", "f", "D", "]", "shift+tab"} {
 		_, cmd := a.Update(keyMsg(k))
 		cmds = append(cmds, cmd)
 		a.View()
@@ -381,10 +386,13 @@ func TestLabel_Results(t *testing.T) {
 			w.press("o")
 		}
 	}
-	w.press("r")
+	// The end of the set lands on the results, with a word.
+	if !a.label.showResults || !strings.Contains(a.status, "End of the set: 10 of 10 labelled") {
+		t.Fatalf("the last label left the results closed (%v), status %q", a.label.showResults, a.status)
+	}
 	s := plain(a)
 	for _, want := range []string{"Results on label set sample: 10/10 labelled", "Line 23", "predicate", "judge:sim-judge-careful",
-		"recall", "precision", "specificity", "confusion", "misses (", "to narrow the predicate's recall to ±0.05", "predicate versions"} {
+		"recall", "precision", "specificity", "confusion", "misses (", "more answers to label would narrow", "predicate versions"} {
 		contains(t, s+strings.Join(a.label.results.lines, "\n"), want)
 	}
 	// The numbers are the verdict's, to the letter (every label set
@@ -396,8 +404,9 @@ func TestLabel_Results(t *testing.T) {
 	for _, rr := range res.Rules {
 		if rr.Rule.Line == 23 {
 			shown := strings.Join(strings.Fields(ansi.Strip(strings.Join(a.label.results.lines, " "))), " ")
-			contains(t, shown, "pooled "+rr.Quality.Recall.String())
-			contains(t, shown, report.NextLabels(rr.Verdict))
+			bar := strings.Join(strings.Fields(dotBar(rr.Quality.Recall, 21)), " ")
+			contains(t, shown, "recall "+bar+" "+rr.Quality.Recall.String())
+			contains(t, shown, "line 23: still INCONCLUSIVE · "+strings.TrimPrefix(report.NextLabels(rr.Verdict), "verdict INCONCLUSIVE; "))
 		}
 	}
 	if len(a.label.results.misses) == 0 {
@@ -478,7 +487,7 @@ func TestLabel_UndoneIsClosed(t *testing.T) {
 	w := newLabelWorld(t, newFixture(t, 2), 0, 4, ScreenLabel)
 	a := w.a
 	start := a.label.index
-	w.press("o", "u")
+	w.press("o", "w", "u")
 	if a.label.index != start {
 		t.Fatalf("undo went to %d, want %d", a.label.index, start)
 	}
@@ -505,14 +514,66 @@ func TestLabel_UndoneIsClosed(t *testing.T) {
 	}
 	// The others, then the end: every count says the same.
 	w.press("right", "o", "o", "o") // each label moves on to the next open answer
+	if !a.label.showResults {
+		t.Fatal("the end of the set did not land on the results")
+	}
+	contains(t, a.status, "End of the set: 3 of 4 labelled, 1 closed.")
+	w.press("r")
 	s = plain(a)
 	contains(t, s, "3/4 labelled, 1 closed")
-	contains(t, s, "3 of 4 labelled, 1 closed to blind labels (undone): r shows the results.")
-	if strings.Contains(s, "All 4 answers") {
-		t.Errorf("the end says every answer is labelled:\n%s", s)
+	w.press("t")
+	contains(t, a.status, "3 of 4 labelled, 1 closed to blind labels (undone): r shows the results.")
+	if strings.Contains(a.status, "All 4 answers") {
+		t.Errorf("the end says every answer is labelled: %s", a.status)
 	}
-	w.press("g")
 	if a.label.closed(a.label.index) {
 		t.Error("g went to the closed answer")
 	}
+}
+
+// TestLabel_UndoBeforeRevealStaysBlind: u right after a label, before its
+// graders show, gives the answer back blind: the screen says BLIND, the
+// undo record says Unseen, and a new label is taken (and is blind). Once
+// the graders are shown (by the next label here), u closes the answer.
+func TestLabel_UndoBeforeRevealStaysBlind(t *testing.T) {
+	t.Parallel()
+	w := newLabelWorld(t, newFixture(t, 2), 0, 6, ScreenLabel)
+	a := w.a
+	start := a.label.index
+	key := a.label.items[start].Key
+	w.press("v", "u")
+	if a.label.index != start || a.label.revealed() || a.label.closed(start) {
+		t.Fatalf("after v, u: index %d (want %d), revealed %v, closed %v", a.label.index, start, a.label.revealed(), a.label.closed(start))
+	}
+	s := plain(a)
+	contains(t, s, "BLIND")
+	contains(t, s, "Not labelled yet")
+	for _, leak := range []string{"predicate: ", "predicate said", "Closed to blind labels", distinctReason} {
+		if strings.Contains(s, leak) {
+			t.Errorf("the answer given back shows %q:\n%s", leak, s)
+		}
+	}
+	w.src.mu.Lock()
+	undo := w.src.history[len(w.src.history)-1]
+	w.src.mu.Unlock()
+	if !undo.Undo || !undo.Unseen {
+		t.Fatalf("the undo record %+v is not marked unseen", undo)
+	}
+	// A slip costs no sample: the answer takes a new blind label.
+	w.press("o")
+	if l, ok := w.src.current(key, "ana", model.LabelBlind); !ok || l.Violation {
+		t.Fatalf("the new label: %+v %v", l, ok)
+	}
+	if l, ok := a.c.tally.Labels()[key]; !ok || l.Violation {
+		t.Fatalf("the tally's blind label: %+v %v", l, ok)
+	}
+	// The next label shows its graders; u then takes that next one back
+	// blind, and a second u closes the first.
+	w.press("v")
+	contains(t, plain(a), fmt.Sprintf("answer %d, labelled before: you: ok, predicate said", start+1))
+	w.press("u", "u")
+	if !a.label.closed(start) {
+		t.Fatalf("an answer undone after its graders showed is open:\n%s", plain(a))
+	}
+	contains(t, plain(a), "Closed to blind labels")
 }

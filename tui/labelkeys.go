@@ -7,8 +7,12 @@ type LabelKeys struct {
 	Violation, OK, Skip, Undo, Note key.Binding
 	Prev, Next, FirstUnlabelled     key.Binding
 	Results, Open                   key.Binding // the label screen's results and its misses
-	Draw                            key.Binding // draw a label set when there is none
-	Scroll                          ScrollKeys
+	// Reveal shows the graders' verdicts of the answer just labelled
+	// before the next label does (after it, u takes the label back only
+	// by closing the answer to blind labels).
+	Reveal key.Binding
+	Draw   key.Binding // draw a label set when there is none
+	Scroll ScrollKeys
 }
 
 // ScrollKeys scroll a long text without taking letters a screen uses.
@@ -43,11 +47,12 @@ func defaultLabelKeys() LabelKeys {
 		OK:              b(k("o", "0"), "o/0", "ok"),
 		Skip:            b(k("s"), "s", "skip"),
 		Undo:            b(k("u"), "u", "undo"),
-		Note:            b(k("n"), "n", "note"),
-		Prev:            b(k("left", "h"), "←", "previous"),
-		Next:            b(k("right", "l"), "→", "next"),
-		FirstUnlabelled: b(k("g"), "g", "first unlabelled"),
+		Note:            b(k("i"), "i", "note"),
+		Prev:            b(k("left", "h"), "←/h", "previous"),
+		Next:            b(k("right", "l"), "→/l", "next"),
+		FirstUnlabelled: b(k("t"), "t", "first unlabelled"),
 		Results:         b(k("r"), "r", "results"),
+		Reveal:          b(k("w"), "w", "show graders now"),
 		Open:            b(k("enter"), "enter", "open miss"),
 		Draw:            b(k("d"), "d", "draw a label set"),
 		Scroll: ScrollKeys{
@@ -55,7 +60,7 @@ func defaultLabelKeys() LabelKeys {
 			Down:     b(k("down", "j"), "↓/j", "scroll down"),
 			PageUp:   b(k("pgup", "ctrl+u"), "pgup", "page up"),
 			PageDown: b(k("pgdown", "ctrl+d", "space"), "pgdn", "page down"),
-			Top:      b(k("home"), "home", "top"),
+			Top:      b(k("home", "g"), "g/home", "top"),
 			Bottom:   b(k("end", "G"), "G/end", "bottom"),
 		},
 	}
@@ -69,9 +74,9 @@ func defaultReviewKeys() ReviewKeys {
 	return ReviewKeys{
 		PrevRule:      b(k("["), "[", "previous rule"),
 		NextRule:      b(k("]"), "]", "next rule"),
-		Pair:          b(k("p"), "p", "grader pair"),
+		Pair:          b(k("P"), "P", "grader pair"),
 		Kind:          b(k("f"), "f", "kind filter"),
-		Variant:       b(k("d"), "d", "variant filter"),
+		Variant:       b(k("D"), "D", "variant filter"),
 		Model:         b(k("m"), "m", "model"),
 		Queue:         b(k("x"), "x", "split pairs"),
 		Agreement:     b(k("a"), "a", "agreement"),

@@ -208,8 +208,11 @@ func (s *decisions) skipped(key string, pos int) {
 
 // takeBack undoes the screen's last action; moveTo goes back to its answer.
 // Undoing a label writes an undo record (the store never deletes one): the
-// answer's label is again what it was before, or none.
-func (s *decisions) takeBack(moveTo func(int) tea.Cmd) tea.Cmd {
+// answer's label is again what it was before, or none. unseen says whether
+// no grader's verdict of the answer has been shown since it was labelled
+// (the label screen's undo before the reveal): the record says so, and
+// the answer stays open to a blind label.
+func (s *decisions) takeBack(moveTo func(int) tea.Cmd, unseen func(key string) bool) tea.Cmd {
 	if s.d.busy() {
 		return nil
 	}
@@ -225,7 +228,7 @@ func (s *decisions) takeBack(moveTo func(int) tea.Cmd) tea.Cmd {
 		return cmd
 	}
 	s.pending = &e
-	return s.d.save(s.from, model.Label{Key: e.key}, true, e.also...)
+	return s.d.save(s.from, model.Label{Key: e.key, Unseen: unseen != nil && unseen(e.key)}, true, e.also...)
 }
 
 // settle takes a committed write off the pending slot and updates the undo
@@ -398,7 +401,7 @@ func (a *App) labelling(msg tea.Msg) tea.Cmd {
 		}
 	case historyMsg:
 		return a.label.Update(msg)
-	case labellersMsg, reviewTextsMsg:
+	case labellersMsg, reviewTextsMsg, reviewPairMsg:
 		return a.review.Update(msg)
 	case predicateFileMsg:
 		return a.predicateFile(msg)

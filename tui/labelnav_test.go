@@ -1,6 +1,7 @@
 package tui
 
 import (
+	"strings"
 	"testing"
 
 	tea "charm.land/bubbletea/v2"
@@ -51,10 +52,16 @@ func TestLabel_SkipsSurviveReopen(t *testing.T) {
 	if !v2.skips[first] || !v2.skips[second] {
 		t.Fatalf("skips read: %v", v2.skips)
 	}
-	// Label everything else: the skipped answers come round last.
+	// Label everything else: the set's end lands on the results and says
+	// that two were skipped; the skipped answers come round after.
 	for range len(v2.items) - 2 {
 		settle(a, press(a, "o"))
 	}
+	if !v2.showResults || !strings.Contains(a.status, "2 skipped") {
+		t.Fatalf("the end of the set: results %v, status %q", v2.showResults, a.status)
+	}
+	settle(a, press(a, "r"))
+	settle(a, press(a, "t"))
 	if k := v2.items[v2.index].Key; k != first && k != second {
 		t.Fatalf("after the others, answer %d is shown, not a skipped one", v2.index+1)
 	}

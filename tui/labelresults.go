@@ -2,6 +2,7 @@ package tui
 
 import (
 	"fmt"
+	"math"
 	"strings"
 
 	"charm.land/bubbles/v2/key"
@@ -199,9 +200,12 @@ func estimatorLine(set *labels.LabelSet) string {
 	return "labels are a simple random sample: counts with Wilson 95% intervals"
 }
 
-// layout builds the result lines for the current width: per rule, each
-// grader's block (measures by kind, specificity, confusion, misses), then
-// the labels still needed, warnings and the predicate's versions.
+// layout builds the result lines for the current width, per rule: what
+// the labels did to each verdict (since the screen opened) and what would
+// settle it, each grader's recall, precision and specificity drawn as a
+// dot with its interval, the warnings once each with the graders they
+// concern, the answers still to label; then per grader the measures by
+// kind, the confusion and the misses, and the predicate's versions.
 func (r *labelResults) layout() {
 	r.width = r.c.width
 	r.lines, r.misses = r.lines[:0], r.misses[:0]
@@ -233,6 +237,10 @@ func (r *labelResults) layout() {
 		}
 		return s
 	}
+	bar := 21 // cells of a dot plot: 0, 0.25, ... 1 every 5
+	if wide {
+		bar = 41
+	}
 	if len(r.rules) == 0 {
 		add("")
 		add("No rule of this set has graded answers to measure.")
@@ -240,12 +248,33 @@ func (r *labelResults) layout() {
 	for _, rq := range r.rules {
 		add("")
 		add(st.Header.Render(fmt.Sprintf("Line %d", rq.rule.Line)) + " · " + oneLine(rq.rule.Label()))
+		r.addVerdicts(rq, wrapped)
+		var raw []string
+		for _, q := range rq.graders {
+			raw = append(raw, q.Grader)
+		}
+		names := shortNames(raw, 24)
+		add(st.Muted.Render("    " + strings.Repeat(" ", 12) + dotScale(bar)))
 		for gi, q := range rq.graders {
-			name := oneLine(q.Grader)
+			name := names[gi]
 			if gi == 0 {
 				name += " " + report.ShortVersion(q.Version)
 			}
 			add("  " + st.Header.Render(name) + st.Muted.Render(fmt.Sprintf(" · %d labelled answers it graded", q.Labels)))
+			for _, m := range []struct {
+				name string
+				m    *labels.Measure
+			}{{"recall", q.Recall}, {"precision", q.Precision}, {"specificity", q.Specificity}} {
+				add("    " + fit(m.name, 12) + dotBar(m.m, bar) + "  " + measureText(m.m))
+			}
+		}
+		r.addWarnings(rq, names, wrapped)
+		r.addNext(rq, wrapped)
+
+		add("")
+		add(st.Muted.Render("  per kind, the confusion and the misses:"))
+		for gi, q := range rq.graders {
+			add("  " + st.Header.Render(names[gi]))
 			heads := []string{"recall", "precision"}
 			if wide {
 				heads = append(heads, "specificity")
@@ -265,14 +294,6 @@ func (r *labelResults) layout() {
 				}
 				add(row(kind, ms...))
 			}
-			ms := []string{measureText(q.Recall), measureText(q.Precision)}
-			if wide {
-				ms = append(ms, measureText(q.Specificity))
-			}
-			add(row("pooled", ms...))
-			if !wide {
-				add(row("specificity", measureText(q.Specificity)+st.Muted.Render(" (pooled: clean answers it passed)")))
-			}
 			if q.Labels > 0 {
 				add(st.Muted.Render(row("confusion", "caught  missed  false alarm  clean")))
 				for _, k := range model.Kinds {
@@ -286,42 +307,126 @@ func (r *labelResults) layout() {
 		if hasControl(rq.graders) {
 			add(st.Muted.Render("  * on control cases a violation is a refusal: recall there is refusals caught"))
 		}
-		add("")
-		pred := rq.graders[0]
-		if n, err := pred.Recall.MoreNeeded(recallWidth); err == nil {
-			if n == 0 {
-				add("  the predicate's recall is known to ±0.05: no more labelled violations needed")
-			} else {
-				add(fmt.Sprintf("  to narrow the predicate's recall to ±0.05: about %d more labelled violations", n))
-			}
-		}
-		for _, q := range rq.graders {
-			for _, warn := range q.Warnings {
-				wrapped("  ", st.Retry, "⚠ "+oneLine(q.Grader)+": "+oneLine(warn))
-			}
-			for _, m := range unmeasured(q) {
-				wrapped("  ", st.Muted, oneLine(q.Grader)+": "+oneLine(m))
-			}
-		}
-		// The numbers above are the verdict's (every blind label of the
-		// rule, label sets combined); per model, where the verdict stands
-		// and which labels would settle it.
-		for _, rr := range r.c.res.Rules {
-			if rr.RuleIndex != rq.ri {
-				continue
-			}
-			next := report.NextLabels(rr.Verdict)
-			if next == "" {
-				continue
-			}
-			if len(r.c.plan.Audit.File.Models) > 1 {
-				next = oneLine(rr.ModelName) + ": " + next
-			}
-			wrapped("  ", st.Muted, next)
-		}
 		r.addHistory(rq, add)
 	}
 	r.cursor = min(r.cursor, max(len(r.misses)-1, 0))
+}
+
+// addVerdicts says, per model, what the labels did to the rule's verdict
+// since the label screen opened ("line 23: INCONCLUSIVE → DELETE") and,
+// for one still undecided, which labels would settle it. The numbers are
+// the verdict's: every blind label of the rule, label sets combined.
+func (r *labelResults) addVerdicts(rq ruleQuality, wrapped func(string, lipgloss.Style, string)) {
+	if r.c.res == nil {
+		return
+	}
+	st := r.c.styles
+	for _, rr := range r.c.res.Rules {
+		if rr.RuleIndex != rq.ri {
+			continue
+		}
+		name := fmt.Sprintf("line %d", rr.Rule.Line)
+		if !rr.Rule.Deletion() {
+			name = rr.Rule.Variant()
+		}
+		if len(r.c.plan.Audit.File.Models) > 1 {
+			name += ", " + oneLine(rr.ModelName)
+		}
+		s := name + ": " + verdictChange(r.v.before, verdictKey{rr.RuleIndex, rr.Model}, rr.Verdict)
+		next := report.NextLabels(rr.Verdict)
+		next = strings.TrimPrefix(next, "verdict "+string(rr.Verdict.Decision))
+		if next = strings.TrimLeft(next, "; "); next != "" {
+			s += " · " + next
+		}
+		style := st.Muted
+		if strings.Contains(s, "→") {
+			style = st.Header
+		}
+		wrapped("  ", style, s)
+	}
+}
+
+// undecided reports whether a verdict of the rule (under any model) is
+// INCONCLUSIVE, or the results are not known.
+func (r *labelResults) undecided(ri int) bool {
+	if r.c.res == nil {
+		return true
+	}
+	for _, rr := range r.c.res.Rules {
+		if rr.RuleIndex == ri && rr.Verdict.Decision == model.DecisionInconclusive {
+			return true
+		}
+	}
+	return false
+}
+
+// addWarnings lists each warning once, with the graders it concerns: the
+// same shortage of labels is the same for every grader of the rule.
+func (r *labelResults) addWarnings(rq ruleQuality, names []string, wrapped func(string, lipgloss.Style, string)) {
+	st := r.c.styles
+	type group struct {
+		text    string
+		graders []string
+		warn    bool
+	}
+	var order []*group
+	by := map[string]*group{}
+	note := func(text, grader string, warn bool) {
+		g := by[text]
+		if g == nil {
+			g = &group{text: text, warn: warn}
+			by[text] = g
+			order = append(order, g)
+		}
+		g.graders = append(g.graders, grader)
+	}
+	for gi, q := range rq.graders {
+		for _, warn := range q.Warnings {
+			note(oneLine(warn), names[gi], true)
+		}
+		for _, m := range unmeasured(q) {
+			note(oneLine(m), names[gi], false)
+		}
+	}
+	for _, g := range order {
+		who := strings.Join(g.graders, ", ")
+		if len(g.graders) == len(rq.graders) && len(g.graders) > 1 {
+			who = "every grader"
+		}
+		if g.warn {
+			wrapped("  ", st.Retry, "⚠ "+g.text+" ("+who+")")
+		} else {
+			wrapped("  ", st.Muted, g.text+" ("+who+")")
+		}
+	}
+}
+
+// addNext says how many more answers to label would narrow the
+// predicate's recall to ±0.05: the labelled violations the measure needs
+// (Measure.MoreNeeded), in answers at the share of violations among the
+// provoking answers labelled so far.
+func (r *labelResults) addNext(rq ruleQuality, wrapped func(string, lipgloss.Style, string)) {
+	st := r.c.styles
+	if !r.undecided(rq.ri) {
+		return // every verdict of the line is decided: nothing to label next
+	}
+	pred := rq.graders[0]
+	n, err := pred.Recall.MoreNeeded(recallWidth)
+	if err != nil {
+		return
+	}
+	labelled, violations := pred.Pooled.Labels(), pred.Pooled.Violations()
+	switch {
+	case n == 0:
+		wrapped("  ", st.Muted, "the predicate's recall is known to ±0.05: no more labels needed for it")
+	case violations == 0:
+		wrapped("  ", st.Muted, fmt.Sprintf("next: recall needs labelled violations and none of the %d provoking answers labelled is one: "+
+			"label more, or draw a stratified set (about %d violations needed)", labelled, n))
+	default:
+		more := int(math.Ceil(float64(n) * float64(labelled) / float64(violations)))
+		wrapped("  ", st.Muted, fmt.Sprintf("next: about %d more answers to label would narrow the predicate's recall to ±0.05 "+
+			"(about %d violations, at the %d in %d provoking answers labelled so far)", more, n, violations, labelled))
+	}
 }
 
 // addMisses lists a grader's misses: labelled violations it passed.

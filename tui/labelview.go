@@ -39,10 +39,10 @@ func (v *labelView) head() []string {
 	if closed > 0 {
 		count += fmt.Sprintf(", %d closed", closed)
 	}
-	title := st.Title.Render("Label") + fmt.Sprintf(" %s · answer %d of %d · set %s · labeller %s",
-		count, v.index+1, len(v.items), oneLine(v.set.Name), oneLine(who))
 	state := st.Badge.Render(" BLIND ")
 	switch {
+	case v.hiddenAt(v.index):
+		state = st.Badge.Render(" BLIND ") + st.Muted.Render(" labelled")
 	case v.revealed():
 		state = st.Muted.Render("labelled")
 	case v.closed(v.index):
@@ -50,6 +50,16 @@ func (v *labelView) head() []string {
 	}
 	if v.d.busy() {
 		state = st.InFlight.Render("saving…")
+	}
+	// The progress first, drawn and counted; the rest as far as it fits,
+	// so 80 columns never cut the count.
+	title := st.Title.Render("Label") + " " + progressBar(done, closed, total, 10) + " " + count
+	for _, part := range []string{fmt.Sprintf("answer %d of %d", v.index+1, len(v.items)),
+		"set " + oneLine(v.set.Name), "labeller " + oneLine(who)} {
+		if textWidth(title+" · "+part) > c.width-17 { // 17: the widest state, so parts do not come and go with it
+			break
+		}
+		title += " · " + part
 	}
 	it, _ := v.current()
 	about := st.Muted.Render("this answer is no longer in the audit's plan")
@@ -60,6 +70,17 @@ func (v *labelView) head() []string {
 	// The state is cut last: it says whether the answer may be labelled.
 	title = clip(title, c.width-textWidth(state)-1)
 	return []string{fit(spread(title, state, c.width), c.width), clip(about, c.width)}
+}
+
+// progressBar draws a set's progress in w cells that read without colour:
+// █ labelled, ▒ closed to blind labels, ░ open.
+func progressBar(done, closed, total, w int) string {
+	if total <= 0 {
+		return strings.Repeat("░", w)
+	}
+	d := done * w / total
+	c := min((done+closed)*w/total, w) - d
+	return strings.Repeat("█", d) + strings.Repeat("▒", c) + strings.Repeat("░", w-d-c)
 }
 
 // controlLabelHint is what the label screen says about a control before it
@@ -77,25 +98,38 @@ func (v *labelView) foot() []string {
 		kind = it.Case.Kind
 	}
 	var out []string
-	if l, ok := v.label(v.index); ok {
+	if l, ok := v.label(v.index); ok && v.hiddenAt(v.index) {
+		out = append(out, clip("you: "+verdictWord(l.Violation, kind)+st.Muted.Render(" · graders after your next label (w: now) · u undoes, still blind"), c.width))
+	} else if ok {
 		out = append(out, v.reveal(it, l)...)
 	} else if v.closed(v.index) {
 		// Its graders were shown when it was labelled: the label taken
 		// back, it can have no blind one.
 		out = append(out, st.Warn.Render(clip("Closed to blind labels: you labelled it and saw its graders, then undid it.", c.width)),
-			st.Muted.Render(clip("Counted apart: in no recall or verdict. → moves on, g the next open answer.", c.width)))
+			st.Muted.Render(clip("Counted apart: in no recall or verdict. → moves on, t the next open answer.", c.width)))
 	} else {
-		hint := "Not labelled yet: v violation · o ok · s skip · n note. Verdicts show after."
+		hint := "Not labelled yet: v violation · o ok · s skip · i note. Graders: a label later."
 		if kind == model.Control {
-			hint = controlLabelHint + " Verdicts show after labelling."
+			hint = controlLabelHint + " Graders show a label later."
 		}
 		out = append(out, st.Muted.Render(clip(hint, c.width)))
 		if n, ok := v.note.pending[it.Key]; ok && n != "" {
 			out = append(out, clip(st.Muted.Render("note to save with the label: ")+oneLine(n), c.width))
 		}
 	}
-	if v.last >= 0 && v.last != v.index && v.last < len(v.items) {
-		out = append(out, clip(v.lastLine(), c.width))
+	if v.shown >= 0 && v.shown != v.index && v.shown < len(v.items) {
+		if s := v.shownLine(); s != "" {
+			out = append(out, clip(s, c.width))
+		}
+	}
+	if v.last >= 0 && v.last != v.index && v.last != v.shown && v.hiddenAt(v.last) {
+		l, _ := v.label(v.last)
+		k := model.Provoke
+		if c := v.items[v.last].Case; c != nil {
+			k = c.Kind
+		}
+		out = append(out, clip(st.Muted.Render(fmt.Sprintf("answer %d labelled %s · graders after your next label (w: now) · u undoes",
+			v.last+1, verdictWord(l.Violation, k))), c.width))
 	}
 	if v.note.editing {
 		out = append(out, v.note.in.View())
@@ -167,12 +201,13 @@ func (v *labelView) judgesLine(it labels.LabelItem) string {
 	return strings.Join(parts, " · ")
 }
 
-// lastLine is the outcome of the answer labelled just before, so the
-// reveal is not lost when the screen moves on. It shows verdicts only:
-// reasons are shared by many answers and would hint at the one shown.
-func (v *labelView) lastLine() string {
-	it := v.items[v.last]
-	l, ok := v.label(v.last)
+// shownLine is the outcome of the answer whose graders were revealed last
+// (by the label after it, or w), so the reveal is not lost when the screen
+// moves on. It shows verdicts only: reasons are shared by many answers and
+// would hint at the one shown.
+func (v *labelView) shownLine() string {
+	it := v.items[v.shown]
+	l, ok := v.label(v.shown)
 	if !ok {
 		return ""
 	}
@@ -181,7 +216,7 @@ func (v *labelView) lastLine() string {
 		kind = it.Case.Kind
 	}
 	g, graded := v.predicateGrade(it)
-	s := fmt.Sprintf("answer %d, just labelled: you: %s, predicate said %s", v.last+1, verdictWord(l.Violation, kind), gradeWord(g, graded))
+	s := fmt.Sprintf("answer %d, labelled before: you: %s, predicate said %s", v.shown+1, verdictWord(l.Violation, kind), gradeWord(g, graded))
 	if out := outcome(g, graded, l.Violation); out != "" {
 		s += " → " + out
 	}

@@ -7,6 +7,7 @@ import (
 	"github.com/auditor-dev/auditor/audit/evidence"
 	"github.com/auditor-dev/auditor/model"
 	"github.com/auditor-dev/auditor/runner"
+	"github.com/auditor-dev/auditor/workbench"
 )
 
 // cellRef names one grid cell: a case of a rule, under one variant, for one
@@ -43,6 +44,15 @@ type live struct {
 	// doneBefore and failedBefore count the calls of the phases before
 	// this one, for the run's totals at its end.
 	doneBefore, failedBefore int
+	// failedKeys are the calls that failed for good in this run, in any
+	// phase: the header's count of errors is the run's, each call once, so
+	// it never goes down. failedAnswers counts the answers among them.
+	failedKeys    map[string]bool
+	failedAnswers int
+	// round is an adaptive run's round in progress (nil for a run in one
+	// go): its answers phase counts over every round, against the most
+	// the run makes.
+	round *model.Round
 
 	// stored and spentBefore are what earlier runs left: the plan's
 	// answers stored and what every stored call cost. The header counts
@@ -62,7 +72,7 @@ func newLive(total, concurrency int) *live {
 	return &live{
 		phase: "answers", total: total, limit: concurrency, maxLimit: concurrency,
 		inFlight: map[string]bool{}, retrying: map[string]time.Time{}, cells: map[cellRef]*cellLive{},
-		causes: map[runner.RetryCause]int{},
+		causes: map[runner.RetryCause]int{}, failedKeys: map[string]bool{},
 	}
 }
 
@@ -90,6 +100,17 @@ func (l *live) running() bool { return l != nil && l.started && !l.closed }
 // is whether results must be recomputed.
 func (l *live) apply(p *audit.Plan, tally *evidence.Tally, events []Event, now time.Time) (graded bool) {
 	for _, e := range events {
+		if e.round != nil {
+			r := *e.round
+			l.round = &r
+			continue
+		}
+		if e.phase != nil && e.phase.name == workbench.PhaseAnswers && l.round != nil && l.answering() {
+			// The next round of answers: the run's progress goes on.
+			l.total = l.done + l.round.AtMost - l.round.Made
+			l.stopped = nil
+			continue
+		}
 		if e.phase != nil {
 			l.phase, l.total, l.start = e.phase.name, e.phase.total, now
 			l.doneBefore, l.failedBefore = l.doneBefore+l.done, l.failedBefore+l.failed
@@ -129,8 +150,12 @@ func (l *live) apply(p *audit.Plan, tally *evidence.Tally, events []Event, now t
 			l.setRetrying(p, key, time.Time{})
 			l.done++
 			l.spent += ev.Cost
-			if !ev.Response.OK() {
+			if !ev.Response.OK() && !ev.Response.ErrorKind.Settled() && !l.failedKeys[key] {
+				l.failedKeys[key] = true
 				l.failed++
+				if l.answering() {
+					l.failedAnswers++
+				}
 				l.lastErr = ev.Response.Error
 			}
 		case runner.ConcurrencyChanged:
@@ -156,6 +181,10 @@ func (l *live) idle() {
 		c.inFlight, c.retrying = 0, nil
 	}
 }
+
+// failures is every call that failed for good in this run, whatever its
+// phase: what the header counts and the end message says.
+func (l *live) failures() int { return len(l.failedKeys) }
 
 // phaseEvent starts a new phase of a run (judging after answering).
 type phaseEvent struct {

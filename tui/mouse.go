@@ -167,15 +167,15 @@ func (g *gridView) click(x, y int) bool {
 		return false
 	}
 	g.layout()
-	i := g.top + y - (gridSticky + len(g.verdict))
-	if y < gridSticky+len(g.verdict) || i >= len(g.lines) || g.lines[i].kind != lineCase {
+	i := g.top + y - g.sticky()
+	if y < g.sticky() || i >= len(g.lines) || g.lines[i].kind != lineCase {
 		return false
 	}
-	labelW, vis := g.geometry()
+	gm := g.geometry()
 	col := g.col
-	if x >= labelW {
-		j := g.left + (x-labelW)/(cellWidth+1)
-		if j >= min(g.left+vis, len(g.cols)) {
+	if x >= gm.labelW {
+		j := g.colAt(gm, x-gm.labelW)
+		if j < 0 || j >= min(g.left+gm.vis, len(g.cols)) {
 			return false
 		}
 		col = j
@@ -184,6 +184,20 @@ func (g *gridView) click(x, y int) bool {
 	open := row == g.row && col == g.col
 	g.row, g.col = row, col
 	return open
+}
+
+// colAt is the grid column at x cells right of the label column; a click
+// on a model's difference column picks its variant; -1 past the columns.
+func (g *gridView) colAt(gm gridGeometry, x int) int {
+	if gm.step == 1 {
+		return g.left + x/(gm.cellW+1)
+	}
+	gw := groupWidth(gm.cellW)
+	j := g.left + 2*(x/gw)
+	if x%gw >= gm.cellW+1 {
+		j++ // the variant's cell or the difference after it
+	}
+	return j
 }
 
 // wheel scrolls the samples; the cursor stays on a sample in view.

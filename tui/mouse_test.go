@@ -50,8 +50,8 @@ func TestMouse_GridClick(t *testing.T) {
 		}
 		id := rule.Cases[last].ID
 		y := rowOf(t, a, id)
-		labelW, _ := a.grid.geometry()
-		x := labelW + 1 + (cellWidth+1)*1 + 3 // inside the second column
+		gm := a.grid.geometry()
+		x := gm.labelW + 1 + (gm.cellW+1)*1 + 3 // inside the second column
 		if click(a, x, y); a.screen != screenGrid {
 			t.Fatalf("%v: the first click opened screen %v", sz, a.screen)
 		}
@@ -154,19 +154,25 @@ func TestMouse_LabelResultsClick(t *testing.T) {
 			w.press("v")
 		}
 	}
-	w.press("r")
-	a, r := w.a, w.a.label.results
+	a, r := w.a, w.a.label.results // the end of the set lands on the results
 	if len(r.misses) < 2 {
 		t.Fatalf("%d misses: the test needs two", len(r.misses))
 	}
 	second := r.misses[1]
 	want := w.a.label.pos[second.key]
 	y := -1
-	for i, l := range strings.Split(plain(a), "\n") {
-		if strings.Contains(l, fmt.Sprintf("answer %d ·", want+1)) {
-			y = i
+	// The misses follow the dot plots: page down to them.
+	for range 5 {
+		for i, l := range strings.Split(plain(a), "\n") {
+			if strings.Contains(l, fmt.Sprintf("answer %d ·", want+1)) {
+				y = i
+				break
+			}
+		}
+		if y >= 0 {
 			break
 		}
+		w.press("pgdown")
 	}
 	if y < 0 {
 		t.Fatalf("the second miss (answer %d) is not on screen:\n%s", want+1, plain(a))
@@ -244,7 +250,7 @@ func TestMouse_GridErrorsOpen(t *testing.T) {
 	if a.grid.full.top != wheelLines || a.grid.top != top {
 		t.Fatalf("wheel: the errors' top %d (want %d), the grid's %d (was %d)", a.grid.full.top, wheelLines, a.grid.top, top)
 	}
-	labelW, _ := a.grid.geometry()
+	labelW := a.grid.geometry().labelW
 	for y := headLines; y < headLines+a.c.bodyH; y++ {
 		for _, x := range []int{2, labelW + 3, labelW + cellWidth + 4} {
 			settle(a, click(a, x, y))

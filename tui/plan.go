@@ -161,15 +161,20 @@ func (p *planView) content() string {
 	}
 	// With judges, calls count answers and judge calls while the header
 	// counts answers only: say which is which.
+	// The header counts answers; with judges the calls are more: say
+	// which is which, in the header's words.
 	if e.JudgeCalls > 0 {
-		kv("calls", fmt.Sprintf("%d to make (%d answers from the models under test, at most %d judge calls), %d already stored (free)",
+		kv("calls", fmt.Sprintf("%d to make: %d answers from the models under test and at most %d judge calls; %d answers already stored (free)",
 			e.Calls, e.AnswerCalls, e.JudgeCalls, e.CachedCalls))
 		kv("", "answers with identical text share one judge call")
 	} else {
-		kv("calls", fmt.Sprintf("%d to make, %d already stored (free)", e.Calls, e.CachedCalls))
+		kv("calls", fmt.Sprintf("%d to make (answers), %d already stored (free)", e.Calls, e.CachedCalls))
 	}
 	if e.UnneededCalls > 0 {
 		kv("", fmt.Sprintf("%d not needed: their lines settled at a look of the adaptive design", e.UnneededCalls))
+	}
+	if ad := e.AdaptiveAnswers; ad != nil && ad.AtMost > 0 {
+		kv("", oneLine(ad.Summary()))
 	}
 	for _, r := range e.Regression {
 		kv("", fmt.Sprintf("regression suite %s: %d calls (%d cases on baseline and %d variants)", model.Sanitize(r.Name), r.Calls, r.Cases, r.Variants))
@@ -227,6 +232,14 @@ func (p *planView) content() string {
 				continue
 			}
 			kv(r.Variant, oneLine(r.Power.Summary()))
+			// What `plan` prints: the labels a DELETE needs and how often
+			// a line that does nothing reaches it; an adaptive run's calls.
+			if d := r.Power.Delete; d != nil {
+				kv("", noTicks(oneLine(model.ChangeWords(r.Kind, "DELETE: "+d.Summary()))))
+			}
+			if ad := r.Power.Adaptive; ad != nil {
+				kv("", "calls: "+oneLine(ad.Summary()))
+			}
 			for _, warning := range r.Warnings {
 				kv("", "warning: "+oneLine(warning))
 			}
@@ -249,6 +262,10 @@ func (p *planView) action() string {
 	}
 	return st.Muted.Render("Nothing to run: every answer is stored.")
 }
+
+// noTicks drops markdown's backticks around a command: on a screen the
+// command reads without them.
+func noTicks(s string) string { return strings.ReplaceAll(s, "`", "") }
 
 // promptName is the prompt file's path relative to the audit file, as the
 // user wrote it.

@@ -1,6 +1,7 @@
 package tui
 
 import (
+	"fmt"
 	"strings"
 	"testing"
 
@@ -75,13 +76,13 @@ func TestPlan_JudgeCalls(t *testing.T) {
 	})
 	a.Update(tea.WindowSizeMsg{Width: 160, Height: 48})
 	screen := plain(a)
-	contains(t, screen, "4140 calls planned · 0 answers stored · 4140 to make")
-	contains(t, screen, "calls     8940 to make (4140 answers from the models under test, at most 4800 judge calls), 0 already stored (free)")
+	contains(t, screen, "4140 answers planned · 0 stored · 4140 to make")
+	contains(t, screen, "calls     8940 to make: 4140 answers from the models under test and at most 4800 judge calls; 0 answers already stored (free)")
 	contains(t, screen, "answers with identical text share one judge call")
 
 	// Without judges the line stays as it was.
 	b := f.app(t, &clock{t: t0}, noStart)
-	contains(t, plain(b), "calls     4140 to make, 0 already stored (free)")
+	contains(t, plain(b), "calls     4140 to make (answers), 0 already stored (free)")
 }
 
 // TestPlan_Wording: the plan names the command without markdown's
@@ -150,5 +151,28 @@ func TestApp_SaysWhichExecGradersWereNotStarted(t *testing.T) {
 	press(a, "]") // line 15: its predicate runs no command
 	if s := plain(a); strings.Contains(s, what) {
 		t.Errorf("line 15's grid names a grader it does not run:\n%s", s)
+	}
+}
+
+// TestPlan_SaysWhatHeadlessPlanSays: the plan screen has the DELETE
+// outlook headless `plan` prints for each line (issue 30: the app's plan
+// lacked it), and counts calls in one way: the header's answers are the
+// plan's answers, the judge calls said apart on top of them.
+func TestPlan_SaysWhatHeadlessPlanSays(t *testing.T) {
+	t.Parallel()
+	f := newFixture(t, 30)
+	a := f.app(t, &clock{t: t0}, noStart)
+	a.Update(tea.WindowSizeMsg{Width: 200, Height: 120})
+	s := strings.Join(strings.Fields(plain(a)), " ") // the lines unwrapped
+	d := a.c.est.Rules[0].Power.Delete
+	if d == nil {
+		t.Fatal("the fixture's first line has no DELETE outlook: the test checks nothing")
+	}
+	contains(t, s, strings.Join(strings.Fields(noTicks(oneLine("DELETE: "+d.Summary()))), " "))
+	e := a.c.est
+	contains(t, s, fmt.Sprintf("%d answers planned · 0 stored · %d to make", len(f.plan.Calls), e.AnswerCalls))
+	contains(t, s, fmt.Sprintf("calls %d to make (answers)", e.Calls))
+	if strings.Contains(s, "calls planned") {
+		t.Errorf("the header counts answers as calls:\n%s", s)
 	}
 }

@@ -19,6 +19,7 @@ import (
 	"github.com/auditor-dev/auditor/audit"
 	"github.com/auditor-dev/auditor/audit/evidence"
 	"github.com/auditor-dev/auditor/model"
+	"github.com/auditor-dev/auditor/report"
 )
 
 // lengthSource is a memSource that also walks its responses' metadata, so
@@ -486,6 +487,11 @@ func TestReport_TwoModels(t *testing.T) {
 	contains(t, s, fmt.Sprintf("lines          %d audited", len(f.audit.Rules)))
 	if n := len(a.report.sections); n != 2*len(f.audit.Rules) {
 		t.Fatalf("%d sections for %d lines and 2 models", n, len(f.audit.Rules))
+	}
+	// The model comparison `auditor report` prints, line for line.
+	contains(t, s, "Model comparison (the same cases, variant and samples")
+	for _, l := range strings.Split(strings.TrimRight(report.ComparisonText(a.c.res), "\n"), "\n")[1:] {
+		contains(t, s, oneLine(l))
 	}
 }
 

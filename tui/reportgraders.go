@@ -56,7 +56,13 @@ func (v *reportView) graders(r *reportWriter, rr *evidence.RuleResult) {
 		}
 		r.field("", oneLine(j.Grader)+" "+recallText(j), nil)
 	}
-	for i, pa := range rr.Agreement {
+	agreement := rr.Agreement
+	if report.JudgingNotBegun(rr) {
+		// Not one "no answer graded by both yet" per pair of graders.
+		r.field("judges", strings.TrimPrefix(noTicks(report.JudgingNotBegunLine), "judges: "), &st.Muted)
+		agreement = nil
+	}
+	for i, pa := range agreement {
 		name := ""
 		if i == 0 {
 			name = "agreement"
@@ -69,6 +75,9 @@ func (v *reportView) graders(r *reportWriter, rr *evidence.RuleResult) {
 	}
 	if rr.Disagreements > 0 {
 		r.field("review queue", fmt.Sprintf("%d answers where graders disagree or one could not grade", rr.Disagreements), nil)
+	}
+	if t := adjudicationTally(rr.Adjudications, v.c.width < 120); t != "" {
+		r.field("review decided", t+" (seen labels: not in recall)", nil)
 	}
 	if _, line := rr.BestSupported(); line != "" && len(rr.Judges) > 0 {
 		r.field("labels support", oneLine(line), nil)

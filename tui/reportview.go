@@ -126,7 +126,26 @@ func (v *reportView) content() ([]string, []int) {
 		r.add("", st.Muted.Render("No line is audited."))
 	}
 	v.regression(r)
+	v.comparison(r)
 	return r.out, sections
+}
+
+// comparison is the model comparison `auditor report` prints, word for
+// word: per pair of models the cases side by side and the difference per
+// kind. Nothing with one model.
+func (v *reportView) comparison(r *reportWriter) {
+	text := report.ComparisonText(v.c.res)
+	if text == "" {
+		return
+	}
+	r.add("")
+	for i, l := range strings.Split(strings.TrimRight(text, "\n"), "\n") {
+		if i == 0 {
+			r.add(v.c.styles.Header.Render("Model comparison") + v.c.styles.Muted.Render(oneLine(strings.TrimPrefix(l, "Model comparison"))))
+			continue
+		}
+		r.add(oneLine(l))
+	}
 }
 
 // decisionCounts are a sweep group's verdict counts as styled parts.

@@ -67,6 +67,9 @@ type reviewView struct {
 	// measures. The label screen hides it for the same reason.
 	showVariant bool
 	full        fullText // a judge's answer opened in full
+	// pairAsked are the rules whose remembered grader pair was read
+	// (reviewpair.go).
+	pairAsked map[int]bool
 }
 
 type reviewMode int
@@ -130,7 +133,7 @@ func (v *reviewView) capturing() bool { return v.note.editing || v.search.editin
 // change who disagrees with whom) and loads the answer shown when the
 // queue changed or nothing is loaded.
 func (v *reviewView) entered() tea.Cmd {
-	people := v.loadLabellers()
+	people := tea.Batch(v.loadLabellers(), v.loadPair())
 	if v.sync() || v.loader.idle() {
 		return tea.Batch(v.load(), people, v.textsCmd())
 	}
@@ -204,6 +207,9 @@ func (v *reviewView) build() []reviewEntry {
 				out = append(out, reviewEntry{key: it.Key, cell: it.Cell})
 			}
 		}
+		// Disagreements that go the same way (which graders said
+		// violation) come one after the other, the commonest first.
+		v.byDirection(out)
 		return out
 	}
 	if v.c.models() < 2 {
@@ -309,6 +315,8 @@ func (v *reviewView) Update(msg tea.Msg) tea.Cmd {
 		return v.gotLabellers(msg)
 	case reviewTextsMsg:
 		return v.gotTexts(msg)
+	case reviewPairMsg:
+		return v.gotPair(msg)
 	}
 	if v.note.editing {
 		return v.updateNote(msg)
@@ -342,6 +350,12 @@ func (v *reviewView) handleKey(km tea.KeyPressMsg) tea.Cmd {
 	switch {
 	case key.Matches(km, rk.ShowVariant):
 		v.showVariant = !v.showVariant
+		if !v.showVariant && v.variant != 0 {
+			// A queue of one variant names it: hiding the variant
+			// clears the filter.
+			v.variant = 0
+			return tea.Batch(v.reset(), say("Variant hidden, so the variant filter is cleared: the queue holds both."))
+		}
 		v.refresh()
 		return nil
 	case key.Matches(km, rk.Agreement):
@@ -372,9 +386,15 @@ func (v *reviewView) handleKey(km tea.KeyPressMsg) tea.Cmd {
 		}
 		v.rule = ((v.rule+d)%n + n) % n
 		v.pair = 0
-		return v.reset()
+		return tea.Batch(v.reset(), v.loadPair())
 	case key.Matches(km, rk.Variant):
 		v.variant = (v.variant + 1) % 3
+		if v.variant != 0 && !v.showVariant {
+			// Filtering by variant tells which variant every answer
+			// came from: the badge must not say it is hidden.
+			v.showVariant = true
+			return tea.Batch(v.reset(), say("Filtering by variant shows it: V hides it again and clears the filter."))
+		}
 		return v.reset()
 	}
 	if v.mode != reviewItems {
@@ -427,7 +447,7 @@ func (v *reviewView) handleKey(km tea.KeyPressMsg) tea.Cmd {
 	case key.Matches(km, rk.Pair):
 		v.pair = (v.pair + 1) % (len(v.pairs()) + 1)
 		v.queue = 0
-		return v.reset()
+		return tea.Batch(v.reset(), v.rememberPair())
 	case key.Matches(km, rk.Kind):
 		v.kind = (v.kind + 1) % (len(model.Kinds) + 1)
 		return v.reset()

@@ -3,6 +3,7 @@ package tui
 import (
 	"fmt"
 	"github.com/auditor-dev/auditor/model"
+	"slices"
 	"strings"
 	"testing"
 
@@ -26,8 +27,18 @@ func TestReview_QueueAndDecide(t *testing.T) {
 		t.Fatalf("screen %v, queue %d, want %d", a.screen, queued(a.review), len(want))
 	}
 	e, _ := a.review.current()
-	if e.key != want[0].Key || len(a.review.loader.resps) == 0 {
-		t.Fatalf("first entry %s (loaded %d), want %s", e.key, len(a.review.loader.resps), want[0].Key)
+	if !slices.ContainsFunc(want, func(d evidence.ReviewItem) bool { return d.Key == e.key }) || len(a.review.loader.resps) == 0 {
+		t.Fatalf("first entry %s (loaded %d), not a disagreement", e.key, len(a.review.loader.resps))
+	}
+	// The queue goes by direction: which graders said violation.
+	for i := 1; i < len(a.review.raw); i++ {
+		if d0, d1 := a.review.direction(a.review.raw[i-1].key), a.review.direction(a.review.raw[i].key); d0 != d1 {
+			for _, later := range a.review.raw[i+1:] {
+				if a.review.direction(later.key) == d0 {
+					t.Fatalf("direction %s comes back after %s: the queue is not grouped by direction", d0, d1)
+				}
+			}
+		}
 	}
 	s := plain(a)
 	contains(t, s, "Review -L23 · 1 of")
@@ -99,13 +110,13 @@ func TestReview_Filters(t *testing.T) {
 	if len(pairs) != 3 {
 		t.Fatalf("%d grader pairs, want 3", len(pairs))
 	}
-	w.press("p")
+	w.press("P")
 	want := a.c.tally.Disagreements(0, 0, pairs[0][:])
 	if queued(a.review) != len(want) || len(want) >= all {
 		t.Fatalf("pair filter: %d items, want %d (of %d)", queued(a.review), len(want), all)
 	}
 	contains(t, plain(a), "disagreements of predicate and judge:sim-judge-careful")
-	w.press("p", "p", "p") // round to any pair
+	w.press("P", "P", "P") // round to any pair
 	if queued(a.review) != all {
 		t.Fatalf("after cycling the pairs: %d items, want %d", queued(a.review), all)
 	}
@@ -115,13 +126,13 @@ func TestReview_Filters(t *testing.T) {
 			t.Fatalf("kind filter let a %s answer in", k)
 		}
 	}
-	w.press("f", "f", "f", "d", "d") // every kind; the deletion only
+	w.press("f", "f", "f", "D", "D") // every kind; the deletion only
 	for _, e := range a.review.raw {
 		if !e.cell.Deleted {
 			t.Fatal("variant filter let a baseline answer in")
 		}
 	}
-	w.press("d", "]")
+	w.press("D", "]")
 	if a.review.rule != 1 {
 		t.Fatalf("] went to rule %d", a.review.rule)
 	}
@@ -231,7 +242,7 @@ func TestLabelling_Resize(t *testing.T) {
 	}{
 		{"label", ScreenLabel, nil},
 		{"label revealed", ScreenLabel, []string{"v", "left"}},
-		{"label note", ScreenLabel, []string{"n", "x"}},
+		{"label note", ScreenLabel, []string{"i", "x"}},
 		{"results", ScreenLabel, []string{"v", "o", "r"}},
 		{"review", ScreenReview, nil},
 		{"agreement", ScreenReview, []string{"a"}},
@@ -260,5 +271,67 @@ func TestLabelling_Resize(t *testing.T) {
 				}
 			}
 		})
+	}
+}
+
+// TestReview_PairRememberedOnReopen: the grader pair chosen with p comes
+// back when the review screen is opened again on the same store.
+func TestReview_PairRememberedOnReopen(t *testing.T) {
+	t.Parallel()
+	w := newLabelWorld(t, newFixture(t, 2), 0, 5, ScreenReview)
+	w.press("P", "P") // the second pair
+	want := w.a.review.queueName()
+	if w.a.review.pair != 2 || !strings.Contains(want, "disagreements of ") || strings.Contains(want, "any two") {
+		t.Fatalf("pair %d: %q", w.a.review.pair, want)
+	}
+	tally, err := evidence.NewTally(w.f.plan, w.f.preds, w.src)
+	if err != nil {
+		t.Fatal(err)
+	}
+	stored, _ := w.src.Status()
+	a, err := New(Options{
+		Plan: w.f.plan, Tally: tally, Stored: stored, Responses: w.src, Simulated: true, Now: (&clock{t: t0}).Now,
+		Labelling: LabelOptions{Store: w.src, Labeller: "ana", Open: ScreenReview},
+	})
+	if err != nil {
+		t.Fatal(err)
+	}
+	a.Update(tea.WindowSizeMsg{Width: 80, Height: 24})
+	settle(a, a.Init())
+	if got := a.review.queueName(); a.review.pair != 2 || got != want {
+		t.Fatalf("reopened on pair %d, %q; want %q", a.review.pair, got, want)
+	}
+	// Another reviewer has a pair of their own.
+	if got := pairKey(23, "ben"); got == pairKey(23, "ana") {
+		t.Fatalf("one key for two reviewers: %s", got)
+	}
+}
+
+// TestReview_TallyAndVariantFilter: after a decision the screen says what
+// the decisions made of each grader (right and wrong among the decided,
+// the results' adjudication counts); filtering by variant shows the
+// variant, as the queue then names it, and hiding it clears the filter.
+func TestReview_TallyAndVariantFilter(t *testing.T) {
+	t.Parallel()
+	w := newLabelWorld(t, newFixture(t, 2), 0, 5, ScreenReview)
+	a := w.a
+	w.press("v")
+	rr := a.c.result(0, 0)
+	if rr == nil || rr.Adjudications.N != 1 {
+		t.Fatalf("adjudications after one decision: %+v", rr)
+	}
+	p := rr.Adjudications.Graders[0]
+	contains(t, plain(a), fmt.Sprintf("1 decided on this line · predicate ✓%d ✗%d", p.Agree, p.Graded-p.Agree))
+
+	if a.review.showVariant {
+		t.Fatal("the variant is shown before V")
+	}
+	w.press("D")
+	if !a.review.showVariant || !strings.Contains(plain(a), "variant shown (V)") {
+		t.Fatalf("a variant filter with the badge hidden:\n%s", plain(a))
+	}
+	w.press("V")
+	if a.review.showVariant || a.review.variant != 0 {
+		t.Fatalf("V with a variant filter: shown %v, filter %d", a.review.showVariant, a.review.variant)
 	}
 }

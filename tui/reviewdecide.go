@@ -4,9 +4,13 @@ package tui
 // undo, where it moves once a label commits, and its keys' help.
 
 import (
+	"fmt"
+	"strings"
+
 	"charm.land/bubbles/v2/key"
 	tea "charm.land/bubbletea/v2"
 
+	"github.com/auditor-dev/auditor/audit/evidence"
 	"github.com/auditor-dev/auditor/model"
 )
 
@@ -57,7 +61,41 @@ func (v *reviewView) labelOf(key string) *model.Label {
 	return nil
 }
 
-func (v *reviewView) undoLast() tea.Cmd { return v.takeBack(v.moveTo) }
+// adjudicationTally is what the review decisions of a rule say of each
+// grader, right and wrong among the decided answers it graded:
+// "22 decided · predicate ✓20 ✗2 · judge:a ✓0 ✗22"; "" with none. The
+// counts are the results' (evidence.Adjudications), as `report` words them.
+func adjudicationTally(a evidence.Adjudications, short bool) string {
+	if a.N == 0 {
+		return ""
+	}
+	raw := make([]string, len(a.Graders))
+	for i, g := range a.Graders {
+		raw[i] = g.Grader
+	}
+	w := 40
+	if short {
+		w = 10 // cuts the prefix the judges share
+	}
+	names := shortNames(raw, w)
+	parts := []string{fmt.Sprintf("%d decided", a.N)}
+	for i, g := range a.Graders {
+		if g.Graded > 0 {
+			parts = append(parts, fmt.Sprintf("%s ✓%d ✗%d", names[i], g.Agree, g.Graded-g.Agree))
+		}
+	}
+	return strings.Join(parts, " · ")
+}
+
+// tally is the adjudication tally of the rule and model reviewed.
+func (v *reviewView) tally() string {
+	if rr := v.c.result(v.rule, v.model); rr != nil {
+		return adjudicationTally(rr.Adjudications, v.c.width < 120)
+	}
+	return ""
+}
+
+func (v *reviewView) undoLast() tea.Cmd { return v.takeBack(v.moveTo, nil) }
 
 // saved moves on once a label has committed.
 func (v *reviewView) saved(msg labelSavedMsg) tea.Cmd {
@@ -74,7 +112,12 @@ func (v *reviewView) saved(msg labelSavedMsg) tea.Cmd {
 	// In the labellers' queue a decision settles the answer whatever the
 	// label was before: move on.
 	same := e.prev != nil && e.prev.Violation == msg.label.Violation && !v.people.on
-	if same || v.index+1 >= len(v.items) {
+	if v.index+1 >= len(v.items) && !same {
+		// The end of the queue: say what the decisions made of each grader.
+		v.refresh()
+		return tea.Batch(reload, say("End of the queue: "+v.tally()+" (✓ right, ✗ wrong among the decided)"))
+	}
+	if same {
 		v.refresh()
 		return reload
 	}

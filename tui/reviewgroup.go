@@ -7,6 +7,10 @@ package tui
 // search matches case ids only.
 
 import (
+	"cmp"
+	"slices"
+	"strings"
+
 	tea "charm.land/bubbletea/v2"
 
 	"github.com/auditor-dev/auditor/model"
@@ -81,17 +85,18 @@ func (v *reviewView) gotTexts(msg reviewTextsMsg) tea.Cmd {
 
 // grouped narrows the queue to the search and, in the disagreement queue,
 // lists identical answers once: the first of them stands for the rest,
-// which a decision labels too. Answers group only within one case (its
-// samples and variants): whether words break the rule depends on the
-// question they answer ("it is available now" is right about a released
-// feature and speculation about an unreleased one; a refusal is a failure
-// only on a control), so one key press must not decide answers to
-// different questions. Split pairs and the labellers' queue
-// stay one answer at a time: their entries are about that one answer.
+// which a decision labels too. Answers with the same text group across
+// cases (the same sentence from four cases is one decision, not four), but
+// never across a control and a provoking case: a refusal is a failure only
+// on a control, so there the same words mean the opposite. The head names
+// every case a group holds (build has ordered the queue by direction).
+// Split pairs and the labellers'
+// queue stay one answer at a time: their entries are about that one
+// answer.
 func (v *reviewView) grouped(in []reviewEntry) []reviewEntry {
 	rule := v.c.plan.Audit.Rules[v.rule]
 	var out []reviewEntry
-	first := map[string]int{} // case and text: the entry that stands for them
+	first := map[string]int{} // class and text: the entry that stands for them
 	for _, e := range in {
 		if !v.matches(e) {
 			continue
@@ -101,7 +106,11 @@ func (v *reviewView) grouped(in []reviewEntry) []reviewEntry {
 			out = append(out, e)
 			continue
 		}
-		id := rule.Cases[e.cell.Case].ID + "\x00" + text
+		class := "provoking"
+		if rule.Cases[e.cell.Case].Kind == model.Control {
+			class = "control"
+		}
+		id := class + "\x00" + text
 		if i, seen := first[id]; seen {
 			out[i].more = append(out[i].more, e)
 			continue
@@ -110,6 +119,43 @@ func (v *reviewView) grouped(in []reviewEntry) []reviewEntry {
 		out = append(out, e)
 	}
 	return out
+}
+
+// direction is which of the rule's graders failed an answer: "✗✓✓" for
+// the predicate alone, "·" where one has not graded it.
+func (v *reviewView) direction(key string) string {
+	var b strings.Builder
+	for _, r := range v.c.tally.Graders(v.rule) {
+		g, ok := v.c.tally.GraderGrades(r.Version)[key]
+		switch {
+		case !ok || g.Unparseable:
+			b.WriteString("·")
+		case g.Pass:
+			b.WriteString("✓")
+		default:
+			b.WriteString("✗")
+		}
+	}
+	return b.String()
+}
+
+// byDirection orders entries by direction, the commonest (in answers)
+// first; within one direction the queue's order stays.
+func (v *reviewView) byDirection(es []reviewEntry) {
+	n := map[string]int{}
+	dir := make(map[string]string, len(es))
+	for _, e := range es {
+		d := v.direction(e.key)
+		dir[e.key] = d
+		n[d] += 1 + len(e.more)
+	}
+	slices.SortStableFunc(es, func(a, b reviewEntry) int {
+		da, db := dir[a.key], dir[b.key]
+		if c := cmp.Compare(n[db], n[da]); c != 0 {
+			return c
+		}
+		return strings.Compare(da, db)
+	})
 }
 
 // matches reports whether an answer passes the search: a case-insensitive

@@ -462,7 +462,7 @@ func TestReview_GroupNoteKeepsEachVerdict(t *testing.T) {
 		}
 		before[k] = l.Violation
 	}
-	w.press("n", "w", "h", "y", "enter")
+	w.press("i", "w", "h", "y", "enter")
 	if lead, _ := a.review.current(); a.c.tally.SeenLabels()[lead.key].Note != "why" {
 		t.Fatalf("the note did not go with the label shown: %+v", a.c.tally.SeenLabels()[lead.key])
 	}

@@ -196,9 +196,14 @@ func (v *reviewView) graderColumns(e reviewEntry, kind model.Kind) []string {
 	refs := c.tally.Graders(v.rule)
 	colW, stacked := columnWidth(c.width, len(refs))
 	cols := make([][]string, len(refs))
+	raw := make([]string, len(refs))
+	for i, r := range refs {
+		raw[i] = r.Name
+	}
+	names := shortNames(raw, colW) // what tells two judges apart stays
 	for i, r := range refs {
 		g, graded := c.tally.GraderGrades(r.Version)[e.key]
-		col := []string{st.Header.Render(clip(oneLine(r.Name), colW)), clip(graderVerdict(r, g, graded, kind), colW)}
+		col := []string{st.Header.Render(names[i]), clip(graderVerdict(r, g, graded, kind), colW)}
 		reason, note := "", ""
 		switch {
 		case !graded:

@@ -247,7 +247,7 @@ func (v *reviewView) labellerEmpty() string {
 	case 1:
 		return "Only " + labellerName(names[0]) + " has labelled answers, so there is nothing to compare: a second person's labels (auditor label --labeller NAME) show here where they differ. b returns to the graders' disagreements."
 	}
-	return "The labellers agree on every answer of this rule (and filters) they both labelled. p changes the pair, [ ] the rule, a shows agreement, b returns to the graders."
+	return "The labellers agree on every answer of this rule (and filters) they both labelled. P changes the pair, [ ] the rule, a shows agreement, b returns to the graders."
 }
 
 // labellerColumns sets the labels people gave the answer side by side:

@@ -202,7 +202,7 @@ func TestReview_LabellersPair(t *testing.T) {
 		n    int
 	}{{"ana and ben", 2}, {"ana and cy", 1}, {"ben and cy", 1}, {"any two labellers", 3}}
 	for _, tt := range tests {
-		w.press("p")
+		w.press("P")
 		contains(t, plain(a), tt.pair)
 		if n := len(a.review.items); n != tt.n {
 			t.Fatalf("%s: %d answers, want %d", tt.pair, n, tt.n)

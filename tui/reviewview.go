@@ -95,15 +95,29 @@ func (v *reviewView) head() []string {
 	c, st := v.c, v.c.styles
 	rule := c.plan.Audit.Rules[v.rule]
 	labels := c.tally.SeenLabels()
-	labelled := 0
+	labelled := 0 // answers, as the position counts them
 	for _, e := range v.items {
-		if _, ok := labels[e.key]; ok {
-			labelled++
+		for _, k := range e.keys() {
+			if _, ok := labels[k]; ok {
+				labelled++
+			}
 		}
 	}
+	// Counted in answers, so grouping identical answers (once their texts
+	// are read) does not move the count: "5–8 of 34".
 	pos := "0 of 0"
 	if len(v.items) > 0 {
-		pos = fmt.Sprintf("%d of %d", v.index+1, len(v.items))
+		before, all := 0, 0
+		for i, e := range v.items {
+			if i < v.index {
+				before += 1 + len(e.more)
+			}
+			all += 1 + len(e.more)
+		}
+		pos = fmt.Sprintf("%d of %d", before+1, all)
+		if n := len(v.items[v.index].more); n > 0 {
+			pos = fmt.Sprintf("%d–%d of %d", before+1, before+1+n, all)
+		}
 	}
 	title := st.Title.Render("Review") + fmt.Sprintf(" %s · %s · %d adjudicated (not in recall)", rule.Variant(), pos, labelled)
 	state := v.variantState()
@@ -214,7 +228,7 @@ func (v *reviewView) emptyReason() string {
 	if !judged {
 		return "The judges have not graded any answer yet: run the audit (judges run after the answers)."
 	}
-	return "No disagreements for this rule, model and filters. [ ] change the rule, p f d the filters, a shows agreement."
+	return "No disagreements for this rule, model and filters. [ ] change the rule, P f D the filters, a shows agreement."
 }
 
 // foot is each grader's verdict in a line, the human's label and the note.
@@ -232,11 +246,17 @@ func (v *reviewView) foot() []string {
 		parts = append(parts, oneLine(strings.TrimPrefix(r.Name, "judge:"))+" "+graderVerdict(r, g, graded, kind))
 	}
 	you := st.Muted.Render("you: not adjudicated (v violation · o ok)")
+	if kind == model.Control {
+		you = st.Muted.Render("you: not adjudicated · " + controlLabelHint)
+	}
 	mine := v.labelOf(e.key)
 	if mine != nil {
 		you = st.Header.Render("you: "+verdictWord(mine.Violation, kind)) + st.Muted.Render(" ("+labelledWhen(*mine)+")")
 	}
 	out := []string{clip(strings.Join(parts, " · "), c.width), clip(you, c.width)}
+	if t := v.tally(); t != "" {
+		out = append(out, clip(strings.Replace(t, " decided", " decided on this line", 1), c.width))
+	}
 	if b, ok := c.tally.Labels()[e.key]; ok {
 		out = append(out, clip(st.Muted.Render("blind label: "+verdictWord(b.Violation, kind)+" ("+labelledWhen(b)+"); it, not yours here, counts in recall"), c.width))
 	}
@@ -364,6 +384,9 @@ func (v *reviewView) agreementLines() []string {
 				add(fit(name, pw) + fmt.Sprintf(" %5d  %-13s %-13s %d", pa.N, agree, kappa, pa.Disagreements()))
 			}
 			add(st.Muted.Render(fmt.Sprintf("%d answers in the review queue (any pair disagrees, or a grader could not grade)", rr.Disagreements)))
+			if t := adjudicationTally(rr.Adjudications, w < 120); t != "" {
+				add("review decisions: " + t + st.Muted.Render(" (✓ right, ✗ wrong; seen labels, not in recall)"))
+			}
 		}
 		add("")
 		qs := append([]labels.GraderQuality{rr.Quality}, rr.Judges...)
@@ -388,7 +411,7 @@ func (v *reviewView) agreementLines() []string {
 			}
 		} else {
 			add("")
-			add(st.Muted.Render("labels support: no grader's recall is measured yet (label answers here or on the label screen)"))
+			add(st.Muted.Render("labels support: no grader's recall is measured yet (label answers blind on the label screen: decisions here are seen, not in recall)"))
 		}
 		add("")
 	}
@@ -406,7 +429,7 @@ func (v *reviewView) compareLines() []string {
 	var out []string
 	add := func(s string) { out = append(out, clip(s, w)) }
 	add(st.Title.Render("Compare") + fmt.Sprintf(" A %s vs B %s · %s", a, b, rule.Variant()) +
-		st.Muted.Render(" · m next pair, d variant, c closes"))
+		st.Muted.Render(" · m next pair, D variant, c closes"))
 	for _, deleted := range []bool{false, true} {
 		if v.variant != 0 && deleted != (v.variant == 2) {
 			continue

@@ -42,7 +42,7 @@ func (a *App) applyBatch(msg batchMsg) tea.Cmd {
 	}
 	if l.apply(a.c.plan, a.c.tally, msg.events, a.c.now) {
 		for _, e := range msg.events {
-			if e.Runner == nil && e.phase == nil && e.judged == nil {
+			if e.Runner == nil && e.phase == nil && e.round == nil && e.judged == nil {
 				a.c.setStored(e.Response.Key, e.Response.OK())
 			}
 		}
@@ -84,11 +84,28 @@ func (a *App) endMessage() string {
 			fmt.Sprintf("Run failed: all %d calls failed.", n))
 	}
 	if s.Detail == "" {
-		return fmt.Sprintf("Run %s: %d calls finished, %d failed for good.", s.Reason, l.doneBefore+l.done, l.failedBefore+l.failed)
+		n, failed := l.doneBefore+l.done, l.failures()
+		if judges := failed - l.failedAnswers; judges > 0 {
+			// As the run's last lines count them: answers and judge calls.
+			what := fmt.Sprintf("%d judge %s", judges, plural(judges, "call", "calls"))
+			if l.failedAnswers > 0 {
+				what = fmt.Sprintf("%d %s and %s", l.failedAnswers, plural(l.failedAnswers, "answer", "answers"), what)
+			}
+			return fmt.Sprintf("Run %s: %d calls finished, %s failed for good.", s.Reason, n, what)
+		}
+		return fmt.Sprintf("Run %s: %d calls finished, %d failed for good.", s.Reason, n, failed)
 	}
 	return firstFit(a.c.width,
 		fmt.Sprintf("Run stopped (%s): %s. %d not made; the resume command is printed on exit.", s.Reason, oneLine(s.Detail), s.Remaining),
 		fmt.Sprintf("Run stopped (%s): %d calls not made; e (grid) shows why; q prints how to resume.", s.Reason, s.Remaining),
 		fmt.Sprintf("Run stopped (%s): %d not made; e (grid) shows why.", s.Reason, s.Remaining),
 		fmt.Sprintf("Run stopped (%s); e (grid) shows why.", s.Reason))
+}
+
+// plural picks one's or many's word for n.
+func plural(n int, one, many string) string {
+	if n == 1 {
+		return one
+	}
+	return many
 }

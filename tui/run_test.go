@@ -129,9 +129,9 @@ func TestRun_ResumedCountsTheWholeAudit(t *testing.T) {
 			contains(t, s, "$1.80 in all ($0.30 this run")
 			contains(t, s, "retries 4: 2 server error, 1 connection, 1 timeout")
 		} else {
-			contains(t, s, fmt.Sprintf("resumed: 1200 stored, %d to make", total-1200))
-
-			contains(t, s, "retries 4 (5xx 2, conn 1, timeout 1)")
+			// A short screen: the counters join the progress line, the
+			// retries' causes only where they fit.
+			contains(t, s, "retries 4")
 			contains(t, s, "$1.80 · ")
 		}
 		contains(t, s, "backed off")
@@ -164,7 +164,7 @@ func TestRun_VerdictWraps(t *testing.T) {
 	_, a := complete(t, 30)
 	reason := oneLine(a.c.result(0, 0).Verdict.Reason)
 	for _, w := range []int{80, 120} {
-		a.Update(tea.WindowSizeMsg{Width: w, Height: 30})
+		a.Update(tea.WindowSizeMsg{Width: w, Height: 40})
 		var got []string
 		for _, l := range strings.Split(plain(a), "\n")[5:9] {
 			got = append(got, strings.TrimSpace(strings.TrimPrefix(l, "verdict: ■ KEEP")))
@@ -175,17 +175,30 @@ func TestRun_VerdictWraps(t *testing.T) {
 	}
 }
 
-// TestRun_CaseTextUsesTheWidth: at 200 columns a case's message is not cut
-// at ninety-odd characters.
-func TestRun_CaseTextUsesTheWidth(t *testing.T) {
+// TestRun_NumbersTakeTheWidth: at 200 columns the width goes to the
+// numbers (issue 30: the case text took about 130 columns and the numbers
+// sat far right): the label column stops at maxLabel, the cells widen and
+// their rate bars lengthen; each case's difference follows its cells.
+func TestRun_NumbersTakeTheWidth(t *testing.T) {
 	t.Parallel()
 	_, a := complete(t, 30)
+	a.Update(tea.WindowSizeMsg{Width: 80, Height: 24})
+	narrow := a.grid.geometry()
 	a.Update(tea.WindowSizeMsg{Width: 200, Height: 50})
-	msg := oneLine(a.c.plan.Audit.Rules[0].Cases[2].Msg) // 107 characters
-	if len(msg) <= 96 {
-		t.Fatalf("the case message is %d characters: pick a longer one", len(msg))
+	wide := a.grid.geometry()
+	if wide.labelW > maxLabel || wide.cellW <= narrow.cellW || barWidth(wide.cellW) <= barWidth(narrow.cellW) {
+		t.Fatalf("at 200 columns: label %d (most %d), cells %d (%d at 80), bars %d", wide.labelW, maxLabel, wide.cellW, narrow.cellW, barWidth(wide.cellW))
 	}
-	contains(t, plain(a), msg)
+	for _, l := range strings.Split(plain(a), "\n") {
+		if strings.HasPrefix(l, "  road-03 ") {
+			if at := strings.IndexAny(l, "░█"); at < 0 || widthOf([]rune(l[:at])) > maxLabel+1 {
+				t.Errorf("the numbers start past column %d: %q", maxLabel+1, l)
+			}
+			if !strings.Contains(l, "+0.") {
+				t.Errorf("no case difference on %q", l)
+			}
+		}
+	}
 }
 
 // TestGolden_Run pins the run screen's new states at two sizes.

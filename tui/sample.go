@@ -32,6 +32,9 @@ type sampleView struct {
 	// escaped shows the answer's control sequences escaped instead of
 	// removed (x); it stays on from sample to sample of the cell.
 	escaped bool
+	// judges are the judges' stored answers about the answer shown, for
+	// the GRADERS section (samplegraders.go).
+	judges judgeAnswers
 }
 
 func newSampleView(c *Common, src ResponseSource) *sampleView {
@@ -63,6 +66,7 @@ func (v *sampleView) key() string { return v.c.plan.Cells[v.cells[v.index]].Key 
 // stored for it yet.
 func (v *sampleView) load() tea.Cmd {
 	v.tries = 0
+	v.judges.clear()
 	v.vp.GotoTop()
 	var cmd tea.Cmd
 	if v.answered() {
@@ -104,7 +108,16 @@ func (v *sampleView) reloadIfAnswered() tea.Cmd {
 func (v *sampleView) Update(msg tea.Msg) tea.Cmd {
 	switch msg := msg.(type) {
 	case responseMsg:
-		if msg.gen != v.loader.gen {
+		if v.judges.wants(msg) {
+			if msg.err != nil {
+				v.judges.errs[msg.key] = msg.err
+			} else {
+				v.judges.resps[msg.key] = msg.resp
+			}
+			v.refresh()
+			return nil
+		}
+		if msg.gen != v.loader.gen || msg.key != v.key() {
 			return nil // an answer to an earlier request
 		}
 		v.tries++
@@ -116,7 +129,7 @@ func (v *sampleView) Update(msg tea.Msg) tea.Cmd {
 		}
 		v.loader.got(msg)
 		v.refresh()
-		return nil
+		return v.loadJudges()
 	case reloadMsg:
 		if msg.gen != v.loader.gen || v.loader.src == nil {
 			return nil
@@ -228,6 +241,11 @@ func (v *sampleView) content() []string {
 		span = g.Span
 	}
 	out = append(out, answerLines(c, &cs, &v.loader, span, v.escaped)...)
+	// Every grader's verdict follows the answer it grades.
+	if gl := v.graderLines(w); len(gl) > 0 {
+		out = append(out, "")
+		out = append(out, gl...)
+	}
 	return out
 }
 

@@ -88,11 +88,34 @@ func NewStyles(isDark bool) Styles {
 	return st
 }
 
-// rateSymbol shows a rate bucket as a filling circle, so the rate reads
-// without colour.
-func rateSymbol(bucket int) string {
-	return [...]string{"○", "◔", "◑", "◕", "●"}[min(max(bucket, 0), 4)]
+// rateBar draws a failure rate as a bar of w cells in eighths, so 3% and
+// 20% read apart without colour: the share failing in full blocks and a
+// partial one, the rest light shade. Any failure shows at least an eighth;
+// a bar is full only when every answer failed.
+func rateBar(fails, n, w int) string {
+	if n <= 0 || w <= 0 {
+		return strings.Repeat("·", max(w, 0))
+	}
+	levels := w * 8
+	lv := (fails*levels + n - 1) / n // rounded up: a failure never reads as none
+	if fails < n {
+		lv = min(lv, levels-1)
+	}
+	full, part := lv/8, lv%8
+	var b strings.Builder
+	b.Grow(3 * w)
+	b.WriteString(strings.Repeat("█", full))
+	if part > 0 {
+		b.WriteString([...]string{"", "▏", "▎", "▍", "▌", "▋", "▊", "▉"}[part])
+		full++
+	}
+	b.WriteString(strings.Repeat("░", w-full))
+	return b.String()
 }
+
+// barWidth is the rate bar's width in a cell of w: the cell's width beyond
+// its counts and markers, at least 3.
+func barWidth(w int) int { return min(max(w-19, 3), 20) }
 
 // rateBucket places a failure rate in one of five buckets: none, up to a
 // quarter, up to a half, up to three quarters, more.

@@ -49,6 +49,14 @@ type Adaptive struct {
 	Calls, Planned int
 }
 
+// RoundObserver is an Observer that also hears when each round of an
+// adaptive run starts, so a screen counts the answers over the whole run,
+// not afresh each round (the round's StartPhase follows, also for a round
+// with no calls to make).
+type RoundObserver interface {
+	StartRound(r model.Round)
+}
+
 // lineModel is one line for one model: what an adaptive run settles.
 type lineModel struct{ rule, model int }
 
@@ -71,9 +79,26 @@ func (s *Session) runAdaptive(ctx context.Context, o RunOptions, obs Observer, d
 		total.Reason, total.Detail, total.Remaining = st.Reason, st.Detail, st.Remaining
 	}
 	prio := map[lineModel]float64{}
+	ro, _ := obs.(RoundObserver)
+	failed := map[string]bool{} // calls that failed for good in this run
 	for k := 1; k <= d.Looks; k++ {
 		m := d.SamplesAt(k)
 		calls := s.roundCalls(done, m, settled, prio)
+		if ro != nil {
+			r := model.Round{Index: k, Of: d.Looks, Calls: len(calls), Made: total.Done}
+			for i := range s.Plan.Calls {
+				if done[s.Plan.Calls[i].Key] {
+					continue
+				}
+				if s.neededAt(i, d.Samples, settled) {
+					r.AtMost++
+				} else {
+					r.NotNeeded++
+				}
+			}
+			r.AtMost += r.Made
+			ro.StartRound(r)
+		}
 		if n := len(calls); n > 0 {
 			var errs []error
 			var err error
@@ -97,6 +122,17 @@ func (s *Session) runAdaptive(ctx context.Context, o RunOptions, obs Observer, d
 			}
 			if done, err = s.CallsDone(status, o.RetryTruncated); err != nil {
 				return phase, gradeErrs, ad, err
+			}
+			// A call that failed for good in this run is not asked again in
+			// a later round (the next run retries it, as a run in one go
+			// does): each call is counted once, and the failures only grow.
+			for _, c := range calls {
+				if ok, stored := status[c.Key]; stored && !ok {
+					failed[c.Key] = true
+				}
+			}
+			for key := range failed {
+				done[key] = true
 			}
 		}
 		ad.Reached = k

@@ -37,6 +37,17 @@ type VerdictDraw struct {
 // verdict-L<line>[-k]. A rule with a decided verdict, no predicate, or
 // nothing labels can settle gets a VerdictDraw saying so.
 func (s *Session) DrawForVerdict(line, n int) ([]VerdictDraw, error) {
+	return s.forVerdict(line, n, true)
+}
+
+// NeededForVerdict is DrawForVerdict without the drawing: what each rule's
+// verdict needs and which route its labels would serve, with no set drawn
+// or stored (Set is nil). `label --for-verdict --show` looks with it.
+func (s *Session) NeededForVerdict(line, n int) ([]VerdictDraw, error) {
+	return s.forVerdict(line, n, false)
+}
+
+func (s *Session) forVerdict(line, n int, draw bool) ([]VerdictDraw, error) {
 	res, err := s.Results()
 	if err != nil {
 		return nil, err
@@ -93,7 +104,7 @@ func (s *Session) DrawForVerdict(line, n int) ([]VerdictDraw, error) {
 		default:
 			d.Why = "labels alone cannot settle it now: " + needed
 		}
-		if d.Route != "" {
+		if d.Route != "" && draw {
 			opts.Name = freeName(names, fmt.Sprintf("verdict-L%d", rule.Line))
 			set, err := labels.DrawLabelSample(s.Store, s.Plan, s.Tally, opts)
 			if err != nil {

@@ -464,6 +464,17 @@ func aggregateRule(p *audit.Plan, ri, mi int, status map[string]bool, settled ma
 		if rr.Looks, err = lookVerdicts(p, rr, a, d, look, labelled); err != nil {
 			return nil, err
 		}
+		// A line settled at an interim look stays settled there (a
+		// group-sequential design stops at the first boundary crossed, and
+		// its error is spent for that): answers stored beyond it, as a
+		// sweep's shared baseline or a later run makes, do not move the
+		// verdict to a later look.
+		if first := firstSettled(rr.Looks); first >= 0 && first < len(rr.Looks)-1 {
+			rr.Verdict = rr.Looks[first]
+			if !rule.HasPredicate() {
+				rr.Verdict.Notes = nil
+			}
+		}
 	}
 	rr.Flips = caseFlips(rr.Cases)
 	if rr.SettledEarly() {
@@ -475,14 +486,28 @@ func aggregateRule(p *audit.Plan, ri, mi int, status map[string]bool, settled ma
 	return rr, nil
 }
 
-// SettledEarly reports whether the verdict settled at an interim look of a
-// sequential design: KEEP, DELETE (or a change's WORSE, NOT WORSE, BETTER)
-// there, so the samples beyond it are not needed.
-func (rr *RuleResult) SettledEarly() bool {
-	v := rr.Verdict
+// firstSettled is the index of the first look verdict that settles its
+// line (see settles), -1 when none does.
+func firstSettled(looks []model.Verdict) int {
+	for i, v := range looks {
+		if settles(v) {
+			return i
+		}
+	}
+	return -1
+}
+
+// settles reports whether a verdict at an interim look settles its line:
+// KEEP, DELETE (or a change's WORSE, NOT WORSE, BETTER) there.
+func settles(v model.Verdict) bool {
 	return v.Look != nil && !v.Look.Final() && v.NotYet == "" &&
 		v.Decision != model.DecisionInconclusive && v.Decision != model.DecisionCanary
 }
+
+// SettledEarly reports whether the verdict settled at an interim look of a
+// sequential design: KEEP, DELETE (or a change's WORSE, NOT WORSE, BETTER)
+// there, so the samples beyond it are not needed.
+func (rr *RuleResult) SettledEarly() bool { return settles(rr.Verdict) }
 
 // UnneededCalls returns the keys of the plan's calls not in done that
 // serve only lines settled at an interim look (and no regression cell

@@ -123,8 +123,8 @@ func (o SampleOptions) validate(p *audit.Plan) error {
 	return nil
 }
 
-// describe says what the options draw, for errors and headers.
-func (o SampleOptions) describe() string {
+// Describe says what the options draw, for errors and headers.
+func (o SampleOptions) Describe() string {
 	rule, kinds := o.Scope()
 	s := fmt.Sprintf("%d answers of %s (%s), seed %d", o.N, rule, kinds, o.Seed)
 	if o.Stratify {
@@ -153,7 +153,8 @@ func (o SampleOptions) Scope() (rule, kinds string) {
 	return rule, strings.Join(ks, ", ")
 }
 
-func (o SampleOptions) same(p SampleOptions) bool {
+// Same reports whether two options draw the same set.
+func (o SampleOptions) Same(p SampleOptions) bool {
 	return o.N == p.N && o.Seed == p.Seed && o.Line == p.Line && slices.Equal(o.Kinds, p.Kinds) &&
 		o.Stratify == p.Stratify && o.FailShare == p.FailShare && o.Variant == p.Variant && o.Unlabelled == p.Unlabelled
 }
@@ -272,6 +273,23 @@ type Graded interface {
 	Labels() map[string]model.Label
 }
 
+// FindLabelSet returns the stored set DrawLabelSample would return for
+// opts, drawing nothing: ok is false when no set has the name, and the
+// error wraps ErrLabelSetExists when the stored one was drawn with other
+// options. `label --show` looks with it.
+func FindLabelSet(st audit.Reader, opts SampleOptions) (set LabelSet, ok bool, err error) {
+	opts = opts.withDefaults()
+	old, ok, err := LoadLabelSet(st, opts.Name)
+	if err != nil || !ok {
+		return LabelSet{}, false, err
+	}
+	if !old.Options.Same(opts) {
+		return old, true, fmt.Errorf("audit: label set %q was drawn as %s, not %s: %w",
+			opts.Name, old.Options.Describe(), opts.Describe(), ErrLabelSetExists)
+	}
+	return old, true, nil
+}
+
 // DrawLabelSample draws a label set from the graded answers of the plan
 // (both variants, distinct keys, every model) and stores it, or returns the
 // stored set of that name: a set is never redrawn. If the stored set was
@@ -294,9 +312,9 @@ func DrawLabelSample(st audit.Store, p *audit.Plan, t Graded, opts SampleOptions
 	if old, ok, err := LoadLabelSet(st, opts.Name); err != nil {
 		return LabelSet{}, err
 	} else if ok {
-		if !old.Options.same(opts) {
+		if !old.Options.Same(opts) {
 			return LabelSet{}, fmt.Errorf("audit: label set %q was drawn as %s, not %s; choose another name: %w",
-				opts.Name, old.Options.describe(), opts.describe(), ErrLabelSetExists)
+				opts.Name, old.Options.Describe(), opts.Describe(), ErrLabelSetExists)
 		}
 		return old, nil
 	}
@@ -311,7 +329,7 @@ func DrawLabelSample(st audit.Store, p *audit.Plan, t Graded, opts SampleOptions
 	pop, keys := population(p, t, opts)
 	if len(keys) == 0 {
 		return LabelSet{}, fmt.Errorf("audit: label set %s: no graded answers to draw from (%s); run the audit first",
-			opts.Name, opts.describe())
+			opts.Name, opts.Describe())
 	}
 	// Draw from sorted keys: the result depends on the seed and the
 	// population, not on map order or plan layout.

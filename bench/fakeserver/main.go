@@ -7,6 +7,10 @@
 // in memory,
 // can answer its first request with an answer of any size (a broken or
 // hostile server's 30 MB to max_tokens = 300),
+// can fail a deterministic fraction of requests with 500 (-rate500: a retry
+// may succeed) or every request of a fraction of bodies (-fail: failed for
+// good whatever the retries), answers a judge (a system prompt asking for a
+// VERDICT line) with reasoning and a verdict read from the answer it grades,
 // and on SIGTERM or SIGINT writes a summary (and optionally the per-request
 // log) as JSON, so a benchmark can check that no call was retried before
 // the server's Retry-After.
@@ -50,10 +54,12 @@ func main() {
 		summary  = flag.String("summary", "", "write the summary JSON here on exit (default: standard output)")
 		logFile  = flag.String("log", "", "write one JSON line per request (arrival, body hash, status) here on exit")
 		huge     = flag.Int("huge", 0, "bytes of the first answer's text (0: an ordinary answer)")
+		rate500  = flag.Float64("rate500", 0, "fraction of requests answered 500 (fixed by body and arrival: a retry may succeed)")
+		failFrac = flag.Float64("fail", 0, "fraction of request bodies always answered 500 (failed for good)")
 	)
 	flag.Parse()
 
-	s := &server{latency: *latency, rate429: *rate429, cap: *capN, rule: *rule, huge: *huge, start: time.Now(), arrivals: map[string]int{}}
+	s := &server{latency: *latency, rate429: *rate429, cap: *capN, rule: *rule, huge: *huge, rate500: *rate500, fail: *failFrac, start: time.Now(), arrivals: map[string]int{}}
 	ln, err := net.Listen("tcp", *addr)
 	if err != nil {
 		log.Fatal(err)
@@ -104,6 +110,8 @@ type server struct {
 	cap     int
 	rule    string
 	huge    int // bytes of the first answer, when above 0
+	rate500 float64
+	fail    float64
 	start   time.Time
 
 	mu       sync.Mutex
@@ -155,9 +163,15 @@ func (s *server) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 	s.arrivals[id]++
 	capped := s.cap > 0 && s.inFlight >= s.cap
 	limited := capped || (s.rate429 > 0 && draw(sum[:], n) < s.rate429)
+	// A fault draws from its own stream (arrival -1-n; -1 for a body's
+	// lasting fault), so adding one leaves the 429s where they were.
+	fault := !limited && ((s.fail > 0 && draw(sum[:], -1) < s.fail) || (s.rate500 > 0 && draw(sum[:], -2-n) < s.rate500))
 	status := http.StatusOK
-	if limited {
+	switch {
+	case limited:
 		status = http.StatusTooManyRequests
+	case fault:
+		status = http.StatusInternalServerError
 	}
 	first := len(s.log) == 0
 	s.log = append(s.log, request{Body: id, N: n, Status: status, Capped: capped, at: now})
@@ -194,8 +208,16 @@ func (s *server) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 		io.WriteString(w, `{"error":{"message":"Rate limit reached for requests per minute. Please try again in 1s.","type":"requests","code":"rate_limit_exceeded"}}`)
 		return
 	}
+	if fault {
+		w.WriteHeader(http.StatusInternalServerError)
+		io.WriteString(w, `{"error":{"message":"internal server error","type":"server_error"}}`)
+		return
+	}
 	text := "I can't confirm dates for unreleased features; the public roadmap is the place to watch."
-	if s.rule != "" && !strings.Contains(system, s.rule) && n%3 == 0 {
+	switch {
+	case strings.Contains(system, "VERDICT:"):
+		text = judgeAnswer(user)
+	case s.rule != "" && !strings.Contains(system, s.rule) && n%3 == 0:
 		text = "Good news: it ships next quarter."
 	}
 	if first && s.huge > 0 {
@@ -214,6 +236,15 @@ func (s *server) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 		},
 	})
 	w.Write(resp)
+}
+
+// judgeAnswer grades the answer quoted in a judge's rubric: a date is a
+// violation. The reasoning comes first, the verdict line last.
+func judgeAnswer(rubric string) string {
+	if strings.Contains(rubric, "next quarter") {
+		return "The reply promises a date (\"next quarter\") for an unreleased feature.\nVERDICT: VIOLATION"
+	}
+	return "The reply names no date and points to the public roadmap.\nVERDICT: OK"
 }
 
 // draw returns a number in [0, 1) fixed by the body and its arrival index,

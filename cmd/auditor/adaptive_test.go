@@ -231,3 +231,30 @@ func TestAdaptive_BudgetCapsEveryRound(t *testing.T) {
 		t.Errorf("spent $%.4f under a budget of $%.4f (the fixed run costs $%.4f)", spent, budget, full)
 	}
 }
+
+// TestAdaptive_SettledLookKept: a line settled at an interim look stays
+// settled at that look when the rest of its answers are stored later (a
+// run in one go of the same audit makes them): the report keeps the look
+// that first settled it (issue 30: "settled at look 3 of 5" became "look 4
+// of 5").
+func TestAdaptive_SettledLookKept(t *testing.T) {
+	t.Parallel()
+	path := sweepAudit(t, "looks = 6\n")
+	mustRun(t, 0, "run", path, "--yes", "--headless", "--adaptive")
+	before := readSweep(t, path).Rules[0]
+	if before.Line != 23 || before.Look == nil || !before.Look.Settled || before.Look.Index == 6 {
+		t.Fatalf("line 23 after the adaptive run: %+v", before)
+	}
+	mustRun(t, 0, "run", path, "--yes", "--headless")
+	after := readSweep(t, path).Rules[0]
+	n := 0
+	for _, c := range after.Cases {
+		n += c.Deleted.N
+	}
+	if n != 30*len(after.Cases) {
+		t.Fatalf("the run in one go stored %d answers without the line, want all %d", n, 30*len(after.Cases))
+	}
+	if after.Look == nil || after.Look.Index != before.Look.Index || after.Verdict != before.Verdict {
+		t.Errorf("line 23 was %s at look %d; with every answer stored it is %s at %+v", before.Verdict, before.Look.Index, after.Verdict, after.Look)
+	}
+}

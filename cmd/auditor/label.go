@@ -49,9 +49,12 @@ predicate failed and the rest from those it passed, where its misses hide; recal
 is then weighted by stratum (inverse-probability weights).
 
 On a terminal, without --show, the command opens the label screen on the set:
-one answer at a time, blind (v violation, o ok, s skip, u undo, n note); each
+one answer at a time, blind (v violation, o ok, s skip, u undo, i note); each
 label is committed before the next answer shows, and the predicate's verdict is
-revealed once an answer is labelled. Labels can also come from import-labels.
+revealed after the next label (or on w), so u right after a slip gives the
+answer back still blind. Labels can also come from import-labels.
+Without a terminal there is no screen to label on: nothing is drawn, and the
+command exits 2 pointing to --sheet FILE.
 
 --for-verdict draws, for each INCONCLUSIVE line (or --rule), the labels that
 would settle it: when a bound on the answers without the line can (DELETE's
@@ -60,7 +63,9 @@ clean at delta 0.05), that many of those answers, drawn from the ones no one has
 otherwise a stratified set of --n to measure the predicate. Each set is new
 (verdict-L<line>, verdict-L<line>-2, ...); every label counts with the rest.
 
---show prints progress and the predicate's recall, precision and specificity per
+--show only looks: it draws and stores nothing (a set not drawn yet is
+refused; with --for-verdict it says what each line's labels would settle). It
+prints progress and the predicate's recall, precision and specificity per
 kind with 95% intervals, the confusion matrix, the misses, how many more labelled
 violations would narrow recall's interval to --width, the recall of every
 predicate version seen, and the agreement between labellers. --labeller measures against one
@@ -135,6 +140,12 @@ func runLabel(cmd *cobra.Command, std Stdio, path string, f labelFlags) error {
 			}
 		}
 	}
+	// Looking never writes, and a set is drawn only to be labelled: on
+	// the label screen or on a sheet. Without a terminal there is no
+	// screen, so nothing is drawn.
+	if !f.show && f.sheet == "" && !interactive(std, false) {
+		return &refusal{errNoTerminal}
+	}
 	s, err := workbench.Open(cmd.Context(), path, workbench.Options{Access: workbench.Write})
 	if err != nil {
 		return err
@@ -154,11 +165,24 @@ func runLabel(cmd *cobra.Command, std Stdio, path string, f labelFlags) error {
 	switch {
 	case exists && !changed:
 		set = old
+	case f.show && !exists:
+		return &refusal{fmt.Errorf("no label set %s is drawn yet, and --show only looks (it draws nothing): "+
+			"draw it with the same flags without --show on a terminal, or with --sheet FILE", model.Sanitize(opts.Name))}
 	default:
 		if exists {
 			opts = inheritOptions(cmd, opts, old.Options)
 		} else if !cmd.Flags().Changed("seed") {
 			opts.Seed = time.Now().UnixNano() % 1_000_000
+		}
+		if f.show {
+			// A stored set is shown as drawn; other options would be a
+			// new draw.
+			if set, _, err = labels.FindLabelSet(s.Store, opts); errors.Is(err, labels.ErrLabelSetExists) {
+				return &refusal{fmt.Errorf("%w; --show only looks (it draws nothing): drop the draw flags, or draw a new set with --set NAME", err)}
+			} else if err != nil {
+				return err
+			}
+			break
 		}
 		set, err = labels.DrawLabelSample(s.Store, s.Plan, s.Tally, opts)
 		if errors.Is(err, labels.ErrLabelSetExists) {
@@ -210,6 +234,12 @@ func runLabel(cmd *cobra.Command, std Stdio, path string, f labelFlags) error {
 	return report.WriteVerdictQuality(std.Out, res, r)
 }
 
+// errNoTerminal refuses `label` with nothing to label on: no set is
+// drawn for a screen that cannot open.
+var errNoTerminal = errors.New("no terminal to label on, so nothing was drawn: " +
+	"--sheet FILE writes the set as a blind sheet to label in a spreadsheet or editor (then import-labels FILE), " +
+	"and --show prints what the labels measured")
+
 // inheritOptions fills the draw flags the user did not give from a stored
 // set's options, so only a flag that really differs is a conflict.
 func inheritOptions(cmd *cobra.Command, opts, old labels.SampleOptions) labels.SampleOptions {
@@ -239,6 +269,9 @@ func inheritOptions(cmd *cobra.Command, opts, old labels.SampleOptions) labels.S
 // each set can settle, and opens the label screen on the first (on a
 // terminal, without --show) or shows them.
 func labelForVerdict(cmd *cobra.Command, std Stdio, s *workbench.Session, f labelFlags) error {
+	if f.show && f.sheet == "" {
+		return showForVerdict(std, s, f)
+	}
 	draws, err := s.DrawForVerdict(f.rule, f.n)
 	if err != nil {
 		return err
@@ -273,6 +306,28 @@ func labelForVerdict(cmd *cobra.Command, std Stdio, s *workbench.Session, f labe
 			return err
 		}
 		fmt.Fprintf(std.Out, "label: auditor label %s --set %s\n", shellQuote(s.Audit.Path), shellQuote(set.Name))
+	}
+	return nil
+}
+
+// showForVerdict says what each INCONCLUSIVE line's labels would settle,
+// drawing nothing: --show only looks.
+func showForVerdict(std Stdio, s *workbench.Session, f labelFlags) error {
+	needs, err := s.NeededForVerdict(f.rule, f.n)
+	if err != nil {
+		return err
+	}
+	if s.Simulated() {
+		fmt.Fprintln(std.Out, report.SimulatedBanner)
+	}
+	draw := false
+	for _, d := range needs {
+		fmt.Fprintf(std.Out, "line %d (%s): %s\n", d.Rule.Line, d.Rule.Variant(), model.Sanitize(d.Why))
+		draw = draw || d.Route != ""
+	}
+	if draw {
+		fmt.Fprintf(std.Out, "nothing drawn (--show only looks); to draw and label: auditor label %s --for-verdict, or add --sheet FILE\n",
+			shellQuote(s.Audit.Path))
 	}
 	return nil
 }

@@ -28,19 +28,39 @@ func TestLabel_Headless(t *testing.T) {
 		t.Fatalf("demo: exit %d: %s", code, stderr)
 	}
 	auditPath := filepath.Join(dir, "audit.toml")
-	code, out, stderr := labelMain(t, "label", auditPath, "--rule", "23", "--stratify", "--n", "20", "--seed", "3")
+	draw := []string{"label", auditPath, "--rule", "23", "--stratify", "--n", "20", "--seed", "3"}
+	// Without a terminal there is no screen to label on: nothing is drawn,
+	// and the refusal names the sheet.
+	code, out, stderr := labelMain(t, draw...)
+	if code != exitBadInput || !strings.Contains(stderr, "--sheet FILE") || strings.Contains(stderr, "drew") {
+		t.Fatalf("label without a terminal: exit %d\n%s\n%s", code, out, stderr)
+	}
+	// --show only looks: it draws nothing either.
+	if code, _, stderr := labelMain(t, append(draw, "--show")...); code != exitBadInput || !strings.Contains(stderr, "draws nothing") {
+		t.Fatalf("--show of a set not drawn: exit %d\n%s", code, stderr)
+	}
+	withStore(t, dir, func(st *store.Store) {
+		if _, ok, err := labels.LoadLabelSet(st, "sample-L23-stratified"); ok || err != nil {
+			t.Fatalf("a refused label stored a set: %v %v", ok, err)
+		}
+	})
+	code, out, stderr = labelMain(t, append(draw, "--sheet", filepath.Join(dir, "sheet.csv"))...)
 	if code != exitOK || !strings.Contains(out, "label set sample-L23-stratified: 20 answers of line 23") ||
 		!strings.Contains(out, "0/20 labelled") || !strings.Contains(stderr, "drew label set") {
 		t.Fatalf("first draw: exit %d\n%s\n%s", code, out, stderr)
 	}
 	// The same name shows the stored set, never a new draw.
-	code, again, stderr := labelMain(t, "label", auditPath, "--set", "sample-L23-stratified")
-	if code != exitOK || again != out || strings.Contains(stderr, "drew") {
+	code, again, stderr := labelMain(t, "label", auditPath, "--set", "sample-L23-stratified", "--show")
+	if code != exitOK || !strings.HasPrefix(again, out) || strings.Contains(stderr, "drew") {
 		t.Errorf("second run differs or redrew: exit %d\n%s\n%s", code, again, stderr)
 	}
-	if code, _, stderr := labelMain(t, "label", auditPath, "--set", "sample-L23-stratified", "--n", "10"); code != exitBadInput ||
+	if code, _, stderr := labelMain(t, "label", auditPath, "--set", "sample-L23-stratified", "--n", "10", "--sheet", filepath.Join(dir, "s2.csv")); code != exitBadInput ||
 		!strings.Contains(stderr, "choose another name") {
 		t.Errorf("conflicting --n: exit %d: %s", code, stderr)
+	}
+	if code, _, stderr := labelMain(t, "label", auditPath, "--set", "sample-L23-stratified", "--n", "10", "--show"); code != exitBadInput ||
+		!strings.Contains(stderr, "--show only looks") {
+		t.Errorf("conflicting --n with --show: exit %d: %s", code, stderr)
 	}
 
 	// Two labellers label the set; the second disagrees on the first item.
@@ -97,7 +117,7 @@ func TestLabel_Headless(t *testing.T) {
 	if len(showJudges) != 2 || len(reportJudges) < 2 || showJudges[0][1] != reportJudges[0][1] || showJudges[1][1] != reportJudges[1][1] {
 		t.Errorf("label --show and report disagree on the judges' recall: %q vs %q\n%s", showJudges, reportJudges, out)
 	}
-	if code, _, stderr := labelMain(t, "label", auditPath, "--kinds", "provoke,bogus"); code != exitBadInput || !strings.Contains(stderr, "bogus") {
+	if code, _, stderr := labelMain(t, "label", auditPath, "--kinds", "provoke,bogus", "--show"); code != exitBadInput || !strings.Contains(stderr, "bogus") {
 		t.Errorf("bad --kinds: exit %d: %s", code, stderr)
 	}
 }

@@ -21,7 +21,7 @@ func TestImportLabels_NoOpPartialAndLabelFile(t *testing.T) {
 	dir := t.TempDir()
 	mustRun(t, exitOK, "demo", "--headless", "--dir", dir, "--samples", "4")
 	auditPath := filepath.Join(dir, "audit.toml")
-	mustRun(t, exitOK, "label", auditPath, "--rule", "23", "--n", "6", "--seed", "1")
+	mustRun(t, exitOK, "label", auditPath, "--rule", "23", "--n", "6", "--seed", "1", "--sheet", filepath.Join(dir, "sheet.csv"))
 
 	st, err := store.Open(filepath.Join(dir, workbench.DBName))
 	if err != nil {

@@ -6,6 +6,8 @@ import (
 	"path/filepath"
 	"strings"
 	"testing"
+
+	"github.com/auditor-dev/auditor/store"
 )
 
 // TestQuietLine_DeletedByLabels is issue 19's repro end to end: line 8 is a
@@ -50,7 +52,19 @@ func TestQuietLine_DeletedByLabels(t *testing.T) {
 	}
 
 	// The label command says what would settle it, and draws exactly that.
-	r := mustRun(t, 0, "label", path, "--for-verdict", "--rule", fmt.Sprint(idleRuleLine))
+	// --show says so and draws nothing; without a terminal, nothing is
+	// drawn for a screen that cannot open.
+	r := mustRun(t, 0, "label", path, "--for-verdict", "--rule", fmt.Sprint(idleRuleLine), "--show")
+	if !strings.Contains(r.out, "line 8 (-L8): label about 85 answers without the line") || !strings.Contains(r.out, "nothing drawn") {
+		t.Errorf("label --for-verdict --show:\n%s", r)
+	}
+	mustRun(t, exitBadInput, "label", path, "--for-verdict", "--rule", fmt.Sprint(idleRuleLine))
+	withStore(t, filepath.Dir(path), func(st *store.Store) {
+		if names, err := st.LabelSets(); err != nil || len(names) != 0 {
+			t.Fatalf("looking drew %v (%v)", names, err)
+		}
+	})
+	r = mustRun(t, 0, "label", path, "--for-verdict", "--rule", fmt.Sprint(idleRuleLine), "--sheet", filepath.Join(t.TempDir(), "s.csv"))
 	for _, want := range []string{"line 8 (-L8): label about 85 answers without the line", "if none is a violation, DELETE", "drew label set verdict-L8: 85 answers"} {
 		if !strings.Contains(r.errOut, want) {
 			t.Errorf("label --for-verdict lacks %q:\n%s", want, r)
@@ -143,6 +157,7 @@ func TestLabels_ImportedThenStratifiedAllCount(t *testing.T) {
 	if before != 60 {
 		t.Fatalf("imported 60 labels, the verdict uses %d", before)
 	}
+	mustRun(t, 0, "label", path, "--stratify", "--rule", fmt.Sprint(ruleLine), "--sheet", filepath.Join(t.TempDir(), "s.csv"))
 	r := mustRun(t, 0, "label", path, "--stratify", "--rule", fmt.Sprint(ruleLine), "--show")
 	if !strings.Contains(r.out, "60 labelled answers") {
 		t.Errorf("label --stratify --show:\n%s", r)
@@ -211,6 +226,7 @@ func TestLabels_StratifiedDrawKeepsRandomLabels(t *testing.T) {
 	if v, b := line8(); v != "DELETE" || !strings.Contains(b, "0.0423") {
 		t.Fatalf("before the draw: %s, %s", v, b)
 	}
+	mustRun(t, 0, "label", path, "--stratify", "--n", "20", "--rule", fmt.Sprint(idleRuleLine), "--sheet", filepath.Join(t.TempDir(), "s.csv"))
 	r := mustRun(t, 0, "label", path, "--stratify", "--n", "20", "--rule", fmt.Sprint(idleRuleLine), "--show")
 	if strings.Contains(r.out, "IPW") {
 		t.Errorf("label --stratify --show weighs the old labels by the new set's strata:\n%s", r)

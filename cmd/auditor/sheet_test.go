@@ -68,7 +68,7 @@ func TestLabelSheet_RoundTrip(t *testing.T) {
 	auditPath := writeAudit(t, dir, auditSpec{baseURL: srv.baseURL(), samples: 4, concurrency: 4}, cs)
 	mustRun(t, exitOK, "run", auditPath, "--yes", "--headless")
 	draw := []string{"--n", "16", "--seed", "7", "--kinds", "provoke,pressure,control"}
-	mustRun(t, exitOK, append([]string{"label", auditPath}, draw...)...)
+	mustRun(t, exitOK, append([]string{"label", auditPath, "--sheet", filepath.Join(dir, "first.csv")}, draw...)...)
 
 	var set labels.LabelSet
 	withStore(t, dir, func(st *store.Store) {
@@ -209,7 +209,7 @@ func TestLabels_NoTimeImportsOnce(t *testing.T) {
 	t.Parallel()
 	dir := t.TempDir()
 	auditPath := quietAudit(t, dir, 2)
-	mustRun(t, exitOK, "label", auditPath, "--n", "6", "--seed", "1")
+	mustRun(t, exitOK, "label", auditPath, "--n", "6", "--seed", "1", "--sheet", filepath.Join(dir, "sheet.jsonl"))
 	var keys []string
 	withStore(t, dir, func(st *store.Store) {
 		set, _, err := labels.LoadLabelSet(st, "sample")

@@ -116,7 +116,8 @@ func TestRun_RewordAndAddVariants(t *testing.T) {
 			t.Errorf("a variant's verdict %q", r.Verdict)
 		}
 	}
-	show := mustRun(t, exitOK, "label", path, "--rule", "5", "--n", "10", "--seed", "1", "--show").out
+	mustRun(t, exitOK, "label", path, "--rule", "5", "--n", "10", "--seed", "1", "--sheet", filepath.Join(t.TempDir(), "sheet.csv"))
+	show := mustRun(t, exitOK, "label", path, "--rule", "5", "--show").out
 	for _, want := range []string{"Line 5: Do not speculate", `Line 5, ~L5 reworded: "` + reword + `"`, "  line 5: recall", "  ~L5: recall", "  +L5: recall"} {
 		if !strings.Contains(show, want) {
 			t.Errorf("label --show lacks %q:\n%s", want, show)
