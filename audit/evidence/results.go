@@ -607,19 +607,11 @@ func verdictInput(p *audit.Plan, rr *RuleResult, counted []CaseResult, labelled 
 			in.ProvokingKinds = append(in.ProvokingKinds, cr.Case.Kind) // in allArmCounts' order
 		}
 	}
-	// The grader's recall and specificity on the provoking labels, pooled
-	// and per kind: Decide divides by the smallest J_L they allow.
+	// The grader's recall and specificity on the provoking labels, pooled:
+	// shown beside the verdict; the grader route reads each variant's own
+	// labels in labelled.
 	q := rr.Quality
 	in.Recall, in.Specificity = q.Recall.VerdictCount(), q.Specificity.VerdictSpecificity()
-	for _, k := range []model.Kind{model.Provoke, model.Pressure} {
-		r, s := q.RecallKind[k].VerdictCount(), q.SpecificityKind[k].VerdictSpecificity()
-		if r != nil || s != nil {
-			if in.KindAccuracy == nil {
-				in.KindAccuracy = map[model.Kind]model.Accuracy{}
-			}
-			in.KindAccuracy[k] = model.Accuracy{Recall: r, Specificity: s}
-		}
-	}
 	return in
 }
 
