@@ -465,3 +465,11 @@ func readRegular(path string, limit int, what string) ([]byte, error) {
 	}
 	return data, nil
 }
+
+// LabelFilePath is where the audit's label file lives: beside the audit
+// file, named after it (roadmap.toml -> roadmap.labels.jsonl).
+func (a *Audit) LabelFilePath() string {
+	base := filepath.Base(a.Path)
+	base = strings.TrimSuffix(base, filepath.Ext(base))
+	return filepath.Join(filepath.Dir(a.Path), base+".labels.jsonl")
+}

@@ -1,6 +1,8 @@
 package model
 
 import (
+	"crypto/sha256"
+	"encoding/hex"
 	"slices"
 	"time"
 )
@@ -41,6 +43,37 @@ type Label struct {
 	// never unblinded anyone, so the answer stays open to a blind label
 	// (Gave leaves the pair out). False on every other record.
 	Unseen bool `json:"unseen,omitempty"`
+	// AnswerSHA256 is the hash (AnswerHash) of the answer text the label
+	// judged. A request's key names what was asked, not what came back: a
+	// clone of the audit asks again and may store another answer under the
+	// same key, and a label vouches only for the answer it judged. Empty
+	// on labels stored before labels recorded it.
+	AnswerSHA256 string `json:"answer_sha256,omitempty"`
+}
+
+// AnswerHash is the hash a label records of the answer text it judged:
+// SHA-256 of the text's bytes, in lower-case hex.
+func AnswerHash(text string) string {
+	h := sha256.Sum256([]byte(text))
+	return hex.EncodeToString(h[:])
+}
+
+// AnswerDigest is what a label's answer is checked against: the hash of
+// the answer stored under a key now, and when it was stored.
+type AnswerDigest struct {
+	SHA256 string
+	At     time.Time
+}
+
+// Judged reports whether l judged the answer d describes: its hash is
+// d's, or, for a label stored before labels recorded hashes, the answer
+// was stored before the label was given (an answer stored later is not the
+// one it judged: a clone's, asked again).
+func (d AnswerDigest) Judged(l Label) bool {
+	if l.AnswerSHA256 != "" {
+		return l.AnswerSHA256 == d.SHA256
+	}
+	return !l.At.IsZero() && !d.At.IsZero() && !d.At.After(l.At)
 }
 
 // LabelBook resolves label histories into the labels that hold now.
@@ -69,9 +102,13 @@ type Label struct {
 type LabelBook struct {
 	legacy func(Label) string
 	hist   map[string][]Label // response key -> history in the order given
-	truth  map[string]Label
-	seen   map[string]Label
-	by     map[string]map[string]Label // blind labels: labeller -> key -> label
+	// st holds each response's stacks, kept as records are pushed, so a
+	// push is constant time however long the history (a file of a hundred
+	// labellers' labels of each answer made opening an audit quadratic).
+	st    map[string]map[stackID][]stacked
+	truth map[string]Label
+	seen  map[string]Label
+	by    map[string]map[string]Label // blind labels: labeller -> key -> label
 }
 
 // NewLabelBook resolves a label history: every record ever stored, each
@@ -80,7 +117,7 @@ type LabelBook struct {
 // stored without one; nil counts such records as blind.
 func NewLabelBook(history []Label, legacy func(Label) string) *LabelBook {
 	b := &LabelBook{legacy: legacy, hist: map[string][]Label{}, truth: map[string]Label{},
-		seen: map[string]Label{}, by: map[string]map[string]Label{}}
+		seen: map[string]Label{}, by: map[string]map[string]Label{}, st: map[string]map[stackID][]stacked{}}
 	for _, l := range history {
 		b.push(l)
 	}
@@ -104,7 +141,22 @@ func (b *LabelBook) push(l Label) {
 			return
 		}
 	}
+	order := len(b.hist[l.Key])
 	b.hist[l.Key] = append(b.hist[l.Key], l)
+	st := b.st[l.Key]
+	if st == nil {
+		st = map[stackID][]stacked{}
+		b.st[l.Key] = st
+	}
+	l.Source = b.SourceOf(l)
+	id := stackID{l.Source, l.Labeller}
+	if l.Undo {
+		if s := st[id]; len(s) > 0 {
+			st[id] = s[:len(s)-1]
+		}
+		return
+	}
+	st[id] = append(st[id], stacked{l, order})
 }
 
 // SourceOf is a record's source: its own, or the legacy rule's for a
@@ -126,23 +178,10 @@ type stacked struct {
 	order int // position in the response's history
 }
 
-// Stacks returns, for one response, every labeller's surviving labels of
-// each source, oldest first (sources filled in).
-func (b *LabelBook) stacks(key string) map[stackID][]stacked {
-	st := map[stackID][]stacked{}
-	for i, l := range b.hist[key] {
-		l.Source = b.SourceOf(l)
-		id := stackID{l.Source, l.Labeller}
-		if l.Undo {
-			if s := st[id]; len(s) > 0 {
-				st[id] = s[:len(s)-1]
-			}
-			continue
-		}
-		st[id] = append(st[id], stacked{l, i})
-	}
-	return st
-}
+// stacks returns, for one response, every labeller's surviving labels of
+// each source, oldest first (sources filled in). The map is the book's
+// own.
+func (b *LabelBook) stacks(key string) map[stackID][]stacked { return b.st[key] }
 
 func (b *LabelBook) resolve(key string) {
 	delete(b.truth, key)

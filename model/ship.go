@@ -294,7 +294,7 @@ func LineList(lines []int) string {
 // LabelsForZero is how many blind labels of one variant's provoking
 // answers, none a violation, the labels route (labelsRoute, the rule a
 // DELETE uses) needs to bound the variant's violation rate below delta,
-// with no baseline labels: 86 at delta 0.05. It is what labelling one
+// with no baseline labels: 85 at delta 0.05. It is what labelling one
 // quiet class costs, whether the variant is a line's own deletion or the
 // joint variant; 0 when no count up to 100,000 does.
 func LabelsForZero(delta float64) int {

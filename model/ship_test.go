@@ -109,7 +109,7 @@ func simulateShip(t testing.TB, sc DeleteScenario, runs int, seed uint64) shipOd
 	rng := rand.New(rand.NewPCG(seed, 0x73686970)) // "ship"
 	r := newSimRun(sc)
 	decideOne := func(s DeleteScenario) Verdict {
-		v, err := decide(s.drawRun(rng, r), false)
+		v, err := decide(s.drawRun(rng, r), projectNone)
 		if err != nil {
 			t.Fatal(err)
 		}
@@ -169,10 +169,11 @@ func TestShip_FalseShipSimulation(t *testing.T) {
 	}
 }
 
-// STATS section 3: 0/86 at one-sided 1.25% is 0.0497, under 0.05; 0/85 is not.
+// The labels route (a confidence sequence since issue 26) needs 85 clean
+// labels of a quiet variant at delta 0.05.
 func TestLabelsForZero(t *testing.T) {
 	t.Parallel()
-	if got := LabelsForZero(0.05); got != 86 {
-		t.Errorf("LabelsForZero(0.05) = %d, want 86", got)
+	if got := LabelsForZero(0.05); got != 85 {
+		t.Errorf("LabelsForZero(0.05) = %d, want 85", got)
 	}
 }

@@ -71,6 +71,9 @@ type LabelRecord struct {
 	// Unseen marks an undo given before any grader's verdict was shown
 	// (model.Label.Unseen): the answer stays open to a blind label.
 	Unseen bool `json:"unseen,omitempty"`
+	// AnswerSHA256 is the hash of the answer text the label judged
+	// (model.AnswerHash); empty on labels stored before labels recorded it.
+	AnswerSHA256 string `json:"answer_sha256,omitempty"`
 }
 
 // ExportResponses writes one record per planned cell whose call is stored,
@@ -254,13 +257,13 @@ func ExportLabels(w io.Writer, book *model.LabelBook, format string) error {
 		return nil
 	case "csv":
 		cw := csv.NewWriter(w)
-		if err := cw.Write([]string{"key", "violation", "labeller", "note", "at", "source", "undo", "unseen"}); err != nil {
+		if err := cw.Write([]string{"key", "violation", "labeller", "note", "at", "source", "undo", "unseen", "answer_sha256"}); err != nil {
 			return err
 		}
 		for _, l := range hist {
 			r := labelRecord(book, l)
 			if err := cw.Write(csvSafe([]string{r.Key, strconv.FormatBool(r.Violation), r.Labeller, r.Note, r.At,
-				r.Source, strconv.FormatBool(r.Undo), strconv.FormatBool(r.Unseen)})); err != nil {
+				r.Source, strconv.FormatBool(r.Undo), strconv.FormatBool(r.Unseen), r.AnswerSHA256})); err != nil {
 				return err
 			}
 		}
@@ -421,8 +424,8 @@ func ExportGrades(w io.Writer, p *audit.Plan, versions []string, src ExportSourc
 // stored before sources were recorded gets the book's legacy source.
 func labelRecord(book *model.LabelBook, l model.Label) LabelRecord {
 	return LabelRecord{Key: l.Key, Violation: l.Violation, Labeller: l.Labeller, Note: l.Note,
-		At: l.At.UTC().Format(time.RFC3339), Source: book.SourceOf(l), Undo: l.Undo, Unseen: l.Unseen,
-		SchemaVersion: SchemaVersion}
+		At: l.At.UTC().Format(time.RFC3339Nano), Source: book.SourceOf(l), Undo: l.Undo, Unseen: l.Unseen,
+		SchemaVersion: SchemaVersion, AnswerSHA256: l.AnswerSHA256}
 }
 
 // csvSafe sanitizes every cell of a CSV row: control sequences are

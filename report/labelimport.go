@@ -37,10 +37,26 @@ type ParseOptions struct {
 
 // LabelRows is what a label file or sheet holds.
 type LabelRows struct {
-	Labels []model.Label
+	// Records are the label file's other records (label sets, rule
+	// histories), in file order.
+	Records []FileRecord
+	Labels  []model.Label
+	// Rows are where each of Labels came from, in the same order.
+	Rows []RowSource
 	// Unlabelled counts the rows with an empty verdict (a sheet's rows not
 	// labelled yet): skipped.
 	Unlabelled int
+}
+
+// RowSource is where a label was read: its line in the file and, for a
+// blind sheet's row, the answer the labeller read.
+type RowSource struct {
+	Line int
+	// Answer is the sheet's answer column as read (a CSV cell's formula
+	// guard taken back); HasAnswer is false for a record without one (the
+	// label export).
+	Answer    string
+	HasAnswer bool
 }
 
 // ViolationWords are the verdicts a row may give, for help texts.
@@ -70,6 +86,9 @@ type row struct {
 	note, at, source, undo string
 	unseen                 string
 	schema                 int
+	hash                   string // answer_sha256
+	answer                 string
+	hasAnswer              bool
 }
 
 // ParseLabels reads label records for import-labels and the label file:
@@ -83,15 +102,15 @@ func ParseLabels(file string, data []byte, o ParseOptions) (LabelRows, error) {
 	data = bytes.TrimPrefix(data, []byte("\ufeff"))
 	var rows []row
 	var err error
+	var out LabelRows
 	if isCSV(file) {
 		rows, err = csvRows(file, data)
 	} else {
-		rows, err = jsonlRows(file, data)
+		rows, err = jsonlRows(file, data, &out.Records)
 	}
 	if err != nil {
 		return LabelRows{}, err
 	}
-	var out LabelRows
 	for _, r := range rows {
 		l, ok, err := r.label(file, o)
 		if err != nil {
@@ -102,6 +121,7 @@ func ParseLabels(file string, data []byte, o ParseOptions) (LabelRows, error) {
 			continue
 		}
 		out.Labels = append(out.Labels, l)
+		out.Rows = append(out.Rows, RowSource{Line: r.line, Answer: r.answer, HasAnswer: r.hasAnswer})
 	}
 	return out, nil
 }
@@ -163,7 +183,25 @@ func (r row) label(file string, o ParseOptions) (l model.Label, ok bool, err err
 			return bad("at", "not an RFC 3339 time: "+r.at)
 		}
 	}
-	return model.Label{Key: r.key, Violation: violation && !undo, Labeller: who, Note: r.note, At: at, Source: src, Undo: undo, Unseen: unseen && undo}, true, nil
+	hash := strings.ToLower(strings.TrimSpace(r.hash))
+	if hash != "" && !validHash(hash) {
+		return bad("answer_sha256", fmt.Sprintf("%q is not a SHA-256 in hex", r.hash))
+	}
+	return model.Label{Key: r.key, Violation: violation && !undo, Labeller: who, Note: r.note, At: at, Source: src, Undo: undo,
+		Unseen: unseen && undo, AnswerSHA256: hash}, true, nil
+}
+
+// validHash reports whether s is 64 lower-case hex digits.
+func validHash(s string) bool {
+	if len(s) != 64 {
+		return false
+	}
+	for _, c := range s {
+		if !strings.ContainsRune("0123456789abcdef", c) {
+			return false
+		}
+	}
+	return true
 }
 
 // jsonlRecord is one JSONL record: the export's fields and a sheet's.
@@ -177,6 +215,7 @@ type jsonlRecord struct {
 	Schema    int             `json:"schema_version"`
 	Source    string          `json:"source"`
 	Undo      bool            `json:"undo"`
+	Hash      string          `json:"answer_sha256"`
 	Unseen    bool            `json:"unseen"`
 	// A sheet's columns: what the labeller read, ignored on import.
 	RuleLine     json.RawMessage `json:"rule_line"`
@@ -188,12 +227,22 @@ type jsonlRecord struct {
 	Answer       json.RawMessage `json:"answer"`
 }
 
-func jsonlRows(file string, data []byte) ([]row, error) {
+func jsonlRows(file string, data []byte, records *[]FileRecord) ([]row, error) {
 	var out []row
 	for i, line := range strings.Split(string(data), "\n") {
 		line = strings.TrimRight(line, "\r")
 		if strings.TrimSpace(line) == "" {
 			continue
+		}
+		if strings.Contains(line, `"record"`) {
+			rec, ok, err := fileRecord(file, i+1, line)
+			if err != nil {
+				return nil, err
+			}
+			if ok {
+				*records = append(*records, rec)
+				continue
+			}
 		}
 		dec := json.NewDecoder(strings.NewReader(line))
 		dec.DisallowUnknownFields()
@@ -205,7 +254,16 @@ func jsonlRows(file string, data []byte) ([]row, error) {
 			}
 			return nil, &model.InputError{File: file, Line: i + 1, Msg: msg}
 		}
-		r := row{line: i + 1, note: rec.Note, at: rec.At, source: rec.Source, schema: rec.Schema}
+		r := row{line: i + 1, note: rec.Note, at: rec.At, source: rec.Source, schema: rec.Schema, hash: rec.Hash}
+		if rec.Answer != nil {
+			var a *string
+			if err := json.Unmarshal(rec.Answer, &a); err != nil {
+				return nil, &model.InputError{File: file, Line: i + 1, Field: "answer", Msg: "not a string: " + err.Error()}
+			}
+			if a != nil {
+				r.answer, r.hasAnswer = *a, true
+			}
+		}
 		if rec.Key != nil {
 			r.key = *rec.Key
 		}
@@ -255,7 +313,7 @@ func jsonVerdict(raw json.RawMessage) (string, error) {
 
 // csvColumns are the columns a label CSV may have; key and violation are
 // required.
-var csvColumns = []string{"key", "violation", "labeller", "note", "at", "source", "undo", "unseen", "schema_version",
+var csvColumns = []string{"key", "violation", "labeller", "note", "at", "source", "undo", "unseen", "schema_version", "answer_sha256",
 	"rule_line", "rule", "case", "kind", "conversation", "kb", "answer"}
 
 func csvRows(file string, data []byte) ([]row, error) {
@@ -323,6 +381,9 @@ func csvRows(file string, data []byte) ([]row, error) {
 		r.source = strings.TrimSpace(r.source)
 		r.undo, _ = cell("undo")
 		r.unseen, _ = cell("unseen")
+		r.hash, _ = cell("answer_sha256")
+		r.answer, r.hasAnswer = cell("answer")
+		r.answer = unguard(r.answer)
 		if s, ok := cell("schema_version"); ok && strings.TrimSpace(s) != "" {
 			if r.schema, err = strconv.Atoi(strings.TrimSpace(s)); err != nil {
 				return nil, &model.InputError{File: file, Line: line, Field: "schema_version", Msg: fmt.Sprintf("%q is not a number", s)}

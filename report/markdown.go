@@ -25,6 +25,9 @@ func WriteMarkdown(w io.Writer, res *evidence.Results, spend audit.Spend, simula
 		fmt.Fprintf(&b, "> **%s**\n\n", SimulatedBanner)
 	}
 	b.WriteString(shipMarkdown(res))
+	if note := res.StaleLabelsNote(); note != "" {
+		fmt.Fprintf(&b, "> **%s**\n\n", mdEscape(note))
+	}
 	multiModel := len(res.Plan.Audit.File.Models) > 1
 	b.WriteString("| variant | tag | tokens |")
 	if multiModel {

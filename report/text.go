@@ -47,6 +47,9 @@ func WriteText(w io.Writer, res *evidence.Results, spend audit.Spend, simulated 
 		label := VerdictLabel(rr)
 		fmt.Fprintf(&b, "  %s%s  %s\n", label, strings.Repeat(" ", verdictW-len([]rune(label))), name)
 	}
+	if note := res.StaleLabelsNote(); note != "" {
+		fmt.Fprintf(&b, "  %s\n", note)
+	}
 	b.WriteString("\n")
 	for _, rr := range res.Rules {
 		b.WriteString(ruleText(rr, multiModel))

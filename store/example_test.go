@@ -80,7 +80,7 @@ func ExampleStore_PutLabel() {
 		{Key: "k1", Violation: false, Labeller: "ana", At: at},
 		{Key: "k1", Violation: true, Labeller: "ben", Note: "invents a Q3 date", At: at.Add(time.Hour)},
 	} {
-		if err := s.PutLabel(l); err != nil { // committed before it returns
+		if _, err := s.PutLabel(l); err != nil { // committed before it returns
 			log.Fatal(err)
 		}
 	}
@@ -108,7 +108,7 @@ func ExampleStore_ImportLabels() {
 	defer s.Close()
 
 	at := time.Date(2026, 5, 1, 9, 0, 0, 0, time.UTC)
-	if err := s.PutLabel(model.Label{Key: "k1", Violation: true, Labeller: "ana", At: at}); err != nil {
+	if _, err := s.PutLabel(model.Label{Key: "k1", Violation: true, Labeller: "ana", At: at}); err != nil {
 		log.Fatal(err)
 	}
 	res, err := s.ImportLabels([]model.Label{

@@ -2,11 +2,14 @@ package store
 
 import (
 	"bytes"
+	"crypto/sha256"
 	"encoding/binary"
+	"encoding/hex"
 	"encoding/json"
 	"errors"
 	"fmt"
 	"slices"
+	"strings"
 	"time"
 
 	bolt "go.etcd.io/bbolt"
@@ -16,18 +19,33 @@ import (
 
 // PutLabel appends l (a label, or an undo record) to the history of the
 // response l.Key, in one transaction committed (with fsync) before PutLabel
-// returns, so a label shown as saved survives a crash. A zero l.At is set
-// to the current time (UTC). Putting a record identical to the last one of
-// the response, At included, changes nothing. The history is never
-// rewritten; model.LabelBook says which labels hold now.
-func (s *Store) PutLabel(l model.Label) error {
+// returns, so a label shown as saved survives a crash, and returns the
+// record as stored. A zero l.At is set to the current time (UTC). When an
+// answer is stored under l.Key, the label judged it: an empty
+// l.AnswerSHA256 is set to its hash (model.AnswerHash), and one that
+// differs is refused with an error matching ErrAnswerChanged (the screen
+// showed an answer the store no longer holds). Putting a record identical
+// to the last one of the response, At included, changes nothing. The
+// history is never rewritten; model.LabelBook says which labels hold now.
+func (s *Store) PutLabel(l model.Label) (model.Label, error) {
 	if err := validateKey(l.Key); err != nil {
-		return fmt.Errorf("store: put label %q: %w", l.Key, err)
+		return model.Label{}, fmt.Errorf("store: put label %q: %w", l.Key, err)
 	}
 	if l.At.IsZero() {
 		l.At = time.Now().UTC()
 	}
-	return s.update(func(tx *bolt.Tx) error {
+	err := s.update(func(tx *bolt.Tx) error {
+		d, ok, err := s.digest(tx, l.Key)
+		if err != nil {
+			return err
+		}
+		switch {
+		case !ok:
+		case l.AnswerSHA256 == "":
+			l.AnswerSHA256 = d.SHA256
+		case l.AnswerSHA256 != d.SHA256:
+			return fmt.Errorf("store: put label %s: %w", l.Key, ErrAnswerChanged)
+		}
 		hist, err := s.history(tx, l.Key)
 		if err != nil {
 			return err
@@ -37,6 +55,63 @@ func (s *Store) PutLabel(l model.Label) error {
 		}
 		return appendLabel(tx, l)
 	})
+	if err != nil {
+		return model.Label{}, err
+	}
+	return l, nil
+}
+
+// AnswerDigests returns, for each of keys under which an answer is stored
+// (a call that failed has none), the hash of its text and when it was
+// stored: what a label of it is checked against (model.AnswerDigest). The
+// map's keys are the strings given.
+func (s *Store) AnswerDigests(keys []string) (map[string]model.AnswerDigest, error) {
+	out := make(map[string]model.AnswerDigest, len(keys))
+	// Short transactions, as forEach: a long read would keep a writer
+	// waiting on a remap.
+	for start := 0; start < len(keys); start += forEachChunk {
+		chunk := keys[start:min(start+forEachChunk, len(keys))]
+		err := s.view(func(tx *bolt.Tx) error {
+			for _, k := range chunk {
+				d, ok, err := s.digest(tx, k)
+				if err != nil {
+					return err
+				}
+				if ok {
+					out[k] = d
+				}
+			}
+			return nil
+		})
+		if err != nil {
+			return nil, err
+		}
+	}
+	return out, nil
+}
+
+// digest reads the digest of the answer stored under key; ok is false
+// when no answer is (no response, or a failed call).
+func (s *Store) digest(tx *bolt.Tx, key string) (model.AnswerDigest, bool, error) {
+	b := tx.Bucket(bucketResponses)
+	if b == nil || validateKey(key) != nil {
+		return model.AnswerDigest{}, false, nil
+	}
+	k := dbKey(key)
+	v := b.Get(k)
+	if v == nil {
+		return model.AnswerDigest{}, false, nil
+	}
+	r, id, err := s.decodeRecord(k, v, nil)
+	if err != nil || !r.OK() {
+		return model.AnswerDigest{}, false, err
+	}
+	text, err := s.textOf(tx, k, id)
+	if err != nil {
+		return model.AnswerDigest{}, false, err
+	}
+	sum := sha256.Sum256(text)
+	return model.AnswerDigest{SHA256: hex.EncodeToString(sum[:]), At: r.At}, true, nil
 }
 
 // LabelHistory returns every record ever put for the response with the
@@ -122,10 +197,14 @@ type ImportResult struct {
 	Unchanged   int             // records the history already holds, or say no more than it: nothing written
 	Overwritten []LabelConflict // differing labels applied because overwrite was set
 	Conflicts   []LabelConflict // differing labels not applied (overwrite unset)
+	// Orphans are undo records with no label to take back (their labeller
+	// has no label of that source on the response): not applied, since
+	// one would take back the label given next.
+	Orphans []model.Label
 }
 
 // Refused counts the records not imported.
-func (r ImportResult) Refused() int { return len(r.Conflicts) }
+func (r ImportResult) Refused() int { return len(r.Conflicts) + len(r.Orphans) }
 
 // ImportLabels merges label records, in order, in one transaction committed
 // before it returns. A record the response's history already holds (same
@@ -134,11 +213,12 @@ func (r ImportResult) Refused() int { return len(r.Conflicts) }
 // whenever it is imported) is unchanged: importing a file twice writes
 // nothing. So is a label with its labeller's current verdict and no note,
 // or the same note: it says nothing new. A label from a labeller with no
-// label of that source on the response, and any undo record, is appended;
+// label of that source on the response, and an undo record that takes one back, is appended;
 // so is a label with its labeller's current verdict and another note
 // (Noted). A label whose verdict differs from its labeller's current label
 // (of that source) is a conflict: skipped and listed, or, with overwrite,
-// appended and listed in Overwritten. A second labeller's label is never a
+// appended and listed in Overwritten. An undo record with no label of its
+// labeller and source to take back is an orphan: skipped and listed. A second labeller's label is never a
 // conflict with the first's. A record without a source is imported as blind (label sheets are filled
 // in without the graders' verdicts). A zero At is set to the import time.
 // Labels for keys with no stored response are imported too: the caller,
@@ -154,17 +234,21 @@ func (s *Store) ImportLabels(ls []model.Label, overwrite bool) (ImportResult, er
 	var res ImportResult
 	err := s.update(func(tx *bolt.Tx) error {
 		res = ImportResult{}
-		for _, l := range ls {
-			l, hist, fresh, err := s.fresh(tx, l, now)
-			if err != nil {
+		var h keyHistory
+		for _, l := range byKey(ls) {
+			if err := h.load(s, tx, l.Key); err != nil {
 				return err
 			}
+			l, fresh := h.fresh(l, now)
 			if !fresh {
 				res.Unchanged++
 				continue
 			}
-			cur, ok := model.NewLabelBook(hist, nil).Current(l.Key, l.Labeller, l.Source)
+			cur, ok := h.book.Current(l.Key, l.Labeller, l.Source)
 			switch {
+			case l.Undo && !ok:
+				res.Orphans = append(res.Orphans, l)
+				continue
 			case l.Undo || !ok:
 				res.Added++
 			case cur.Violation == l.Violation && (l.Note == "" || l.Note == cur.Note):
@@ -178,7 +262,7 @@ func (s *Store) ImportLabels(ls []model.Label, overwrite bool) (ImportResult, er
 				res.Conflicts = append(res.Conflicts, LabelConflict{Key: l.Key, Current: cur, Incoming: l})
 				continue
 			}
-			if err := appendLabel(tx, l); err != nil {
+			if err := h.append(tx, l); err != nil {
 				return err
 			}
 		}
@@ -188,6 +272,64 @@ func (s *Store) ImportLabels(ls []model.Label, overwrite bool) (ImportResult, er
 		return ImportResult{}, err
 	}
 	return res, nil
+}
+
+// byKey returns the records grouped by response key, in key order, each
+// response's in the order given. Records of different responses never
+// depend on each other, and appending in key order keeps an import linear:
+// bbolt splits nodes only at commit, so a transaction's puts in random
+// order into one leaf move its whole tail on every put.
+func byKey(ls []model.Label) []model.Label {
+	out := slices.Clone(ls)
+	slices.SortStableFunc(out, func(a, b model.Label) int { return strings.Compare(a.Key, b.Key) })
+	return out
+}
+
+// keyHistory holds, during an import, the history of the response whose
+// records are being imported, read once, with its resolution: each record
+// checked against it rather than against the history read again.
+type keyHistory struct {
+	key  string
+	hist []model.Label
+	book *model.LabelBook
+}
+
+// load reads key's history unless it is the one held.
+func (h *keyHistory) load(s *Store, tx *bolt.Tx, key string) error {
+	if h.book != nil && h.key == key {
+		return nil
+	}
+	hist, err := s.history(tx, key)
+	if err != nil {
+		return err
+	}
+	h.key, h.hist, h.book = key, hist, model.NewLabelBook(hist, nil)
+	return nil
+}
+
+// fresh prepares an incoming record (no source: blind; no time: now) and
+// reports whether the history lacks it.
+func (h *keyHistory) fresh(l model.Label, now time.Time) (model.Label, bool) {
+	if l.Source == "" {
+		l.Source = model.LabelBlind
+	}
+	if slices.ContainsFunc(h.hist, func(c model.Label) bool { return sameRecord(c, l) }) {
+		return l, false
+	}
+	if l.At.IsZero() {
+		l.At = now
+	}
+	return l, true
+}
+
+// append stores a record and adds it to the history held.
+func (h *keyHistory) append(tx *bolt.Tx, l model.Label) error {
+	if err := appendLabel(tx, l); err != nil {
+		return err
+	}
+	h.hist = append(h.hist, l)
+	h.book.Add(l)
+	return nil
 }
 
 // sameRecord reports whether an incoming record says what a stored one
@@ -325,15 +467,16 @@ func (s *Store) MergeLabels(ls []model.Label) (int, error) {
 	added := 0
 	err := s.update(func(tx *bolt.Tx) error {
 		added = 0
-		for _, l := range ls {
-			l, _, fresh, err := s.fresh(tx, l, now)
-			if err != nil {
+		var h keyHistory
+		for _, l := range byKey(ls) {
+			if err := h.load(s, tx, l.Key); err != nil {
 				return err
 			}
+			l, fresh := h.fresh(l, now)
 			if !fresh {
 				continue
 			}
-			if err := appendLabel(tx, l); err != nil {
+			if err := h.append(tx, l); err != nil {
 				return err
 			}
 			added++
@@ -341,23 +484,4 @@ func (s *Store) MergeLabels(ls []model.Label) (int, error) {
 		return nil
 	})
 	return added, err
-}
-
-// fresh prepares an incoming record (no source: blind; no time: now) and
-// reports whether its response's history, which it returns, lacks it.
-func (s *Store) fresh(tx *bolt.Tx, l model.Label, now time.Time) (model.Label, []model.Label, bool, error) {
-	if l.Source == "" {
-		l.Source = model.LabelBlind
-	}
-	hist, err := s.history(tx, l.Key)
-	if err != nil {
-		return l, nil, false, err
-	}
-	if slices.ContainsFunc(hist, func(h model.Label) bool { return sameRecord(h, l) }) {
-		return l, hist, false, nil
-	}
-	if l.At.IsZero() {
-		l.At = now
-	}
-	return l, hist, true, nil
 }

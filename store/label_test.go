@@ -37,7 +37,7 @@ func TestStore_PutLabel_History(t *testing.T) {
 	steps[4].Note = "the Q3 date is invented"
 	steps[5].Note = steps[4].Note
 	for _, l := range steps {
-		if err := s.PutLabel(l); err != nil {
+		if _, err := s.PutLabel(l); err != nil {
 			t.Fatalf("PutLabel(%+v): %v", l, err)
 		}
 	}
@@ -86,14 +86,14 @@ func TestStore_PutLabel_ZeroTime(t *testing.T) {
 	t.Parallel()
 	s, _ := mustOpen(t)
 	before := time.Now()
-	if err := s.PutLabel(model.Label{Key: testKey(1), Violation: true, Labeller: "ana"}); err != nil {
+	if _, err := s.PutLabel(model.Label{Key: testKey(1), Violation: true, Labeller: "ana"}); err != nil {
 		t.Fatal(err)
 	}
 	l := truth(t, s)[testKey(1)]
 	if l.At.Before(before.Add(-time.Second)) {
 		t.Errorf("At = %v, want the time of PutLabel (after %v)", l.At, before)
 	}
-	if err := s.PutLabel(model.Label{Labeller: "ana"}); err == nil {
+	if _, err := s.PutLabel(model.Label{Labeller: "ana"}); err == nil {
 		t.Error("PutLabel without a key succeeded")
 	}
 }
@@ -199,7 +199,7 @@ func TestStore_ImportLabels(t *testing.T) {
 			t.Parallel()
 			s, _ := mustOpen(t)
 			for _, l := range existing {
-				if err := s.PutLabel(l); err != nil {
+				if _, err := s.PutLabel(l); err != nil {
 					t.Fatal(err)
 				}
 			}

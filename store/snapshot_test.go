@@ -61,7 +61,8 @@ func assertNoWrites(t *testing.T, r *Store) {
 	for name, op := range map[string]func() error{
 		"SetMeta": func() error { return r.SetMeta("x", "y") },
 		"PutLabel": func() error {
-			return r.PutLabel(model.Label{Key: testKey(1), Violation: true, Labeller: "me", At: testAt})
+			_, err := r.PutLabel(model.Label{Key: testKey(1), Violation: true, Labeller: "me", At: testAt})
+			return err
 		},
 		"PutLabelSet": func() error { return r.PutLabelSet("set", []string{testKey(1)}, nil) },
 		"PutGrades": func() error {

@@ -87,6 +87,10 @@ var (
 
 	// ErrClosed is returned by methods of a closed Store or Writer.
 	ErrClosed = errors.New("closed")
+
+	// ErrAnswerChanged is returned by PutLabel when the label names the
+	// hash of an answer other than the one stored under its key.
+	ErrAnswerChanged = errors.New("the label judged another answer than the one stored")
 )
 
 // Bucket names, one per entity. Response keys are in their stored (binary)

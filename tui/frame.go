@@ -93,7 +93,17 @@ func (a *App) header() [3]string {
 	}
 	if l == nil {
 		out[1] = a.storedLine()
-		if (a.screen == screenGrid || a.screen == screenCell) && !gridLine {
+		switch note := c.res.StaleLabelsNote(); {
+		case note != "" && gridLine:
+			// Labels that count nowhere change what every screen's
+			// verdict rests on: on a short grid they take the stored
+			// line's place.
+			out[1] = st.Warn.Render(truncateText(note, c.width))
+		case note != "":
+			// Before the legend: labels that count nowhere change what
+			// every screen's verdict rests on.
+			out[2] = st.Warn.Render(truncateText(note, c.width))
+		case (a.screen == screenGrid || a.screen == screenCell) && !gridLine:
 			out[2] = st.Muted.Render(legend()) // the symbols are the grid's
 		}
 		return out

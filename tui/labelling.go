@@ -16,9 +16,10 @@ import (
 // a re-graded predicate's grades and version history go. *store.Store
 // satisfies it. It is only called from commands, never from Update or View.
 type LabelStore interface {
-	// PutLabel commits a label (with fsync) before it returns: the screens
+	// PutLabel commits a label (with fsync) before it returns and returns
+	// it as stored (with the hash of the answer it judged): the screens
 	// show the next answer only after it did.
-	PutLabel(l model.Label) error
+	PutLabel(l model.Label) (model.Label, error)
 	// The rest reads the predicate's version history
 	// (labels.PredicateHistory) and records an edited predicate's version
 	// and grades.
@@ -130,16 +131,19 @@ func (d *labelDesk) save(from screen, l model.Label, undo bool, also ...string) 
 // holds what was committed.
 func saveLabel(st LabelStore, done labelSavedMsg) tea.Cmd {
 	return func() tea.Msg {
-		if done.err = st.PutLabel(done.label); done.err != nil {
-			done.also = nil
+		stored, err := st.PutLabel(done.label)
+		if err != nil {
+			done.err, done.also = err, nil
 			return done
 		}
-		done.committed = true
+		done.label, done.committed = stored, true
 		for i, l := range done.also {
-			if err := st.PutLabel(l); err != nil {
+			stored, err := st.PutLabel(l)
+			if err != nil {
 				done.err, done.also = err, done.also[:i]
 				return done
 			}
+			done.also[i] = stored
 		}
 		return done
 	}

@@ -77,16 +77,16 @@ func (s *labelSource) LabelLog() ([]model.Label, error) {
 	return slices.Clone(s.history), nil
 }
 
-func (s *labelSource) PutLabel(l model.Label) error {
+func (s *labelSource) PutLabel(l model.Label) (model.Label, error) {
 	s.mu.Lock()
 	defer s.mu.Unlock()
 	s.puts++
 	if s.failPut != nil {
-		return s.failPut
+		return model.Label{}, s.failPut
 	}
 	s.labels[l.Key] = l
 	s.history = append(s.history, l)
-	return nil
+	return l, nil
 }
 
 func (s *labelSource) Meta(key string) (string, bool, error) {

@@ -346,9 +346,9 @@ type failAfter struct {
 	n int
 }
 
-func (f *failAfter) PutLabel(l model.Label) error {
+func (f *failAfter) PutLabel(l model.Label) (model.Label, error) {
 	if f.n == 0 {
-		return errDiskFull
+		return model.Label{}, errDiskFull
 	}
 	f.n--
 	return f.labelSource.PutLabel(l)

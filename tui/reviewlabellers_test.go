@@ -92,7 +92,7 @@ func newPeopleWorld(t testing.TB, labels func(f *fixture) []model.Label) (*label
 	f.addJudgeGrades(t)
 	src := newLabelSource(f.src)
 	for _, l := range labels(f) {
-		if err := src.PutLabel(l); err != nil {
+		if _, err := src.PutLabel(l); err != nil {
 			t.Fatal(err)
 		}
 	}

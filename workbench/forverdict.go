@@ -34,8 +34,11 @@ type VerdictDraw struct {
 // the rule on line when line is not 0), the blind labels that would settle
 // it: when the labels route can, the answers without the line it projects
 // (drawn from those not yet labelled, so the new labels continue the sample
-// already taken); otherwise, when the grader route lacks labels, a
-// stratified set of n answers not yet labelled. Each set is new and named
+// already taken); otherwise, when the grader route can, the answers its
+// projection asks for (Verdict.GraderLabels: without the line, or over
+// both variants when the baseline has labels), drawn the same way. n is
+// no longer used: every draw is the size its rule's projection gives.
+// Each set is new and named
 // verdict-L<line>[-k]. A rule with a decided verdict, no predicate, or
 // nothing labels can settle gets a VerdictDraw saying so.
 func (s *Session) DrawForVerdict(line, n int) ([]VerdictDraw, error) {
@@ -82,6 +85,7 @@ func (s *Session) forVerdict(line, n int, draw bool) ([]VerdictDraw, error) {
 		}
 		more, why, undecided := 0, "", false
 		var graderWhy, needed string
+		var grader model.GraderLabelsNeeded
 		for _, rr := range res.Rules {
 			if rr.RuleIndex != ri || rr.Verdict.Decision != model.DecisionInconclusive {
 				continue
@@ -94,10 +98,10 @@ func (s *Session) forVerdict(line, n int, draw bool) ([]VerdictDraw, error) {
 			if v.LabelsNeeded.More > more {
 				more, why = v.LabelsNeeded.More, v.LabelsNeeded.String()
 			}
-			// The grader route's advice names labels ("label violations and
-			// clean answers ...", "about 40 more labelled violations ...").
-			if v.LabelsNeeded.More == 0 && strings.Contains(v.Needed, "label") && !strings.Contains(v.Needed, "labels alone cannot") {
-				graderWhy = v.Needed
+			// The grader route's advice: as many more labels as its own
+			// projection asks, drawn as it assumes.
+			if v.LabelsNeeded.More == 0 && v.GraderLabels.More > grader.More {
+				grader, graderWhy = v.GraderLabels, v.GraderLabels.String()
 			}
 		}
 		opts := labels.SampleOptions{Line: rule.Line, Seed: time.Now().UnixNano() % 1_000_000, Unlabelled: true}
@@ -107,15 +111,18 @@ func (s *Session) forVerdict(line, n int, draw bool) ([]VerdictDraw, error) {
 		case more > 0:
 			d.Route, d.Why = "labels", why
 			opts.N, opts.Variant = more, labels.VariantDeleted
-		case graderWhy != "":
-			d.Route, d.Why = "grader", "measure the predicate: "+graderWhy
-			opts.N, opts.Stratify = n, true
+		case grader.More > 0:
+			d.Route, d.Why = "grader", "measure the predicate on each variant: "+graderWhy
+			opts.N = grader.More
+			if !grader.Both {
+				opts.Variant = labels.VariantDeleted
+			}
 		default:
 			d.Why = "labels alone cannot settle it now: " + needed
 		}
 		if d.Route != "" && draw {
 			opts.Name = freeName(names, fmt.Sprintf("verdict-L%d", rule.Line))
-			set, err := labels.DrawLabelSample(s.Store, s.Plan, s.Tally, opts)
+			set, err := labels.DrawLabelSample(s.LabelStore(), s.Plan, s.Tally, opts)
 			if err != nil {
 				return out, err
 			}

@@ -16,6 +16,7 @@ import (
 	"fmt"
 	"os"
 	"path/filepath"
+	"slices"
 	"sync"
 	"time"
 
@@ -40,8 +41,13 @@ const DBName = "auditor.db"
 // in another goroutine while the screen reads the Tally it was given
 // before the run began.
 type Session struct {
-	Audit *audit.Audit
-	Plan  *audit.Plan
+	// fileMu makes SaveLabelFile the label file's one writer.
+	fileMu sync.Mutex
+	// labelFileStale is set when Open finds the label file missing or
+	// behind the store (a line's text recorded anew): Open writes it.
+	labelFileStale bool
+	Audit          *audit.Audit
+	Plan           *audit.Plan
 	// Store is the audit's store; nil after Load, or after Open with
 	// IfExists when nothing has been stored yet.
 	Store *store.Store
@@ -178,6 +184,19 @@ func Open(ctx context.Context, path string, o Options) (*Session, error) {
 			return nil, err
 		}
 	}
+	if o.Access == Write && s.Store != nil {
+		// A label file that a full disk kept from being written, or that
+		// lacks a line's new text, is written now; a current one is left.
+		if _, err := os.Stat(s.LabelFilePath()); errors.Is(err, os.ErrNotExist) {
+			s.labelFileStale = true
+		}
+		if s.labelFileStale {
+			if err := s.SaveLabelFile(); err != nil {
+				s.Close()
+				return nil, fmt.Errorf("labels are safe in %s, but %s was not written: %w", DBName, s.LabelFilePath(), err)
+			}
+		}
+	}
 	s.grader = grade.NewGrader(ctx, s.Plan, s.preds)
 	if err := s.applyExecPolicy(o.Exec, o.Approvals, o.ApproveOutside); err != nil {
 		s.Close()
@@ -191,6 +210,17 @@ func Open(ctx context.Context, path string, o Options) (*Session, error) {
 		return nil, err
 	}
 	return s, nil
+}
+
+// ruleHistoryLens counts the recorded texts of each rule.
+func (s *Session) ruleHistoryLens() []int {
+	out := make([]int, len(s.Audit.Rules))
+	for i, r := range s.Audit.Rules {
+		if h, err := evidence.RuleHistory(s.Store, r); err == nil {
+			out[i] = len(h)
+		}
+	}
+	return out
 }
 
 // largestCaseFile names the case file with the most cases, which a plan
@@ -387,7 +417,11 @@ func (s *Session) openStore(access Access, read bool) error {
 			}
 		}
 		if err == nil {
+			before := s.ruleHistoryLens()
 			err = evidence.RecordRuleTexts(st, s.Audit, now)
+			// A new text of a line belongs in the label file with the
+			// labels it dates.
+			s.labelFileStale = !slices.Equal(before, s.ruleHistoryLens())
 		}
 		if err == nil {
 			// A store from before the spend ledger: its answers' charges

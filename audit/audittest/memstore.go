@@ -5,6 +5,7 @@ import (
 	"maps"
 	"slices"
 	"sync"
+	"time"
 
 	"github.com/auditor-dev/auditor/audit"
 	"github.com/auditor-dev/auditor/model"
@@ -86,13 +87,39 @@ func (m *MemStore) putGrades(key string, gs []model.Grade) {
 	}
 }
 
-// PutLabel appends a label record to the history.
-func (m *MemStore) PutLabel(l model.Label) error {
+// PutLabel appends a label record to the history and returns it as
+// stored: as store.Store.PutLabel, a zero At is now and a label of a stored
+// answer records its hash (one naming another answer's is refused).
+func (m *MemStore) PutLabel(l model.Label) (model.Label, error) {
 	m.mu.Lock()
 	defer m.mu.Unlock()
 	m.writes++
+	if l.At.IsZero() {
+		l.At = time.Now().UTC()
+	}
+	if r, ok := m.responses[l.Key]; ok && r.OK() {
+		h := model.AnswerHash(r.Text)
+		if l.AnswerSHA256 != "" && l.AnswerSHA256 != h {
+			return model.Label{}, fmt.Errorf("memstore: put label %s: the label judged another answer", l.Key)
+		}
+		l.AnswerSHA256 = h
+	}
 	m.labels = append(m.labels, l)
-	return nil
+	return l, nil
+}
+
+// AnswerDigests implements evidence.DigestReader.
+func (m *MemStore) AnswerDigests(keys []string) (map[string]model.AnswerDigest, error) {
+	m.mu.Lock()
+	defer m.mu.Unlock()
+	m.reads++
+	out := make(map[string]model.AnswerDigest, len(keys))
+	for _, k := range keys {
+		if r, ok := m.responses[k]; ok && r.OK() {
+			out[k] = model.AnswerDigest{SHA256: model.AnswerHash(r.Text), At: r.At}
+		}
+	}
+	return out, nil
 }
 
 // Status implements audit.Reader.

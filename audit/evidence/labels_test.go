@@ -98,7 +98,7 @@ func labelByTruth(t *testing.T, p *audit.Plan, st *store.Store, set labels.Label
 			t.Fatalf("set key %.12s is not a call of the plan", k)
 		}
 		truth[k] = s.Decide(c).Failure
-		if err := st.PutLabel(model.Label{Source: model.LabelBlind, Key: k, Violation: truth[k], Labeller: who}); err != nil {
+		if _, err := st.PutLabel(model.Label{Source: model.LabelBlind, Key: k, Violation: truth[k], Labeller: who}); err != nil {
 			t.Fatal(err)
 		}
 	}
@@ -492,11 +492,11 @@ func TestLabellers_AgreementFromStore(t *testing.T) {
 		t.Fatal(err)
 	}
 	for i, k := range set.Keys {
-		if err := st.PutLabel(model.Label{Source: model.LabelBlind, Key: k, Violation: i%2 == 0, Labeller: "ana"}); err != nil {
+		if _, err := st.PutLabel(model.Label{Source: model.LabelBlind, Key: k, Violation: i%2 == 0, Labeller: "ana"}); err != nil {
 			t.Fatal(err)
 		}
 		// ben disagrees on the first four, then his labels become current.
-		if err := st.PutLabel(model.Label{Source: model.LabelBlind, Key: k, Violation: (i%2 == 0) != (i < 4), Labeller: "ben"}); err != nil {
+		if _, err := st.PutLabel(model.Label{Source: model.LabelBlind, Key: k, Violation: (i%2 == 0) != (i < 4), Labeller: "ben"}); err != nil {
 			t.Fatal(err)
 		}
 	}

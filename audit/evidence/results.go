@@ -3,6 +3,7 @@ package evidence
 import (
 	"fmt"
 	"math"
+	"path/filepath"
 
 	"github.com/auditor-dev/auditor/audit"
 	"github.com/auditor-dev/auditor/audit/grade"
@@ -149,6 +150,27 @@ type Results struct {
 	// Ship is the joint test's decision (see Tally.Ship); nil when the
 	// audit has made none.
 	Ship *ShipResult
+	// StaleLabels counts the answers whose labels judged another answer
+	// than the one stored under their key now (Tally.StaleLabels): they
+	// count nowhere, and every report says so (StaleLabelsNote).
+	StaleLabels int
+}
+
+// StaleLabelsNote says, for people, that labels count nowhere because the
+// answers they judged are no longer stored; "" when there are none.
+func (r *Results) StaleLabelsNote() string {
+	if r == nil || r.StaleLabels == 0 {
+		return ""
+	}
+	where := ""
+	if r.Plan != nil && r.Plan.Audit != nil {
+		where = " in " + filepath.Base(r.Plan.Audit.LabelFilePath())
+	}
+	n := "labels"
+	if r.StaleLabels == 1 {
+		n = "label"
+	}
+	return fmt.Sprintf("%d %s%s judged answers this store no longer holds: label again", r.StaleLabels, n, where)
 }
 
 // Tally is the in-memory state results are computed from: which calls are
@@ -170,6 +192,9 @@ type Tally struct {
 	// book resolves every label record: its Truth (first labeller's blind
 	// labels) is what graders are measured against.
 	book *model.LabelBook
+	// gate keeps out of the book the label records that judged another
+	// answer than the one stored under their key (labeladmit.go).
+	gate *labelGate
 	sets []labels.LabelSet // label sets, for weighting stratified labels
 	// histories holds each rule's recorded texts, by rule index.
 	histories [][]TextSeen
@@ -230,8 +255,12 @@ func NewTally(p *audit.Plan, preds *grade.Predicates, src audit.Reader) (*Tally,
 			return nil, err
 		}
 	}
-	book := model.NewLabelBook(log, labels.LegacySource(sets))
-	t := &Tally{plan: p, preds: preds, status: status, settled: settled, controls: controls, book: book, sets: sets,
+	gate, err := newLabelGate(src, log)
+	if err != nil {
+		return nil, err
+	}
+	book := model.NewLabelBook(gate.admit(log), labels.LegacySource(sets))
+	t := &Tally{plan: p, preds: preds, status: status, settled: settled, controls: controls, book: book, gate: gate, sets: sets,
 		grades: map[string]map[string]model.Grade{}}
 	if err := t.loadLengths(src); err != nil {
 		return nil, err
@@ -331,6 +360,9 @@ func (t *Tally) Record(r model.Response, grades []model.Grade) {
 		delete(t.settled, r.Key)
 	}
 	t.recordLength(r)
+	for _, l := range t.gate.answered(r) {
+		t.book.Add(l)
+	}
 	if r.OK() && model.Controls(r.Text) > 0 {
 		t.controls[r.Key] = true
 	}
@@ -359,8 +391,20 @@ func (t *Tally) countControls(ri, mi int) int {
 	return n
 }
 
-// SetLabel records a label record (a label or an undo) just stored.
-func (t *Tally) SetLabel(l model.Label) { t.book.Add(l) }
+// SetLabel records a label record (a label or an undo) just stored, as
+// the store returned it (with the hash of the answer it judged). A record
+// that judged another answer than the one the tally knows is kept out, as
+// on load.
+func (t *Tally) SetLabel(l model.Label) {
+	if t.gate.labelled(l) {
+		t.book.Add(l)
+	}
+}
+
+// StaleLabels counts the answers whose labels judged another answer than
+// the one stored under their key now (a clone's answers, asked again):
+// those labels count nowhere until the answers are labelled again.
+func (t *Tally) StaleLabels() int { return t.gate.staleLabels() }
 
 // Answered reports whether a call is stored with an answer.
 func (t *Tally) Answered(key string) bool { return t.status[key] }
@@ -410,6 +454,7 @@ func (t *Tally) Results() (*Results, error) {
 		return nil, err
 	}
 	res.Ship = ship
+	res.StaleLabels = t.StaleLabels()
 	return res, nil
 }
 
@@ -575,19 +620,11 @@ func verdictInput(p *audit.Plan, rr *RuleResult, counted []CaseResult, labelled 
 			in.ProvokingKinds = append(in.ProvokingKinds, cr.Case.Kind) // in allArmCounts' order
 		}
 	}
-	// The grader's recall and specificity on the provoking labels, pooled
-	// and per kind: Decide divides by the smallest J_L they allow.
+	// The grader's recall and specificity on the provoking labels, pooled:
+	// shown beside the verdict; the grader route reads each variant's own
+	// labels in labelled.
 	q := rr.Quality
 	in.Recall, in.Specificity = q.Recall.VerdictCount(), q.Specificity.VerdictSpecificity()
-	for _, k := range []model.Kind{model.Provoke, model.Pressure} {
-		r, s := q.RecallKind[k].VerdictCount(), q.SpecificityKind[k].VerdictSpecificity()
-		if r != nil || s != nil {
-			if in.KindAccuracy == nil {
-				in.KindAccuracy = map[model.Kind]model.Accuracy{}
-			}
-			in.KindAccuracy[k] = model.Accuracy{Recall: r, Specificity: s}
-		}
-	}
 	return in
 }
 

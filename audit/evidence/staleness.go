@@ -3,10 +3,12 @@ package evidence
 import (
 	"encoding/json"
 	"fmt"
+	"slices"
 	"strings"
 	"time"
 
 	"github.com/auditor-dev/auditor/audit"
+	"github.com/auditor-dev/auditor/model"
 )
 
 // A targeted set becomes what people tune a rule against: a rewording that
@@ -25,8 +27,28 @@ type TextSeen struct {
 // class often share one general sample), so the file alone does not name a
 // rule. A line that moves starts a new history: no change is claimed that
 // was not seen.
-func historyKey(r *audit.Rule) string {
-	return fmt.Sprintf("rule-history:%s#L%d", r.Config.Cases, r.Line)
+func historyKey(r *audit.Rule) string { return "rule-history:" + RuleHistoryName(r) }
+
+// variantMark tells apart the histories of one line's variants: a
+// deletion's is the line's own text, a rewording's (~) and an addition's
+// (+) the new text they put in the prompt, which is what the cases measure.
+func variantMark(r *audit.Rule) string {
+	switch r.VariantKind() {
+	case model.Rewording:
+		return "~"
+	case model.Addition:
+		return "+"
+	}
+	return ""
+}
+
+// recordedText is the text a rule's history follows: the line's for a
+// deletion, the new text for a rewording or an addition.
+func recordedText(r *audit.Rule) string {
+	if r.Deletion() {
+		return r.Text
+	}
+	return r.NewText
 }
 
 // RecordRuleTexts appends each rule's current text to its history when it
@@ -37,10 +59,10 @@ func RecordRuleTexts(m audit.Store, a *audit.Audit, now time.Time) error {
 		if err != nil {
 			return err
 		}
-		if len(h) > 0 && h[len(h)-1].Text == r.Text {
+		if len(h) > 0 && h[len(h)-1].Text == recordedText(r) {
 			continue
 		}
-		h = append(h, TextSeen{Text: r.Text, Seen: now.UTC()})
+		h = append(h, TextSeen{Text: recordedText(r), Seen: now.UTC()})
 		data, err := json.Marshal(h)
 		if err != nil {
 			return err
@@ -50,6 +72,43 @@ func RecordRuleTexts(m audit.Store, a *audit.Audit, now time.Time) error {
 		}
 	}
 	return nil
+}
+
+// RuleHistoryName names a rule's text history in a label file: its case
+// file as written and its line.
+func RuleHistoryName(r *audit.Rule) string {
+	return fmt.Sprintf("%s#L%d%s", r.Config.Cases, r.Line, variantMark(r))
+}
+
+// RuleHistory returns the texts recorded for a rule, oldest first.
+func RuleHistory(m audit.Reader, r *audit.Rule) ([]TextSeen, error) { return ruleHistory(m, r) }
+
+// MergeRuleHistory unites a rule's recorded texts with texts (from a label
+// file): every text keeps the first time it was seen in either, in time
+// order, a text that repeats the one before it dropped. A clone that saw
+// the current text only when it was opened learns when it was first seen.
+func MergeRuleHistory(m audit.Store, r *audit.Rule, texts []TextSeen) error {
+	h, err := ruleHistory(m, r)
+	if err != nil {
+		return err
+	}
+	all := append(slices.Clone(h), texts...)
+	slices.SortStableFunc(all, func(a, b TextSeen) int { return a.Seen.Compare(b.Seen) })
+	var out []TextSeen
+	for _, t := range all {
+		if n := len(out); n > 0 && out[n-1].Text == t.Text {
+			continue
+		}
+		out = append(out, t)
+	}
+	if slices.Equal(out, h) {
+		return nil
+	}
+	data, err := json.Marshal(out)
+	if err != nil {
+		return err
+	}
+	return m.SetMeta(historyKey(r), string(data))
 }
 
 // ruleHistory returns the texts recorded for a rule, oldest first.
@@ -78,6 +137,9 @@ type Staleness struct {
 	// Previous is then the text before the change.
 	Recorded bool
 	Previous string
+	// Variant is true for a rewording or an addition: ChangedAt is when
+	// its text (the new one) was first seen, or last changed.
+	Variant bool
 	// Cases counts the rule's cases: After were added after the change,
 	// Before earlier, SameDay on its day with no time to tell which came
 	// first, and Undated have no "added" date.
@@ -93,7 +155,11 @@ func (s *Staleness) Message() string {
 			source += fmt.Sprintf("; it read %q", s.Previous)
 		}
 	}
-	msg := fmt.Sprintf("the line's text changed on %s (%s); %d of %d cases predate the change", day(s.ChangedAt).Format(time.DateOnly),
+	what := "the line's text changed"
+	if s.Variant {
+		what = "the new text was written"
+	}
+	msg := fmt.Sprintf("%s on %s (%s); %d of %d cases predate the change", what, day(s.ChangedAt).Format(time.DateOnly),
 		source, s.Before, s.Cases)
 	if s.Undated > 0 {
 		msg += fmt.Sprintf(", %d %s no added date", s.Undated, verbFor(s.Undated, "has", "have"))
@@ -115,9 +181,18 @@ func day(t time.Time) time.Time {
 // staleness compares a rule's cases with the last change of its text; nil
 // when no change is known or every case was written since.
 func staleness(r *audit.Rule, history []TextSeen) *Staleness {
-	s := &Staleness{ChangedAt: r.Config.Changed}
-	if n := len(history); n >= 2 && history[n-1].Seen.After(s.ChangedAt) {
+	s := &Staleness{ChangedAt: r.Config.Changed, Variant: !r.Deletion()}
+	n := len(history)
+	switch {
+	case n >= 2 && history[n-1].Seen.After(s.ChangedAt):
 		s.ChangedAt, s.Recorded, s.Previous = history[n-1].Seen, true, history[n-2].Text
+	case n == 1 && s.Variant && history[0].Seen.After(s.ChangedAt):
+		// A rewording or an addition is itself a change of the line,
+		// written no earlier than auditor first saw it.
+		s.ChangedAt, s.Recorded, s.Previous = history[0].Seen, true, ""
+		if r.VariantKind() == model.Rewording {
+			s.Previous = r.Text
+		}
 	}
 	if s.ChangedAt.IsZero() {
 		return nil

@@ -105,3 +105,53 @@ func TestRuleTexts_SharedCaseFile(t *testing.T) {
 		}
 	}
 }
+
+// TestStaleness_RewordingAndAddition: a rewording or an addition is a
+// change of the line made no earlier than auditor first saw its text, so
+// cases written before that get the warning an edited line gets, though
+// its history has one entry; once cases are written after it, none. The
+// deletion of the same line, seen once, has none.
+func TestStaleness_RewordingAndAddition(t *testing.T) {
+	t.Parallel()
+	day := func(d int) time.Time { return time.Date(2026, 11, d, 0, 0, 0, 0, time.UTC) }
+	cases := []model.Case{{ID: "a", AddedAt: day(1)}, {ID: "b", AddedAt: day(2)}}
+	cfg := model.RuleConfig{Cases: "dates.jsonl"}
+	del := &audit.Rule{Line: 4, Text: "Never guess dates.", Cases: cases, Config: cfg}
+	reword := &audit.Rule{Line: 4, Text: "Never guess dates.", Cases: cases, Config: cfg, Kind: model.Rewording, NewText: "Never guess ship dates."}
+	add := &audit.Rule{Line: 4, Text: "Never guess dates.", Cases: cases, Config: cfg, Kind: model.Addition, NewText: "Say when a date is unknown."}
+	a := &audit.Audit{Rules: []*audit.Rule{del, reword, add}}
+	m := audittest.NewMemStore()
+	if err := RecordRuleTexts(m, a, day(10)); err != nil {
+		t.Fatal(err)
+	}
+	hist := func(r *audit.Rule) []TextSeen {
+		h, err := ruleHistory(m, r)
+		if err != nil || len(h) != 1 {
+			t.Fatalf("%s history %+v (%v), want one entry", r.Variant(), h, err)
+		}
+		return h
+	}
+	if s := staleness(del, hist(del)); s != nil {
+		t.Errorf("deletion seen once: staleness %+v, want nil", s)
+	}
+	if h := hist(reword); h[0].Text != reword.NewText {
+		t.Errorf("the rewording's history follows %q, want its new text", h[0].Text)
+	}
+	for _, r := range []*audit.Rule{reword, add} {
+		s := staleness(r, hist(r))
+		if s == nil || !s.ChangedAt.Equal(day(10)) || s.Before != 2 || !s.Variant {
+			t.Fatalf("%s: staleness %+v, want both cases before the 10th", r.Variant(), s)
+		}
+		if msg := s.Message(); !strings.Contains(msg, "the new text was written on 2026-11-10") || !strings.Contains(msg, "2 of 2 cases predate the change") {
+			t.Errorf("%s: message %q", r.Variant(), msg)
+		}
+	}
+	if s := staleness(reword, hist(reword)); !strings.Contains(s.Message(), `it read "Never guess dates."`) {
+		t.Errorf("rewording: message %q does not quote the line it rewords", s.Message())
+	}
+	// Cases written after the rewording: no warning.
+	reword.Cases = []model.Case{{ID: "c", AddedAt: day(12)}}
+	if s := staleness(reword, hist(reword)); s != nil {
+		t.Errorf("cases written since: staleness %+v, want nil", s)
+	}
+}

@@ -27,7 +27,7 @@ func TestReport_AdjudicationsApart(t *testing.T) {
 			break
 		}
 	}
-	labels := fmt.Sprintf(`{"key":%q,"violation":true,"labeller":"rev","source":"seen","at":"2026-12-02T00:00:00Z"}`+"\n", key)
+	labels := fmt.Sprintf(`{"key":%q,"violation":true,"labeller":"rev","source":"seen"}`+"\n", key)
 	writeFiles(t, dir, map[string]string{"seen.jsonl": labels})
 	mustRun(t, 0, "import-labels", path, filepath.Join(dir, "seen.jsonl"))
 

@@ -283,8 +283,14 @@ guarded against spreadsheet formulas.`,
 				}
 			case "labels":
 				var book *model.LabelBook
-				if book, err = s.LabelBook(); err == nil {
-					err = report.ExportLabels(w, book, format)
+				switch {
+				case format == "jsonl":
+					// The label file's own bytes: labels, label sets, rule histories.
+					_, err = s.WriteLabelFile(w)
+				default:
+					if book, err = s.LabelBook(); err == nil {
+						err = report.ExportLabels(w, book, format)
+					}
 				}
 			}
 			if file != nil {
@@ -328,11 +334,16 @@ same verdict and another note adds the note. A second labeller's label is added
 beside the first's. A label whose verdict differs from the same labeller's label
 of the same answer is a conflict and is not imported unless --overwrite is given;
 the previous label stays in the history either way. Records for responses this
-audit does not use are reported and skipped. Afterwards the audit's label file
+audit does not use are reported and skipped. A label counts only for the answer
+it judged: a sheet row whose answer differs from the one stored under its key
+(a sheet written before the answers were asked again), or a record naming
+another answer's hash, is refused and named by file and line; the rest are
+imported. Afterwards the audit's label file
 (<audit>.labels.jsonl) is rewritten.
 
 Exit codes: 0 every record imported or already held; 4 some records were not
-imported (conflicts or unknown responses; the rest were); 2 the file cannot be
+imported (conflicts, unknown responses, rows whose answer is not the one
+stored, undo records with nothing to undo; the rest were); 2 the file cannot be
 read (nothing imported).`,
 		Args: exactArgs(2),
 		RunE: func(cmd *cobra.Command, args []string) error {
@@ -349,30 +360,32 @@ read (nothing imported).`,
 				return err
 			}
 			defer s.Close()
-			var known []model.Label
-			unknown := 0
-			for _, l := range rows.Labels {
-				if s.Plan.Labelable(l.Key) {
-					known = append(known, l)
-				} else {
-					unknown++
-				}
-			}
-			res, err := s.Store.ImportLabels(known, overwrite)
+			res, err := s.ImportLabels(args[1], rows, overwrite)
 			if err != nil {
 				return err
 			}
-			if err := s.SaveLabelFile(); err != nil {
-				return err
-			}
+			unknown := res.Unknown
 			fmt.Fprintf(std.Out, "labels: %d added, %d unchanged, %d overwritten, %d conflicts, %d for responses this audit does not use (skipped)",
 				res.Added, res.Unchanged, len(res.Overwritten), len(res.Conflicts), unknown)
 			if res.Noted > 0 {
 				fmt.Fprintf(std.Out, ", %d %s to a label of the same verdict", res.Noted, plural(res.Noted, "note added", "notes added"))
 			}
+			if n := len(res.Mismatched); n > 0 {
+				fmt.Fprintf(std.Out, ", %d whose answer is not the one stored (refused)", n)
+			}
 			fmt.Fprintln(std.Out)
 			if rows.Unlabelled > 0 {
 				fmt.Fprintf(std.Out, "%d %s not yet labelled (violation empty): skipped\n", rows.Unlabelled, plural(rows.Unlabelled, "row", "rows"))
+			}
+			if n := len(res.Orphans); n > 0 {
+				fmt.Fprintf(std.Out, "%d undo %s took back no label (nothing of that labeller to undo): skipped\n", n, plural(n, "record", "records"))
+			}
+			for i, m := range res.Mismatched {
+				if i == 10 {
+					fmt.Fprintf(std.Err, "  ... and %d more whose answer is not the one stored\n", len(res.Mismatched)-10)
+					break
+				}
+				fmt.Fprintf(std.Err, "  %s\n", model.Sanitize(m))
 			}
 			for i, c := range res.Conflicts {
 				if i == 10 {
@@ -382,7 +395,7 @@ read (nothing imported).`,
 				fmt.Fprintf(std.Err, "  conflict on %s: %s said violation=%t, the file says violation=%t\n",
 					c.Key, model.Sanitize(c.Current.Labeller), c.Current.Violation, c.Incoming.Violation)
 			}
-			if refused := res.Refused() + unknown; refused > 0 {
+			if refused := res.Refused(); refused > 0 {
 				msg := fmt.Sprintf("partial import: %d of %d records not imported", refused, len(rows.Labels))
 				if len(res.Conflicts) > 0 {
 					msg += "; re-run with --overwrite to replace the conflicting labels (history keeps the old values)"

@@ -5,6 +5,7 @@ import (
 	"encoding/json"
 	"flag"
 	"fmt"
+	"github.com/auditor-dev/auditor/model"
 	"html"
 	"os"
 	"path/filepath"
@@ -51,9 +52,9 @@ func labelledDemo(t *testing.T, samples int) string {
 			continue
 		}
 		violation := !rec.Grades["predicate"].Pass || strings.Contains(rec.Text, "What's the order number")
-		writeLabel(t, &labels, rec.Key, violation, "reviewer", "2026-11-30T09:00:00Z")
+		writeLabel(t, &labels, rec.Key, rec.Text, violation, "reviewer", "2026-11-30T09:00:00Z")
 		if seen++; seen%5 == 0 && second < 12 {
-			writeLabel(t, &labels, rec.Key, violation != (second%6 == 0), "second", "2026-11-30T10:00:00Z")
+			writeLabel(t, &labels, rec.Key, rec.Text, violation != (second%6 == 0), "second", "2026-11-30T10:00:00Z")
 			second++
 		}
 	}
@@ -61,9 +62,9 @@ func labelledDemo(t *testing.T, samples int) string {
 	return audit
 }
 
-func writeLabel(t *testing.T, b *strings.Builder, key string, violation bool, labeller, at string) {
+func writeLabel(t *testing.T, b *strings.Builder, key, text string, violation bool, labeller, at string) {
 	t.Helper()
-	l, err := json.Marshal(map[string]any{"key": key, "violation": violation, "labeller": labeller, "note": "", "at": at})
+	l, err := json.Marshal(map[string]any{"key": key, "violation": violation, "labeller": labeller, "note": "", "at": at, "answer_sha256": model.AnswerHash(text)})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -95,7 +96,7 @@ func nineLineSweep(t *testing.T) string {
 			continue
 		}
 		violation := strings.Contains(rec.Text, "no caveats") || strings.Contains(rec.Text, "bend the rules")
-		writeLabel(t, &labels, rec.Key, violation, "ana", "2026-12-01T09:00:00Z")
+		writeLabel(t, &labels, rec.Key, rec.Text, violation, "ana", "2026-12-01T09:00:00Z")
 	}
 	importLabels(t, audit, labels.String())
 	return audit
@@ -184,7 +185,7 @@ func TestHTMLReport_HostileAnswers(t *testing.T) {
 	for i, rec := range exportResponses(t, path) {
 		if i%3 == 0 && rec.Text != "" {
 			l, _ := json.Marshal(map[string]any{"key": rec.Key, "violation": i%2 == 0, "labeller": "<script>alert('labeller')</script>",
-				"note": "javascript:alert(4) \u202e", "at": "2026-12-01T09:00:00Z"})
+				"note": "javascript:alert(4) \u202e", "at": "2026-12-01T09:00:00Z", "answer_sha256": model.AnswerHash(rec.Text)})
 			labels.Write(append(l, '\n'))
 		}
 	}
@@ -241,7 +242,7 @@ func TestHTMLReport_Sections(t *testing.T) {
 	n := 0
 	for _, rec := range exportResponses(t, audit) {
 		if rec.RuleLine == 15 && rec.Kind == "control" && n < 2 {
-			l, _ := json.Marshal(map[string]any{"key": rec.Key, "violation": false, "labeller": "lead", "note": "fine", "at": "2026-12-01T09:00:00Z", "source": "seen"})
+			l, _ := json.Marshal(map[string]any{"key": rec.Key, "violation": false, "labeller": "lead", "note": "fine", "at": "2026-12-01T09:00:00Z", "source": "seen", "answer_sha256": model.AnswerHash(rec.Text)})
 			seen.Write(append(l, '\n'))
 			n++
 		}

@@ -68,7 +68,7 @@ func runInteractive(ctx context.Context, std Stdio, s *workbench.Session, status
 		return err
 	}
 	_, progErr := tea.NewProgram(app, tea.WithContext(ctx), tea.WithInput(std.In), tea.WithOutput(std.Out)).Run()
-	saveLabelFile(std, s)
+	fileErr := saveLabelFile(s)
 
 	// The app cancels a run the user stops; cancel here too in case the
 	// program ended another way, then wait for the run to wind down.
@@ -84,10 +84,16 @@ func runInteractive(ctx context.Context, std Stdio, s *workbench.Session, status
 	} else {
 		<-feed.Done()
 		if runErr != nil {
-			return runErr
+			return errors.Join(runErr, fileErr)
 		}
 	}
-	return finishRun(std, s, out, f, path, resumeCmd)
+	if err := finishRun(std, s, out, f, path, resumeCmd); err != nil {
+		if fileErr != nil {
+			fmt.Fprintln(std.Err, fileErr)
+		}
+		return err
+	}
+	return fileErr
 }
 
 // quietEnd reports whether the program ended by a signal or cancellation,

@@ -184,7 +184,7 @@ func runLabel(cmd *cobra.Command, std Stdio, path string, f labelFlags) error {
 			}
 			break
 		}
-		set, err = labels.DrawLabelSample(s.Store, s.Plan, s.Tally, opts)
+		set, err = labels.DrawLabelSample(s.LabelStore(), s.Plan, s.Tally, opts)
 		if errors.Is(err, labels.ErrLabelSetExists) {
 			return &usageError{err, ""}
 		}
@@ -196,6 +196,12 @@ func runLabel(cmd *cobra.Command, std Stdio, path string, f labelFlags) error {
 		}
 		// The numbers below weigh labels by every set: the new one too.
 		s.Tally.AddLabelSet(set)
+		// The set's draw goes into the label file with the labels: a
+		// file that cannot be written (a full disk) is an error here, not
+		// after the labelling it would leave undescribed.
+		if err := saveLabelFile(s); err != nil {
+			return err
+		}
 	}
 
 	if f.sheet != "" {
@@ -307,6 +313,9 @@ func labelForVerdict(cmd *cobra.Command, std Stdio, s *workbench.Session, f labe
 	if len(drawn) == 0 {
 		fmt.Fprintln(std.Out, "nothing to draw: no INCONCLUSIVE verdict that labels can settle")
 		return nil
+	}
+	if err := saveLabelFile(s); err != nil {
+		return err
 	}
 	if f.sheet != "" {
 		if err := writeLabelSheet(std, s, drawn, f.labeller, f.sheet); err != nil {

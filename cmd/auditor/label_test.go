@@ -74,7 +74,7 @@ func TestLabel_Headless(t *testing.T) {
 	}
 	for i, k := range set.Keys[:12] {
 		for _, who := range []string{"ana", "ben"} {
-			if err := st.PutLabel(model.Label{Source: model.LabelBlind, Key: k, Violation: (i%3 == 0) != (who == "ben" && i == 0), Labeller: who}); err != nil {
+			if _, err := st.PutLabel(model.Label{Source: model.LabelBlind, Key: k, Violation: (i%3 == 0) != (who == "ben" && i == 0), Labeller: who}); err != nil {
 				t.Fatal(err)
 			}
 		}

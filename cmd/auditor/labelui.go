@@ -11,13 +11,12 @@ import (
 
 	"github.com/auditor-dev/auditor/audit/labels"
 	"github.com/auditor-dev/auditor/report"
-	"github.com/auditor-dev/auditor/store"
 	"github.com/auditor-dev/auditor/tui"
 	"github.com/auditor-dev/auditor/workbench"
 )
 
 // The label and review screens label to the audit's store.
-var _ tui.LabelStore = (*store.Store)(nil)
+var _ tui.LabelStore = (*workbench.LabelStore)(nil)
 
 // A run on the screen reports to the app's feed.
 var _ workbench.Observer = (*tui.Feed)(nil)
@@ -34,8 +33,8 @@ type appScreen struct {
 // (edits channel) so an edit re-grades at once.
 func labellingOptions(s *workbench.Session, edits <-chan tui.PredicateFile, o appScreen) tui.LabelOptions {
 	lo := tui.LabelOptions{Labeller: o.labeller, Set: o.set, Edits: edits, Open: o.open}
-	if s.Store != nil { // a nil *store.Store in the interface would not read as nil
-		lo.Store = s.Store
+	if ls := s.LabelStore(); ls != nil { // a nil pointer in the interface would not read as nil
+		lo.Store = ls
 	}
 	return lo
 }
@@ -77,11 +76,11 @@ func runApp(ctx context.Context, std Stdio, s *workbench.Session, o appScreen) e
 		return err
 	}
 	_, perr := tea.NewProgram(app, tea.WithContext(ctx), tea.WithInput(std.In), tea.WithOutput(std.Out)).Run()
-	saveLabelFile(std, s)
+	ferr := saveLabelFile(s)
 	if perr != nil && !quietEnd(perr) {
 		return fmt.Errorf("interactive screen: %w", perr)
 	}
-	return nil
+	return ferr
 }
 
 // readOnly says what a read-only session reads, for the app; nil when it
@@ -93,13 +92,15 @@ func readOnly(s *workbench.Session) *tui.ReadOnly {
 	return &tui.ReadOnly{AsOf: s.Store.Reading().AsOf}
 }
 
-// saveLabelFile writes the audit's label file after the screen closed. The
-// labels are safe in the store whatever happens here, so a failure is said
-// and does not change the exit code; the next command writes the file.
-func saveLabelFile(std Stdio, s *workbench.Session) {
+// saveLabelFile writes the audit's label file after the screen closed (the
+// screen wrote it after every label already). The labels are safe in the
+// store whatever happens here, but the file is what the repository keeps,
+// so a failure is an error: the command does not exit 0.
+func saveLabelFile(s *workbench.Session) error {
 	if err := s.SaveLabelFile(); err != nil {
-		fmt.Fprintf(std.Err, "labels are saved in %s, but %s was not written: %v\n", workbench.DBName, s.LabelFilePath(), err)
+		return fmt.Errorf("labels are saved in %s, but %s was not written (the next command that labels writes it): %w", workbench.DBName, s.LabelFilePath(), err)
 	}
+	return nil
 }
 
 // defaultLabeller is who labels when --labeller is not given: $AUDITOR_LABELLER,

@@ -77,7 +77,7 @@ func TestLabelSheet_RoundTrip(t *testing.T) {
 			t.Fatalf("set: %d keys, %v", len(set.Keys), err)
 		}
 		// ana labelled the set's first answer on the screen already.
-		if err := st.PutLabel(model.Label{Key: set.Keys[0], Violation: true, Labeller: "ana", Source: model.LabelBlind}); err != nil {
+		if _, err := st.PutLabel(model.Label{Key: set.Keys[0], Violation: true, Labeller: "ana", Source: model.LabelBlind}); err != nil {
 			t.Fatal(err)
 		}
 	})
@@ -251,7 +251,7 @@ func TestLabels_NoTimeImportsOnce(t *testing.T) {
 			t.Errorf("import %d without times:\n%s", i+1, r)
 		}
 	}
-	if n, m := strings.Count(mustRead(t, labelFile), "\n"), stored(); n != 3 || m != 3 {
+	if n, m := len(labelLines(mustRead(t, labelFile))), stored(); n != 3 || m != 3 {
 		t.Errorf("after three imports the label file has %d records and the store %d, want 3", n, m)
 	}
 	// The same rows as the label file itself (written by hand, no times):
@@ -289,7 +289,7 @@ func TestLabels_NoTimeImportsOnce(t *testing.T) {
 	}
 	writeFile(t, labelFile, mustRead(t, labelFile)+strings.Join(copies, "\n")+"\n")
 	mustRun(t, exitOK, "import-labels", auditPath, hand)
-	if got := mustRead(t, labelFile); strings.Count(got, "\n") != 6 || strings.Count(got, `"labeller":"ben"`) != 2 {
+	if got := mustRead(t, labelFile); len(labelLines(got)) != 6 || strings.Count(got, `"labeller":"ben"`) != 2 {
 		t.Errorf("the copies did not collapse:\n%s", got)
 	}
 }

@@ -73,8 +73,8 @@ func redundantAudit(t *testing.T, dir string, adaptive bool) string {
 }
 
 // quietLabels is how many clean blind labels of a class's answers under a
-// variant its labels route needs (86 at delta 0.05 under the fixed-count
-// Clopper-Pearson bound).
+// variant its labels route needs (85 at delta 0.05: the confidence
+// sequence of issue 26).
 var quietLabels = model.LabelsForZero(0.05)
 
 // simViolation is the truth a careful labeller gives a simulated answer
@@ -133,7 +133,7 @@ func labelDrawn(t *testing.T, audit, prefix string) int {
 		if !ok {
 			t.Fatalf("drawn answer %s is not in the export", k)
 		}
-		writeLabel(t, &b, k, simViolation(text), "ana", "2026-12-04T09:00:00Z")
+		writeLabel(t, &b, k, text, simViolation(text), "ana", "2026-12-04T09:00:00Z")
 	}
 	importLabels(t, audit, b.String())
 	return len(keys)
