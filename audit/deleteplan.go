@@ -225,6 +225,14 @@ func (e *Estimate) setAdaptive(p *Plan, done map[string]bool) {
 				w = max(w, share[v])
 			}
 		}
+		if p.jointOnly(c.Key) {
+			// The joint test settles, NOT SAFE, once one of its classes
+			// rose: as soon as its quickest line would.
+			w = 1
+			for _, ri := range p.Ship.Joint.Rules {
+				w = min(w, share[ri])
+			}
+		}
 		expected += w
 	}
 	a.LoadBearing = int(math.Round(expected))

@@ -37,6 +37,9 @@ type Doc struct {
 	// Comparisons sets the first model beside each other one, case by
 	// case; empty with one model.
 	Comparisons []ComparisonDoc `json:"comparisons"`
+	// Ship is the decision on the prompt without every line of the
+	// audit's joint test; absent when the audit has made none.
+	Ship *ShipDoc `json:"ship,omitempty"`
 	// StaleLabels counts the answers whose labels judged another answer
 	// than the one stored under their key now (a clone's answers, asked
 	// again): those labels count nowhere. LabelsNote says so for people.
@@ -687,6 +690,7 @@ func Build(res *evidence.Results, spend audit.Spend, simulated bool) Doc {
 		d.Sweep.ByTag = append(d.Sweep.ByTag, sweepGroupDoc(g))
 	}
 	d.Progress.Cells = len(res.Plan.Cells)
+	d.Ship = shipDoc(res)
 	d.StaleLabels, d.LabelsNote = res.StaleLabels, res.StaleLabelsNote()
 	for _, rr := range res.Rules {
 		rd := RuleDoc{

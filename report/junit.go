@@ -65,6 +65,13 @@ type junitFailure struct {
 // suite carries the sweep and the spend.
 func WriteJUnit(w io.Writer, res *evidence.Results, spend audit.Spend, simulated bool) error {
 	s := junitSuite{Name: res.Plan.Audit.File.Name}
+	if c := shipJUnit(res); c != nil {
+		s.Tests++
+		if c.Failure != nil {
+			s.Fails++
+		}
+		s.Cases = append(s.Cases, *c)
+	}
 	multiModel := len(res.Plan.Audit.File.Models) > 1
 	for _, rr := range res.Rules {
 		v := rr.Verdict

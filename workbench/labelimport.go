@@ -40,7 +40,7 @@ func (s *Session) ImportLabels(file string, rows report.LabelRows, overwrite boo
 	}
 	var take []model.Label
 	for i, l := range rows.Labels {
-		if _, ok := s.Plan.ByKey[l.Key]; !ok {
+		if !s.Plan.Labelable(l.Key) {
 			out.Unknown++
 			continue
 		}

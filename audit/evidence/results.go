@@ -147,6 +147,9 @@ type Results struct {
 	// Comparisons sets the audit's first model beside each other one, case
 	// by case (see ModelComparisons); empty with one model.
 	Comparisons []Comparison
+	// Ship is the joint test's decision (see Tally.Ship); nil when the
+	// audit has made none.
+	Ship *ShipResult
 	// StaleLabels counts the answers whose labels judged another answer
 	// than the one stored under their key now (Tally.StaleLabels): they
 	// count nowhere, and every report says so (StaleLabelsNote).
@@ -446,6 +449,11 @@ func (t *Tally) Results() (*Results, error) {
 	}
 	res.Sweep = summarizeSweep(res.Rules)
 	res.Comparisons = t.ModelComparisons()
+	ship, err := t.Ship(res)
+	if err != nil {
+		return nil, err
+	}
+	res.Ship = ship
 	res.StaleLabels = t.StaleLabels()
 	return res, nil
 }
@@ -562,6 +570,11 @@ func (r *Results) UnneededCalls(done map[string]bool) map[string]bool {
 	for _, rr := range r.Rules {
 		if rr.SettledEarly() {
 			settled[[2]int{rr.RuleIndex, rr.Model}] = true
+		}
+	}
+	if r.Ship.SettledEarly() {
+		for mi := range r.Plan.Audit.File.Models {
+			settled[[2]int{audit.JointRule, mi}] = true
 		}
 	}
 	if len(settled) == 0 {

@@ -111,7 +111,7 @@ func (c *cells) stratum(i int, s *LabelSet, key string) string {
 		cell := c.p.Cells[ci]
 		r := c.p.Audit.Rules[cell.Rule]
 		if !r.HasPredicate() || (o.Line != 0 && r.Line != o.Line) ||
-			!slices.Contains(o.Kinds, r.Cases[cell.Case].Kind) || !o.variantHolds(cell.Deleted) {
+			!slices.Contains(o.Kinds, r.Cases[cell.Case].Kind) || !o.variantHolds(cell) {
 			continue
 		}
 		version, ok := s.PredicateVersions[r.Line]
