@@ -183,9 +183,6 @@ func (c *SpecificityCount) share() *labelShare {
 // measured reports whether the share has any labels.
 func (s *labelShare) measured() bool { return s != nil && s.total > 0 }
 
-// rate is the observed share hits/total.
-func (s *labelShare) rate() float64 { return float64(s.hits) / float64(s.total) }
-
 // lower is the 95% lower bound: the given one, else Wilson's. The share
 // must be measured and valid.
 func (s *labelShare) lower() float64 {

@@ -357,7 +357,7 @@ func moreLabels(strata []stats.LabelledStratum, m, labelled, violations int, flo
 	return out
 }
 
-// String says the projection as advice: "label about 86 answers without the
+// String says the projection as advice: "label about 85 answers without the
 // line (provoking, any grader verdict; `auditor label --for-verdict`): if
 // none is a violation, DELETE".
 func (n LabelsNeeded) String() string {

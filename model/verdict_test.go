@@ -43,13 +43,6 @@ func near(t *testing.T, name string, got, want, eps float64) {
 	}
 }
 
-// specOne is a specificity whose lower bound is taken as 1, the premise of
-// STATS section 3's examples ("with specificity measured at 1, J_L = R_L").
-func specOne() *SpecificityCount {
-	one := 1.0
-	return &SpecificityCount{Passed: 160, Negatives: 160, Lo: &one}
-}
-
 // spec returns a specificity of passed of negatives labelled clean answers.
 func spec(passed, negatives int) *SpecificityCount {
 	return &SpecificityCount{Passed: passed, Negatives: negatives}

@@ -82,10 +82,6 @@ func asPrinted(x float64) float64 {
 	return v
 }
 
-// floorPercent is a lower bound in whole percent, rounded down: a lower
-// bound is never shown higher than it is.
-func floorPercent(x float64) int { return int(math.Floor(100*x + 1e-9)) }
-
 // boundWords names the bound an upper limit came from, for the sentence.
 // intervalName names the interval a verdict's sentence shows: "95%", or
 // at a look of a sequential design "look 2 of 5 (95% over the design)".

@@ -74,10 +74,6 @@ func TestTally_LabelsJudgeOneAnswer(t *testing.T) {
 	// A label recorded for an answer the tally does not hold yet waits
 	// for it; only the answer it judged admits it.
 	mem := audittest.NewMemStore()
-	tally, err = NewTally(p, fx.Preds, mem)
-	if err != nil {
-		t.Fatal(err)
-	}
 	judged := blind(keys[0])
 	judged.AnswerSHA256, judged.At = model.AnswerHash(r0.Text), time.Now()
 	wrong := blind(keys[1])

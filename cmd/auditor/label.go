@@ -58,7 +58,7 @@ command exits 2 pointing to --sheet FILE.
 
 --for-verdict draws, for each INCONCLUSIVE line (or --rule), the labels that
 would settle it: when a bound on the answers without the line can (DELETE's
-labels route: a line the model never breaks needs about 86 of them labelled
+labels route: a line the model never breaks needs about 85 of them labelled
 clean at delta 0.05), that many of those answers, drawn from the ones no one has labelled;
 otherwise a stratified set of --n to measure the predicate. Each set is new
 (verdict-L<line>, verdict-L<line>-2, ...); every label counts with the rest.
