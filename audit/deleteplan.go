@@ -13,13 +13,17 @@ import (
 // (what `auditor label` draws by default).
 const DefaultLabelBudget = 60
 
-// inertRuns is how many audits the plan simulates per scenario: enough to
-// tell 5% from 10% (SE at most 2.5 points). simAnswerBudget caps the
-// answers a scenario draws in all (runs x answers of both variants), so
-// that a plan stays fast at any size: a large design gets fewer runs, and
-// below minSimRuns none (the plan says it was not simulated).
+// inertRuns is how many audits the plan simulates per scenario: 500 (SE
+// at most 2.2 points, 1 at 5%), which every plan, run and report computes,
+// so it is kept small and the summary says its 95% margin
+// (DeleteOutlook.Margin) whenever fewer than fullRuns audits stand behind
+// a share. simAnswerBudget caps the answers a scenario draws in all (runs
+// x answers of both variants), so that a plan stays fast at any size: a
+// large design gets fewer runs, and below minSimRuns none (the plan says
+// it was not simulated).
 const (
-	inertRuns       = 400
+	inertRuns       = 500
+	fullRuns        = 2000
 	simAnswerBudget = 2_000_000
 	minSimRuns      = 50
 )
@@ -57,16 +61,23 @@ type DeleteOutlook struct {
 	// QuietLabels is how many of them, labelled blind and all clean, put
 	// the labels route under delta; 0 when the plan has fewer answers than
 	// that (more samples first).
-	QuietLabels int     `json:"quiet_line_labels"`
-	LabelBudget int     `json:"label_budget"`
-	Runs        int     `json:"runs"`
-	Delta       float64 `json:"delta"`
+	QuietLabels int `json:"quiet_line_labels"`
+	// QuietLabelsWithBaseline is the same once baseline answers have blind
+	// labels too: they take part of the route's error for the baseline's
+	// lower bound, so the variant's bound needs a few more.
+	QuietLabelsWithBaseline int     `json:"quiet_line_labels_with_baseline"`
+	LabelBudget             int     `json:"label_budget"`
+	Runs                    int     `json:"runs"`
+	Delta                   float64 `json:"delta"`
 	// Inert holds, per baseline failure rate, the share of simulated
 	// audits of a line that does nothing reaching DELETE with LabelBudget
 	// labels drawn as `auditor label` draws them (both variants) and as
 	// `auditor label --for-verdict` does for a quiet line (without the
 	// line only).
 	Inert []InertOdds `json:"inert"`
+	// Margin is the largest 95% margin of those shares, in points, when
+	// fewer than fullRuns audits were simulated; 0 otherwise.
+	Margin float64 `json:"margin,omitempty"`
 }
 
 // InertOdds is the chance of DELETE for a line that does nothing at one
@@ -103,8 +114,13 @@ func PlanDelete(provoking, controls, samples int, delta float64, budget int, cac
 		o.Blocked = "DELETE needs at least 1 control case"
 	}
 	if o.Blocked == "" {
-		if n, err := stats.ZeroOfNBelow(delta, model.LabelsRouteAlpha); err == nil && n <= o.Answers {
+		// The labels route's own rule, the confidence sequence at its
+		// share, so the plan says what the verdict will ask.
+		if n, err := stats.SequentialZeroOfNBelow(delta, model.LabelsRouteAlpha); err == nil && n <= o.Answers {
 			o.QuietLabels = n
+		}
+		if n, err := stats.SequentialZeroOfNBelow(delta, model.LabelsRouteAlpha-model.LabelsRouteBaselineAlpha); err == nil && n <= o.Answers {
+			o.QuietLabelsWithBaseline = n
 		}
 	}
 	if o.Blocked == "" && o.Runs > 0 {
@@ -125,6 +141,13 @@ func PlanDelete(provoking, controls, samples int, delta float64, budget int, cac
 				}
 			}
 			o.Inert = append(o.Inert, odds)
+		}
+		if o.Runs < fullRuns {
+			for _, in := range o.Inert {
+				for _, p := range []float64{in.Both, in.WithoutLine} {
+					o.Margin = math.Max(o.Margin, 100*1.96*math.Sqrt(math.Max(p*(1-p), 1/float64(o.Runs))/float64(o.Runs)))
+				}
+			}
 		}
 	}
 	if cache != nil {
@@ -202,6 +225,14 @@ func (e *Estimate) setAdaptive(p *Plan, done map[string]bool) {
 				w = max(w, share[v])
 			}
 		}
+		if p.jointOnly(c.Key) {
+			// The joint test settles, NOT SAFE, once one of its classes
+			// rose: as soon as its quickest line would.
+			w = 1
+			for _, ri := range p.Ship.Joint.Rules {
+				w = min(w, share[ri])
+			}
+		}
 		expected += w
 	}
 	a.LoadBearing = int(math.Round(expected))
@@ -221,8 +252,12 @@ func (o DeleteOutlook) Summary() string {
 	}
 	var b strings.Builder
 	if o.QuietLabels > 0 {
-		fmt.Fprintf(&b, "a line the model never breaks needs about %d blind labels of its %d provoking answers without the line, all clean (`auditor label --for-verdict`)",
+		fmt.Fprintf(&b, "a line the model never breaks needs about %d blind labels of its %d provoking answers without the line, all clean (`auditor label --for-verdict`",
 			o.QuietLabels, o.Answers)
+		if o.QuietLabelsWithBaseline > o.QuietLabels {
+			fmt.Fprintf(&b, "; %d once baseline answers are labelled too", o.QuietLabelsWithBaseline)
+		}
+		b.WriteString(")")
 	} else {
 		fmt.Fprintf(&b, "a line the model never breaks cannot be deleted by its labels alone: its %d provoking answers without the line are too few to bound the rate under %s (more samples or cases)",
 			o.Answers, pct(o.Delta))
@@ -233,19 +268,26 @@ func (o DeleteOutlook) Summary() string {
 	}
 	var parts []string
 	for _, in := range o.Inert {
-		parts = append(parts, fmt.Sprintf("%s at a %s baseline", pct(in.Both), pct(in.Baseline)))
+		parts = append(parts, fmt.Sprintf("%s at a %s baseline", pct1(in.Both), pct(in.Baseline)))
 	}
 	fmt.Fprintf(&b, "; a line that does nothing reaches DELETE with %d labels drawn by `auditor label` in about %s", o.LabelBudget, strings.Join(parts, ", "))
 	parts = parts[:0]
 	for _, in := range o.Inert {
-		parts = append(parts, pct(in.WithoutLine))
+		parts = append(parts, pct1(in.WithoutLine))
 	}
-	fmt.Fprintf(&b, " (%s with the %d labels on the answers without the line; %d simulated audits each, a perfect predicate)",
-		strings.Join(parts, ", "), o.LabelBudget, o.Runs)
+	margin := ""
+	if o.Margin > 0 {
+		margin = fmt.Sprintf(", each +/- %.1f points", o.Margin)
+	}
+	fmt.Fprintf(&b, " (%s with the %d labels on the answers without the line; %d simulated audits each%s, a perfect predicate)",
+		strings.Join(parts, ", "), o.LabelBudget, o.Runs, margin)
 	return b.String()
 }
 
 func pct(x float64) string { return fmt.Sprintf("%.0f%%", 100*x) }
+
+// pct1 is a simulated share with one decimal.
+func pct1(x float64) string { return fmt.Sprintf("%.1f%%", 100*x) }
 
 // loadBearingRise is the load-bearing line a plan's adaptive outlook
 // simulates: failures from 4% with the line to 30% without it.

@@ -66,6 +66,29 @@ type Estimate struct {
 	// and no earlier suite makes), in the audit's order; omitted when the
 	// audit has no suite. Its calls are in Calls and CachedCalls too.
 	Regression []SuiteEstimate `json:"regression,omitempty"`
+	// Ship is the joint test's part of the plan (auditor ship); omitted
+	// when the audit has none. Its calls are in Calls and CachedCalls too.
+	Ship *ShipEstimate `json:"ship,omitempty"`
+}
+
+// ShipEstimate is the joint test in a plan: the calls only the joint
+// variant makes (every other it shares), what they cost, and the blind
+// labels of its answers that settle a class the model never breaks.
+type ShipEstimate struct {
+	Lines       []int   `json:"lines"`
+	Test        int     `json:"test"`
+	Calls       int     `json:"calls"`        // its calls still to make
+	CachedCalls int     `json:"cached_calls"` // its calls already stored
+	USD         float64 `json:"usd"`
+	USDAtMost   float64 `json:"usd_at_most"`
+	// Classes is how many line classes (lines x models) it decides;
+	// LabelsPerClass the blind labels, all clean, of a class's joint
+	// answers that bound it by the labels route (model.LabelsForZero), and
+	// Labels their total: labelling the joint variant decides every quiet
+	// line of it at once.
+	Classes        int `json:"classes"`
+	LabelsPerClass int `json:"labels_per_class"`
+	Labels         int `json:"labels"`
 }
 
 // SuiteEstimate is one regression suite in a plan: its cases, run on
@@ -170,6 +193,9 @@ func (p *Plan) Unneeded(e *Estimate, unneeded map[string]bool) {
 		}
 		e.UnneededCalls++
 		e.CachedCalls--
+		if e.Ship != nil && p.jointOnly(k) {
+			e.Ship.CachedCalls--
+		}
 		if si := p.SuiteOf(k); si >= 0 {
 			e.Regression[si].CachedCalls--
 		}
@@ -196,7 +222,18 @@ func (p *Plan) Estimate(done map[string]bool, concurrency int, hist History, sim
 		}
 		e.Regression = append(e.Regression, SuiteEstimate{Name: s.Name, Cases: len(s.Cases), Variants: len(p.Audit.Rules)})
 	}
+	if sp := p.Ship; sp != nil {
+		n := len(sp.Joint.Rules) * len(p.Audit.File.Models)
+		per := model.LabelsForZero(p.Audit.File.Delta)
+		e.Ship = &ShipEstimate{Lines: sp.Joint.Lines, Test: sp.Joint.Test, Classes: n, LabelsPerClass: per, Labels: n * per}
+	}
 	for _, c := range p.Calls {
+		joint := e.Ship != nil && p.jointOnly(c.Key)
+		if joint && done[c.Key] {
+			e.Ship.CachedCalls++
+		} else if joint {
+			e.Ship.Calls++
+		}
 		if si := p.SuiteOf(c.Key); si >= 0 {
 			if done[c.Key] {
 				e.Regression[si].CachedCalls++
@@ -226,6 +263,10 @@ func (p *Plan) Estimate(done map[string]bool, concurrency int, hist History, sim
 		e.CompletionTokensAtMost += int64(o.completionMax)
 		e.USD += c.Price.Cost(prompt, 0, completion)
 		e.USDAtMost += c.Price.Cost(prompt, 0, o.completionMax)
+		if joint {
+			e.Ship.USD += c.Price.Cost(prompt, 0, completion)
+			e.Ship.USDAtMost += c.Price.Cost(prompt, 0, o.completionMax)
+		}
 
 		system := c.Request.Messages[0].Content
 		cached := 0

@@ -35,7 +35,10 @@ type Audit struct {
 	// Regressions are the frozen regression suites, in file order: each
 	// runs on baseline and on every variant of every rule.
 	Regressions []*Regression
-	Counter     *prompts.Counter
+	// Ship is the current joint test (the last [[ship]] table); nil when
+	// the audit has made none.
+	Ship    *JointTest
+	Counter *prompts.Counter
 }
 
 // Regression is one [[regression]] suite: ordinary cases that should keep
@@ -187,6 +190,9 @@ func Load(path string, counter *prompts.Counter) (*Audit, error) {
 			return nil, err
 		}
 		a.Regressions = append(a.Regressions, reg)
+	}
+	if err := a.loadShip(); err != nil {
+		return nil, err
 	}
 	return a, nil
 }

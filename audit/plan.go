@@ -23,8 +23,11 @@ type Cell struct {
 	Model   int // index into Audit.File.Models
 	Case    int // index into the rule's Cases
 	Deleted bool
-	Sample  int
-	Key     string
+	// Joint marks a cell of the joint variant (audit.ShipPlan): Deleted is
+	// true too, since the line's class is compared on it.
+	Joint  bool
+	Sample int
+	Key    string
 }
 
 // Plan is every cell of an audit and the distinct calls behind them.
@@ -50,6 +53,9 @@ type Plan struct {
 	// suiteCalls counts, per suite, the calls it adds: keys no rule cell
 	// and no earlier suite uses.
 	suiteCalls []int
+	// Ship is the joint variant's part of the plan (see ShipPlan); nil when
+	// the audit has no joint test.
+	Ship *ShipPlan
 	// design is the audit's looks over the plan's samples (designErr when
 	// the two do not fit: fewer samples than looks).
 	design    model.Design
@@ -108,6 +114,14 @@ func (a *Audit) CellCount(samples int) int64 {
 	}
 	for _, s := range a.Regressions {
 		perSample += int64(len(s.Cases)) * int64(1+len(a.Rules))
+		if a.Ship != nil {
+			perSample += int64(len(s.Cases))
+		}
+	}
+	if a.Ship != nil {
+		for _, ri := range a.Ship.Rules {
+			perSample += int64(len(a.Rules[ri].Cases))
+		}
 	}
 	return int64(samples) * int64(len(a.File.Models)) * perSample
 }
@@ -148,6 +162,15 @@ func NewPlan(a *Audit, opts PlanOptions) *Plan {
 	}
 
 	rtmpls := regressionTemplates(a, full, deleted, tok)
+	var jtmpls []callTemplate
+	var jrtmpls []regTemplate
+	if a.Ship != nil {
+		sp := &ShipPlan{Joint: *a.Ship, System: a.Prompt.Without(a.Ship.Lines...), ByKey: map[string][]int{}, RegressionByKey: map[string][]int{}}
+		jtmpls, jrtmpls = shipTemplates(a, sp.System, tok)
+		sp.Cells = make([]Cell, 0, p.Samples*len(jtmpls))
+		sp.Regression = make([]RegressionCell, 0, p.Samples*len(jrtmpls))
+		p.Ship = sp
+	}
 	p.suiteCalls = make([]int, len(a.Regressions))
 	p.RegressionByKey = make(map[string][]int, p.Samples*len(rtmpls))
 	p.Regression = make([]RegressionCell, 0, p.Samples*len(rtmpls))
@@ -205,8 +228,44 @@ func NewPlan(a *Audit, opts PlanOptions) *Plan {
 			p.Calls = append(p.Calls, call)
 			p.suiteCalls[cell.Suite]++
 		}
+		// The joint variant's calls of this sample follow: each is made
+		// once, whatever other variant asks the same thing.
+		if sp := p.Ship; sp != nil {
+			for ti := range jtmpls {
+				t := &jtmpls[ti]
+				key := t.keys.key(kh, s)
+				cell := t.cell
+				cell.Sample, cell.Key = s, key
+				sp.ByKey[key] = append(sp.ByKey[key], len(sp.Cells))
+				sp.Cells = append(sp.Cells, cell)
+				p.addShipCall(t.call, key, s)
+			}
+			for ti := range jrtmpls {
+				t := &jrtmpls[ti]
+				key := t.keys.key(kh, s)
+				cell := t.cell
+				cell.Sample, cell.Key = s, key
+				sp.RegressionByKey[key] = append(sp.RegressionByKey[key], len(sp.Regression))
+				sp.Regression = append(sp.Regression, cell)
+				p.addShipCall(t.call, key, s)
+			}
+		}
 	}
 	return p
+}
+
+// addShipCall adds the joint variant's call with key unless the plan
+// makes it already.
+func (p *Plan) addShipCall(call runner.Call, key string, sample int) {
+	_, rule := p.ByKey[key]
+	_, suite := p.RegressionByKey[key]
+	if rule || suite || p.Ship.madeKey(key) {
+		return
+	}
+	call.Key = key
+	call.Request.Sample = sample
+	p.Calls = append(p.Calls, call)
+	p.Ship.calls++
 }
 
 // regTemplate is what the calls of one model, suite, case and variant
@@ -264,6 +323,14 @@ func (p *Plan) ModelOf(key string) (int, bool) {
 	if cells := p.RegressionByKey[key]; len(cells) > 0 {
 		return p.Regression[cells[0]].Model, true
 	}
+	if sp := p.Ship; sp != nil {
+		if cells := sp.ByKey[key]; len(cells) > 0 {
+			return sp.Cells[cells[0]].Model, true
+		}
+		if cells := sp.RegressionByKey[key]; len(cells) > 0 {
+			return sp.Regression[cells[0]].Model, true
+		}
+	}
 	return 0, false
 }
 
@@ -275,7 +342,8 @@ func (p *Plan) ModelOf(key string) (int, bool) {
 func (p *Plan) NeededBelow(key string, m int, open func(rule, model int) bool) bool {
 	for _, ci := range p.ByKey[key] {
 		c := p.Cells[ci]
-		if c.Sample < m && open(c.Rule, c.Model) {
+		// A joint line's baseline answers are the joint test's too.
+		if c.Sample < m && (open(c.Rule, c.Model) || (!c.Deleted && p.Ship.has(c.Rule) && open(JointRule, c.Model))) {
 			return true
 		}
 	}
@@ -285,8 +353,25 @@ func (p *Plan) NeededBelow(key string, m int, open func(rule, model int) bool) b
 			return true
 		}
 	}
+	if sp := p.Ship; sp != nil {
+		for _, ci := range sp.ByKey[key] {
+			if c := sp.Cells[ci]; c.Sample < m && open(JointRule, c.Model) {
+				return true
+			}
+		}
+		for _, ci := range sp.RegressionByKey[key] {
+			if c := sp.Regression[ci]; c.Sample < m && open(JointRule, c.Model) {
+				return true
+			}
+		}
+	}
 	return false
 }
+
+// JointRule stands for the joint test in NeededBelow's open: a call of the
+// joint variant is needed while open(JointRule, model) says its decision
+// is open for the model.
+const JointRule = -2
 
 // Planned reports whether the plan makes the call with this key.
 func (p *Plan) Planned(key string) bool {
@@ -424,6 +509,9 @@ func Messages(system string, c model.Case) []model.Message {
 
 // VariantName returns the display name of a cell's variant.
 func (p *Plan) VariantName(c Cell) string {
+	if c.Joint {
+		return JointVariant
+	}
 	if c.Deleted {
 		return p.Audit.Rules[c.Rule].Variant()
 	}
@@ -499,6 +587,14 @@ func (p *Plan) Key(k []byte) string {
 	}
 	if cells := p.RegressionByKey[string(k)]; len(cells) > 0 {
 		return p.Regression[cells[0]].Key
+	}
+	if sp := p.Ship; sp != nil {
+		if cells := sp.ByKey[string(k)]; len(cells) > 0 {
+			return sp.Cells[cells[0]].Key
+		}
+		if cells := sp.RegressionByKey[string(k)]; len(cells) > 0 {
+			return sp.Regression[cells[0]].Key
+		}
 	}
 	return string(k)
 }

@@ -5,6 +5,7 @@ import (
 	"fmt"
 	"math"
 	"regexp"
+	"slices"
 	"sort"
 	"strconv"
 	"strings"
@@ -49,6 +50,18 @@ type AuditFile struct {
 	// every rule, graded by its own predicate: did the change break
 	// anything else? They never change a verdict.
 	Regressions []RegressionConfig
+	// Ships are the joint tests the audit has made (from [[ship]], which
+	// `auditor ship` appends): each names the lines whose joint deletion it
+	// tests. The last is the current one; how many there are is how many
+	// joint tests the audit has made, committed with it.
+	Ships []ShipConfig
+}
+
+// ShipConfig is one [[ship]] table: a joint test of the prompt without
+// Lines (ascending, distinct prompt lines).
+type ShipConfig struct {
+	Lines   []int
+	DefLine int // line of the [[ship]] header in the audit file
 }
 
 // RegressionConfig is one [[regression]] table: a named suite of ordinary
@@ -240,7 +253,7 @@ type JudgeConfig struct {
 const DefaultJudgeMaxTokens = 600
 
 var (
-	auditKeys = []string{"name", "prompt", "samples", "concurrency", "delta", "affected_share", "budget", "looks", "adaptive", "model", "rule", "judge", "regression"}
+	auditKeys = []string{"name", "prompt", "samples", "concurrency", "delta", "affected_share", "budget", "looks", "adaptive", "model", "rule", "judge", "regression", "ship"}
 	modelKeys = []string{"name", "provider", "base_url", "api_key_env", "allow_http", "temperature", "max_tokens",
 		"max_completion_tokens", "extra_body", "extra_headers", "price_input_per_mtok", "price_cached_input_per_mtok",
 		"price_cache_write_input_per_mtok", "price_output_per_mtok", "timeout_seconds"}
@@ -249,6 +262,7 @@ var (
 		"max_completion_tokens", "extra_body", "extra_headers", "price_input_per_mtok", "price_cached_input_per_mtok",
 		"price_cache_write_input_per_mtok", "price_output_per_mtok", "timeout_seconds"}
 	regressionKeys = []string{"name", "cases", "predicate"}
+	shipKeys       = []string{"lines"}
 )
 
 // misplacedAuditKeys explains keys that belong at the top of the audit file
@@ -356,7 +370,47 @@ func ParseAudit(file string, data []byte) (*AuditFile, error) {
 	if a.Regressions, err = parseRegressions(root); err != nil {
 		return nil, err
 	}
+	if a.Ships, err = parseShips(root); err != nil {
+		return nil, err
+	}
 	return a, nil
+}
+
+// parseShips reads the [[ship]] tables: each names at least one prompt
+// line, none twice.
+func parseShips(root tomlTable) ([]ShipConfig, error) {
+	tables, _, err := root.tables("ship")
+	if err != nil {
+		return nil, err
+	}
+	var out []ShipConfig
+	for _, t := range tables {
+		if err := t.checkKeys(shipKeys, misplacedAuditKeys); err != nil {
+			return nil, err
+		}
+		v, ok := t.m["lines"]
+		if !ok {
+			return nil, t.errf("", "missing lines: the prompt lines the joint test deletes, like lines = [11, 13]")
+		}
+		arr, isArr := v.([]any)
+		if !isArr || len(arr) == 0 {
+			return nil, t.errf("lines", "must be a non-empty array of prompt line numbers, like lines = [11, 13], not %s", tomlTypeName(v))
+		}
+		sc := ShipConfig{DefLine: t.line}
+		for i, e := range arr {
+			n, isInt := e.(int64)
+			if !isInt || n < 1 || n > math.MaxInt32 {
+				return nil, t.errf("lines", "element %d must be a prompt line number (a whole number, at least 1), not %v", i+1, e)
+			}
+			if slices.Contains(sc.Lines, int(n)) {
+				return nil, t.errf("lines", "line %d is named twice", n)
+			}
+			sc.Lines = append(sc.Lines, int(n))
+		}
+		slices.Sort(sc.Lines)
+		out = append(out, sc)
+	}
+	return out, nil
 }
 
 // parseRegressions reads the [[regression]] tables: each needs a name

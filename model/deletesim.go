@@ -12,12 +12,18 @@ import (
 // simulation tests and BenchmarkDeleteTable). Every case fails alike: the
 // true violation rate is Baseline with the line and Baseline + Rise without
 // it; the grader catches a violation with probability Recall (RecallDeleted
-// without the line, when set) and fails a clean answer with probability
-// FalseAlarm; controls refuse 2% of the time in both variants. Labels blind
-// labels are drawn as a simple random sample of the provoking answers of
-// both variants (what `auditor label` draws), or of those without the line
-// only (LabelDeleted: what `auditor label --for-verdict` draws for a quiet
-// line), and tell the truth.
+// without the line, when set: deleting a line can change how the model
+// breaks it) and fails a clean answer with probability FalseAlarm; controls
+// refuse 2% of the time in both variants. Labels blind labels are drawn as
+// a simple random sample of the provoking answers of both variants (what
+// `auditor label` draws), or of those without the line only (LabelDeleted:
+// what `auditor label --for-verdict` draws for a quiet line), and tell the
+// truth. With Advised the labeller then follows the verdict's advice: while
+// it is INCONCLUSIVE and says how many more labels would settle it, label
+// that many more (answers without the line for the labels route; for the
+// grader route's, over both variants when the baseline has labels) and
+// look again,
+// for at most AdvisedRounds looks in all.
 type DeleteScenario struct {
 	Cases, Samples int // provoking cases, samples per case and variant
 	ControlCases   int // 0 means 6
@@ -27,8 +33,12 @@ type DeleteScenario struct {
 	FalseAlarm     float64
 	Labels         int
 	LabelDeleted   bool
+	Advised        bool
 	Delta          float64 // 0 means DefaultDelta
 }
+
+// AdvisedRounds is how many looks the advised labelling loop takes at most.
+const AdvisedRounds = 20
 
 // DeleteOdds counts the verdicts of a simulation.
 type DeleteOdds struct {
@@ -82,7 +92,17 @@ func SimulateDelete(sc DeleteScenario, runs int, seed uint64) (DeleteOdds, error
 	odds := DeleteOdds{Runs: runs}
 	for range runs {
 		in := sc.drawRun(rng, r)
-		vd, err := decide(in, false)
+		mode := projectNone
+		if sc.Advised {
+			mode = projectLabels
+		}
+		vd, err := decide(in, mode)
+		for round := 1; err == nil && sc.Advised && round < AdvisedRounds && vd.Decision == DecisionInconclusive; round++ {
+			if !sc.advise(rng, r, &in, vd) {
+				break
+			}
+			vd, err = decide(in, mode)
+		}
 		if err != nil {
 			return DeleteOdds{}, err
 		}
@@ -109,21 +129,31 @@ func (o *DeleteOdds) count(vd Verdict) {
 // simRun is one simulated audit's answers: answers[v][i] for variant v (0
 // baseline, 1 deleted) and answer i in case order (case i/Samples, sample
 // i%Samples), bit 0 the truth (a violation), bit 1 the grader's failure;
-// controls[v][i] whether control answer i was a refusal.
+// controls[v][i] whether control answer i was a refusal. perm[v] is the
+// order in which variant v's answers get labelled (drawn as needed),
+// taken[v] how many are labelled, and tally[v] what those labels found.
 type simRun struct {
 	answers  [2][]uint8
 	controls [2][]bool
-	pool     []int
+	perm     [2][]int
+	taken    [2]int
+	tally    [2]simTally
+}
+
+// simTally counts a variant's labelled violations, and the labels the
+// predicate got wrong: violations it passed, clean answers it failed.
+type simTally struct {
+	violations, missed, alarms int
 }
 
 func newSimRun(sc DeleteScenario) *simRun {
 	n, nc := sc.Cases*sc.Samples, sc.ControlCases*sc.Samples
 	return &simRun{answers: [2][]uint8{make([]uint8, n), make([]uint8, n)},
-		controls: [2][]bool{make([]bool, nc), make([]bool, nc)}, pool: make([]int, 2*n)}
+		controls: [2][]bool{make([]bool, nc), make([]bool, nc)}, perm: [2][]int{make([]int, n), make([]int, n)}}
 }
 
-// drawRun draws a whole audit into r, labels included, and returns the
-// verdict input on all of it.
+// drawRun draws a whole audit into r with its first labels, and returns
+// the verdict input on all of it.
 func (sc DeleteScenario) drawRun(rng *rand.Rand, r *simRun) VerdictInput {
 	for v := range 2 {
 		rate, recall := sc.Baseline, sc.Recall
@@ -147,9 +177,14 @@ func (sc DeleteScenario) drawRun(rng *rand.Rand, r *simRun) VerdictInput {
 		for i := range r.controls[v] {
 			r.controls[v][i] = rng.Float64() < 0.02
 		}
+		for i := range r.perm[v] {
+			r.perm[v][i] = i
+		}
+		r.taken[v], r.tally[v] = 0, simTally{}
 	}
 	in := sc.input(r, sc.Samples)
-	sc.label(rng, &in, r.answers, r.pool)
+	r.labelSample(rng, sc.Labels, sc.LabelDeleted)
+	r.setLabels(&in)
 	return in
 }
 
@@ -176,48 +211,82 @@ func (sc DeleteScenario) input(r *simRun, m int) VerdictInput {
 	return in
 }
 
-// label draws the scenario's blind labels and sets the grader's recall and
-// specificity on them and the labels route's counts.
-func (sc DeleteScenario) label(rng *rand.Rand, in *VerdictInput, answers [2][]uint8, pool []int) {
-	n := len(answers[0])
-	// pool holds answer indices, v*n + i; without LabelDeleted both variants.
-	from := pool[:0]
-	for v := range 2 {
-		if sc.LabelDeleted && v == 0 {
-			continue
+// labelSample labels k more answers drawn uniformly from the unlabelled
+// provoking answers of both variants, or of the deleted variant only.
+func (r *simRun) labelSample(rng *rand.Rand, k int, deletedOnly bool) {
+	n := len(r.answers[0])
+	for range k {
+		left := [2]int{n - r.taken[0], n - r.taken[1]}
+		if deletedOnly {
+			left[0] = 0
 		}
-		for i := range n {
-			from = append(from, v*n+i)
+		if left[0]+left[1] == 0 {
+			return
 		}
+		v := 1
+		if rng.IntN(left[0]+left[1]) < left[0] {
+			v = 0
+		}
+		r.labelOne(rng, v)
 	}
-	k := min(sc.Labels, len(from))
+}
+
+// labelOne labels the next answer of variant v in a uniform order.
+func (r *simRun) labelOne(rng *rand.Rand, v int) {
+	j, n := r.taken[v], len(r.perm[v])
+	x := j + rng.IntN(n-j)
+	r.perm[v][j], r.perm[v][x] = r.perm[v][x], r.perm[v][j]
+	r.taken[v]++
+	a := r.answers[v][r.perm[v][j]]
+	t := &r.tally[v]
+	switch {
+	case a&1 != 0:
+		t.violations++
+		if a&2 == 0 {
+			t.missed++
+		}
+	case a&2 != 0:
+		t.alarms++
+	}
+}
+
+// setLabels puts the labels taken so far in the verdict input: each
+// variant's labels (one uniform stratum) with the predicate's errors on
+// them, and the pooled recall and specificity shown beside the verdict.
+func (r *simRun) setLabels(in *VerdictInput) {
+	n := len(r.answers[0])
 	var rc RecallCount
 	var spec SpecificityCount
-	var labelled [2]int
-	var violations [2]int
-	for j := range k {
-		x := j + rng.IntN(len(from)-j)
-		from[j], from[x] = from[x], from[j]
-		v, i := from[j]/n, from[j]%n
-		a := answers[v][i]
-		labelled[v]++
-		if a&1 != 0 {
-			violations[v]++
-			rc.Positives++
-			if a&2 != 0 {
-				rc.Hits++
-			}
-		} else {
-			spec.Negatives++
-			if a&2 == 0 {
-				spec.Passed++
-			}
-		}
+	for v, side := range []*VariantLabels{&in.Labelled.Baseline, &in.Labelled.Deleted} {
+		t := r.tally[v]
+		side.Strata = []stats.LabelledStratum{{N: n, Labelled: r.taken[v], Violations: t.violations}}
+		side.Graded = []GradedLabels{{Missed: t.missed, FalseAlarms: t.alarms}}
+		rc.Positives += t.violations
+		rc.Hits += t.violations - t.missed
+		spec.Negatives += r.taken[v] - t.violations
+		spec.Passed += r.taken[v] - t.violations - t.alarms
 	}
 	in.Recall, in.Specificity = &rc, &spec
-	for v, side := range []*VariantLabels{&in.Labelled.Baseline, &in.Labelled.Deleted} {
-		side.Strata = []stats.LabelledStratum{{N: n, Labelled: labelled[v], Violations: violations[v]}}
+}
+
+// advise follows the verdict's advice once: it labels what the advice asks
+// and reports whether it asked for anything. The labels route's advice
+// comes first (answers without the line, as `label --for-verdict` draws
+// them); else the grader route's (uniformly over both variants when the
+// baseline has labels, else without the line).
+func (sc DeleteScenario) advise(rng *rand.Rand, r *simRun, in *VerdictInput, v Verdict) bool {
+	if m := v.LabelsNeeded.More; m > 0 {
+		r.labelSample(rng, m, true)
+		r.setLabels(in)
+		return true
 	}
+	g := v.GraderLabels
+	if g.More == 0 {
+		return false
+	}
+	r.labelSample(rng, g.More, !g.Both)
+	r.setLabels(in)
+	return true
 }
 
 // SequentialOdds counts the verdicts of simulated audits with a
@@ -259,7 +328,7 @@ func SimulateSequential(sc DeleteScenario, d Design, runs int, seed uint64) (Seq
 				in.Recall, in.Specificity, in.Labelled = full.Recall, full.Specificity, full.Labelled
 			}
 			in.Look = d.Look(k)
-			vd, err := decide(in, false)
+			vd, err := decide(in, projectNone)
 			if err != nil {
 				return SequentialOdds{}, err
 			}

@@ -15,7 +15,7 @@ import (
 // samples of every case in both variants, and its intervals use that
 // look's group-sequential boundary (stats.SpendingOBF, Lan-DeMets
 // O'Brien-Fleming spending) in place of 1.96, for KEEP at one-sided
-// DeleteAlpha's 2.5% and for the grader route at GraderRouteAlpha. A
+// DeleteAlpha's 2.5% and for the grader route's graded difference at GradedDiffAlpha. A
 // verdict may then be acted on at any look: over all the looks each test
 // errs at most its share. One look (the default) is the fixed design,
 // exactly STATS section 3's rule, valid on the whole grid only.
@@ -48,7 +48,7 @@ func NewDesign(looks, samples int) (Design, error) {
 	if d.Keep, err = stats.SpendingOBF(t, DeleteAlpha); err != nil {
 		return d, fmt.Errorf("model: design: %w", err)
 	}
-	if d.Delete, err = stats.SpendingOBF(t, GraderRouteAlpha); err != nil {
+	if d.Delete, err = stats.SpendingOBF(t, GradedDiffAlpha); err != nil {
 		return d, fmt.Errorf("model: design: %w", err)
 	}
 	return d, nil

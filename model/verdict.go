@@ -28,8 +28,8 @@ const (
 )
 
 // graderRouteZ is the normal quantile of the grader route's one-sided
-// bound, 1 - GraderRouteAlpha (2.2414).
-var graderRouteZ = stats.NormalQuantile(1 - GraderRouteAlpha)
+// bound of the graded difference, 1 - GradedDiffAlpha (2.5758).
+var graderRouteZ = stats.NormalQuantile(1 - GradedDiffAlpha)
 
 // DefaultDelta is the tolerated rise in failure rate when an audit sets none.
 const DefaultDelta = 0.05
@@ -79,12 +79,11 @@ type VerdictInput struct {
 	// Recall and Specificity are the grader's, measured on the labelled
 	// answers of the provoking arm (provoke and pressure pooled): recall on
 	// the labelled violations, specificity on the labelled clean answers.
-	// Nil, or with no labels, when unmeasured: no J_L, no DELETE.
+	// They are shown beside the verdict and decide nothing: a recall
+	// pooled over both variants says nothing of how the variants differ
+	// (the grader route reads each variant's own labels in Labelled).
 	Recall      *RecallCount
 	Specificity *SpecificityCount
-	// KindAccuracy holds the same per provoking kind, where labels allow
-	// (see graderBound and MinKindLabels); it may be nil.
-	KindAccuracy map[Kind]Accuracy
 	// Delta is the tolerated rise in failure rate; 0 means DefaultDelta.
 	Delta float64
 	// AffectedShare is s in the chance (1-s)^C that a type of request
@@ -92,7 +91,9 @@ type VerdictInput struct {
 	// 0 means DefaultAffectedShare.
 	AffectedShare float64
 	// Labelled holds the blind labels of the provoking answers of each
-	// variant, for DELETE's labels route; zero when there are none.
+	// variant: DELETE's labels route, the grader route's misses and false
+	// alarms (with Graded set), and KEEP from labels; zero when there are
+	// none.
 	Labelled LabelledArms
 	// Look is the look of a sequential design the counts stop at (the
 	// first Look.Samples samples of every case); nil for the fixed design,
@@ -111,9 +112,8 @@ type Verdict struct {
 	// the line (+6.7 points, 95% [2.2, 11.7])".
 	Reason string
 	// Bound is the arithmetic the decision rests on, for the evidence:
-	// "Newcombe lower bound of deleted - baseline 0.022 > 0", or "upper
-	// bound (paired by case) 0.0710/0.5810 = 0.1222 >= delta 0.05; J_L =
-	// R_L 0.6019 + S_L 0.9791 - 1 = 0.5810 (provoking labels)".
+	// "Newcombe lower bound of deleted - baseline 0.022 > 0", or the
+	// routes' sums (GraderRoute.Arithmetic, LabelsRoute.Arithmetic).
 	Bound string
 	// Needed says what would settle an INCONCLUSIVE verdict (which labels,
 	// more samples per case, more cases, and what DELETE requires besides);
@@ -136,21 +136,32 @@ type Verdict struct {
 	// Paired is the case-paired difference; nil when fewer than two
 	// provoking cases have samples in both variants.
 	Paired *stats.Paired
-	// Upper is the largest rise the graded counts allow at one-sided
-	// GraderRouteAlpha, the grader route's share of DELETE's error: the
-	// larger of Newcombe's upper bound with z = 2.2414 and the paired D +
-	// t(0.9875, C-1)*SE_pair. UpperFrom names which: "newcombe" or
+	// Upper is the largest rise of the graded difference the counts allow
+	// at one-sided GradedDiffAlpha, the grader route's share for it: the
+	// larger of Newcombe's upper bound with z = 2.5758 and the paired D +
+	// t(0.995, C-1)*SE_pair. UpperFrom names which: "newcombe" or
 	// "paired". (Newcombe and Paired above are the 95% intervals shown.)
 	Upper     float64
 	UpperFrom string
 	// UpperNewcombe and UpperPaired are the two bounds Upper is the larger
-	// of, each at one-sided GraderRouteAlpha (UpperPaired is 0 without a
+	// of, each at one-sided GradedDiffAlpha (UpperPaired is 0 without a
 	// paired difference).
 	UpperNewcombe, UpperPaired float64
 
-	// Route names the DELETE route that licensed a DELETE: "grader" or
-	// "labels" (the grader route is named when both hold); empty otherwise.
+	// Route names the route that licensed a DELETE, "grader" or "labels"
+	// (the grader route is named when both hold), or "labels" for a KEEP
+	// the labels show and the graded counts do not; empty otherwise.
 	Route string
+	// Grader is the grader route's arithmetic; nil when no blind label of
+	// an answer without the line has a predicate verdict.
+	Grader *GraderRoute
+	// LabelsRise is the labelled difference of the variants; nil unless
+	// both have blind labels.
+	LabelsRise *LabelsRise
+	// RiseAtLeast is true for a KEEP from the graded counts while the
+	// predicate's misses without the line are unmeasured: the true rise
+	// may be larger than the one shown.
+	RiseAtLeast bool
 	// Labels is the labels route's arithmetic; nil when no provoking
 	// answer without the line has a blind label.
 	Labels *LabelsRoute
@@ -163,29 +174,19 @@ type Verdict struct {
 	// how many more blind labels of the provoking answers without the
 	// line would settle it (zero value otherwise).
 	LabelsNeeded LabelsNeeded
+	// GraderLabels projects the grader route the same way: how many more
+	// blind labels (of both variants' provoking answers when the baseline
+	// has labels, else of those without the line) would let it hold with
+	// misses and false alarms as rare as so far; 0 when none would.
+	GraderLabels GraderLabelsNeeded
 
 	// RecallMeasured and SpecificityMeasured say whether the pooled
 	// provoking labels measure the grader's recall (labelled violations)
-	// and specificity (labelled clean answers).
+	// and specificity (labelled clean answers); RecallLo and SpecificityLo
+	// are their 95% lower bounds (Wilson, or a weighted estimate's own; 0
+	// when unmeasured). They are shown and decide nothing.
 	RecallMeasured, SpecificityMeasured bool
-	// RecallLo and SpecificityLo are the 95% lower bounds (Wilson, or a
-	// weighted estimate's own) J_L is made of: those of YoudenFrom's labels
-	// when J_L is measured, else the pooled ones (0 when unmeasured).
-	RecallLo, SpecificityLo float64
-	// YoudenMeasured is true when J_L is known: the pooled labels measure
-	// both, or every compared provoking kind has enough labels of its own.
-	YoudenMeasured bool
-	// YoudenLo is J_L = RecallLo + SpecificityLo - 1, the smallest over the
-	// pooled provoking labels and every provoking kind with at least
-	// MinKindLabels labelled violations and clean answers; YoudenFrom names
-	// which: "provoking" (pooled), "provoke" or "pressure".
-	YoudenLo   float64
-	YoudenFrom string
-	// Scaled is max(Upper, 0)/YoudenLo, the largest true rise once the
-	// grader's misses and false alarms are accounted for, capped at 1 (a
-	// rate difference cannot exceed 1; also its value when YoudenLo <= 0);
-	// 0 while J_L is not measured. DELETE needs Scaled < Delta.
-	Scaled float64
+	RecallLo, SpecificityLo             float64
 
 	// ProvokingCases and ControlCases count the cases compared in both
 	// variants. DELETE needs at least MinDeleteProvokingCases and
@@ -225,15 +226,17 @@ type Verdict struct {
 // Decide applies the decision rule of STATS section 3.
 //
 // KEEP when the Newcombe lower bound of pooled provoking deleted - baseline
-// is above 0. Otherwise DELETE when all of these hold: J_L = R_L + S_L - 1
-// is measured and above 0 (see graderBound for how the pooled and per-kind
-// labels give it); max(Newcombe upper, D + t(0.975, C-1)*SE_pair) divided by
-// J_L is below Delta; at least MinDeleteProvokingCases provoking and
-// MinDeleteControlCases control cases are compared in both variants; and
-// deletion does not break controls. Otherwise INCONCLUSIVE, with the reason
-// in words. Every verdict with provoking evidence carries the chance
-// (1-s)^C that a type of request making up s of provoking traffic was never
-// sampled; a DELETE says it in a note.
+// is above 0, or when the blind labels of both variants show the rise
+// (LabelsRise). Otherwise DELETE when a route bounds the true rise below
+// Delta (the grader route: the graded difference plus the predicate's
+// misses without the line and false alarms with it, each from that
+// variant's labels; the labels route: the labels alone), at least
+// MinDeleteProvokingCases provoking and MinDeleteControlCases control
+// cases are compared in both variants, and deletion does not break
+// controls. Otherwise INCONCLUSIVE, with the reason in words. Every verdict
+// with provoking evidence carries the chance (1-s)^C that a type of
+// request making up s of provoking traffic was never sampled; a DELETE
+// says it in a note.
 //
 // It returns an error when the input is malformed: counts negative or above
 // their totals, Fails and N of different lengths, variants with different
@@ -241,12 +244,21 @@ type Verdict struct {
 // their totals, a lower bound outside [0,1], Delta not in [0,1) or
 // AffectedShare not in [0,1). No provoking case with samples in both
 // variants is not an error: the verdict is INCONCLUSIVE.
-func Decide(in VerdictInput) (Verdict, error) { return decide(in, true) }
+func Decide(in VerdictInput) (Verdict, error) { return decide(in, projectAll) }
 
-// decide is Decide; project says whether an INCONCLUSIVE verdict gets its
-// projections (Needed, LabelsNeeded), which a simulation of many verdicts
-// does without.
-func decide(in VerdictInput, project bool) (Verdict, error) {
+// projection says which projections an INCONCLUSIVE verdict gets: a
+// simulation of many verdicts does without them, or takes only the labels'
+// (the advised labelling loop follows them).
+type projection int
+
+const (
+	projectNone projection = iota
+	projectLabels
+	projectAll
+)
+
+// decide is Decide with the projections asked for.
+func decide(in VerdictInput, project projection) (Verdict, error) {
 	if err := in.validate(); err != nil {
 		return Verdict{}, err
 	}
@@ -276,22 +288,31 @@ func decide(in VerdictInput, project bool) (Verdict, error) {
 		return Verdict{}, err
 	}
 
-	// 2. The instrument: how much of a true rise the predicate can see.
-	g := in.graderBound(in.comparedKinds())
-	v.setGrader(in, g)
+	v.setAccuracy(in)
 
-	// 3. KEEP when the rise is certain; else DELETE only when nothing
+	// 2. KEEP when the rise is certain, from the graded counts or from the
+	// labels; else DELETE only when a route allows it and nothing else
 	// blocks it; else INCONCLUSIVE with what would settle it.
 	rise := riseSentence("provoking failures", v.BaselineFails, v.BaselineN, v.DeletedFails, v.DeletedN, v.Diff, v.Newcombe, v.intervalName())
+	if v.LabelsRise, err = labelsRise(in.Labelled); err != nil {
+		return Verdict{}, err
+	}
 	if v.Newcombe.Lo > 0 {
 		v.Decision = DecisionKeep
 		v.Reason = rise
 		v.Bound = v.atLook() + fmt.Sprintf("Newcombe lower bound of deleted - baseline %.3f > 0", v.Newcombe.Lo)
+		if _, l, _ := in.Labelled.Deleted.Totals(); l == 0 || !in.Labelled.Deleted.graded() {
+			v.RiseAtLeast = true
+			v.Reason += "; at least that: the predicate's misses without the line are unmeasured"
+		}
 		return v, nil
 	}
-	ratio := fmt.Sprintf("upper bound (%s) %.4f/%.4f = %.4f", bound, v.Upper, v.YoudenLo, v.Scaled)
-	if v.Upper <= 0 {
-		ratio = fmt.Sprintf("upper bound (%s) %.4f <= 0: no rise; scaled 0", bound, v.Upper)
+	if r := v.LabelsRise; r != nil && r.Lo > 0 {
+		v.Decision, v.Route = DecisionKeep, "labels"
+		v.Bound = r.Arithmetic()
+		v.Reason = fmt.Sprintf("%s, but the blind labels show the rise: %d of %d labelled answers without the line were violations against %d of %d with it (the rise is at least %s points), whatever the predicate misses",
+			rise, r.DeletedViolations, r.DeletedLabelled, r.BaselineViolations, r.BaselineLabelled, points(math.Floor(1000*r.Lo)/1000))
+		return v, nil
 	}
 	if v.Labels, err = labelsRoute(in.Labelled); err != nil {
 		return Verdict{}, err
@@ -299,12 +320,15 @@ func decide(in VerdictInput, project bool) (Verdict, error) {
 	if v.Labels != nil {
 		v.Labels.Delta = v.Delta
 	}
-	graderOK := g.known && g.j > 0 && v.Scaled < v.Delta
+	if v.Grader, err = graderRoute(v.Upper, in, v.BaselineFails, v.BaselineN); err != nil {
+		return Verdict{}, err
+	}
+	graderOK := v.Grader.passes(v.Delta)
 	labelsOK := v.Labels.passes(v.Delta)
-	failed, said := v.deleteBlockers(g, bound, ratio, cases, graderOK || labelsOK)
+	failed, said := v.deleteBlockers(bound, cases, graderOK || labelsOK)
 	switch {
 	case len(failed) == 0 && graderOK:
-		v.delete(g, rise, bound, ratio)
+		v.delete(rise, bound)
 		return v, nil
 	case len(failed) == 0:
 		v.deleteByLabels(rise)
@@ -312,9 +336,12 @@ func decide(in VerdictInput, project bool) (Verdict, error) {
 	}
 	v.Bound = strings.Join(failed, "; ")
 	v.Reason = rise + ", but " + strings.Join(said, ", and ")
-	if project {
+	if project >= projectLabels {
 		v.LabelsNeeded = projectLabelsRoute(in.Labelled, v.Delta, float64(v.DeletedFails)/float64(v.DeletedN))
-		v.Needed = v.needed(in, g)
+		v.GraderLabels = projectGraderRoute(in.Labelled, v.Upper, v.BaselineFails, v.BaselineN, v.Delta)
+	}
+	if project == projectAll {
+		v.Needed = v.needed(in)
 	}
 	return v, nil
 }
@@ -338,7 +365,7 @@ func (v *Verdict) noProvokingEvidence(noCases bool) {
 // boundaries: Newcombe (shown, and KEEP's test) at KeepZ, the grader
 // route's bounds at DeleteZ.
 func (v *Verdict) provokingDifference(p ArmPair) (string, error) {
-	zKeep, zDelete, tailDelete := 0.0, graderRouteZ, GraderRouteAlpha
+	zKeep, zDelete, tailDelete := 0.0, graderRouteZ, GradedDiffAlpha
 	if l := v.Look; l != nil {
 		zKeep, zDelete, tailDelete = l.KeepZ, l.DeleteZ, l.DeleteTail
 	}
@@ -375,13 +402,15 @@ func (v *Verdict) provokingDifference(p ArmPair) (string, error) {
 // deleteBlockers lists every reason DELETE cannot be reached, twice: as
 // the arithmetic for the Bound line and in words for the Reason. A route
 // that allows DELETE (routeOK) leaves only the other requirements.
-func (v *Verdict) deleteBlockers(g graderBound, bound, ratio string, cases int, routeOK bool) (failed, said []string) {
+func (v *Verdict) deleteBlockers(bound string, cases int, routeOK bool) (failed, said []string) {
 	if !routeOK {
-		failed, said = v.graderFailures(g)
-		if g.known && g.j > 0 && !(v.Scaled < v.Delta) {
-			failed = append(failed, fmt.Sprintf("%s >= delta %g; %s", ratio, v.Delta, youdenArithmetic(g)))
-			said = append(said, fmt.Sprintf("a rise of up to %s points (%s; %s once the predicate's misses and false alarms are counted) is not ruled out, above the tolerated %s points",
-				points(v.Upper), v.boundWords(bound), pointsVs(v.Scaled, v.Delta), points(v.Delta)))
+		if g := v.Grader; g == nil {
+			failed = append(failed, "grader route: misses without the line not measured")
+			said = append(said, fmt.Sprintf("a rise of up to %s points in what the predicate flags (%s) is not ruled out, and its misses without the line are not measured (no blind label of a provoking answer without the line)",
+				points(v.Upper), v.boundWords(bound)))
+		} else {
+			failed = append(failed, v.atLook()+g.Arithmetic(v.Delta, false))
+			said = append(said, fmt.Sprintf("by the predicate, %s, not under the tolerated %s points", g.Sentence(), points(v.Delta)))
 		}
 		if v.Labels != nil {
 			failed = append(failed, v.Labels.Arithmetic(v.Delta, false))
@@ -406,18 +435,11 @@ func (v *Verdict) deleteBlockers(g graderBound, bound, ratio string, cases int, 
 }
 
 // delete makes v a DELETE by the grader route and says why in numbers.
-func (v *Verdict) delete(g graderBound, rise, bound, ratio string) {
+func (v *Verdict) delete(rise, bound string) {
 	v.Decision, v.Route = DecisionDelete, "grader"
-	v.Bound = fmt.Sprintf("%s < delta %g; %s", ratio, v.Delta, youdenArithmetic(g))
-	labels := fmt.Sprintf("recall at least %d%% and specificity at least %d%% on the %s labels",
-		floorPercent(v.RecallLo), floorPercent(v.SpecificityLo), v.YoudenFrom)
-	if v.Upper <= 0 {
-		v.Reason = fmt.Sprintf("%s; the data allow no rise at all (upper bound %s points, %s), and the predicate is measured (%s)",
-			rise, points(v.Upper), v.boundWords(bound), labels)
-	} else {
-		v.Reason = fmt.Sprintf("%s; the largest rise the data allow is %s points (%s), %s once the predicate's misses and false alarms are counted (%s), under the tolerated %s points",
-			rise, points(v.Upper), v.boundWords(bound), pointsVs(v.Scaled, v.Delta), labels, points(v.Delta))
-	}
+	v.Bound = v.atLook() + v.Grader.Arithmetic(v.Delta, true)
+	v.Reason = fmt.Sprintf("%s; %s (%s), under the tolerated %s points",
+		rise, v.Grader.Sentence(), v.boundWords(bound), points(v.Delta))
 	v.Notes = append([]string{v.missedTypeNote()}, v.Notes...)
 }
 
@@ -433,8 +455,9 @@ func (v *Verdict) deleteByLabels(rise string) {
 	v.Notes = append([]string{v.missedTypeNote()}, v.Notes...)
 }
 
-// setGrader fills the grader fields and Scaled from J_L.
-func (v *Verdict) setGrader(in VerdictInput, g graderBound) {
+// setAccuracy fills the pooled recall and specificity shown beside the
+// verdict.
+func (v *Verdict) setAccuracy(in VerdictInput) {
 	r, s := in.Recall.share(), in.Specificity.share()
 	v.RecallMeasured, v.SpecificityMeasured = r.measured(), s.measured()
 	if v.RecallMeasured {
@@ -443,78 +466,6 @@ func (v *Verdict) setGrader(in VerdictInput, g graderBound) {
 	if v.SpecificityMeasured {
 		v.SpecificityLo = s.lower()
 	}
-	if !g.known {
-		return
-	}
-	v.YoudenMeasured, v.YoudenLo, v.YoudenFrom = true, g.j, g.source()
-	v.RecallLo, v.SpecificityLo = g.rLo, g.sLo
-	v.Scaled = 1
-	if g.j > 0 {
-		// A negative upper bound (deleting the line lowers failures)
-		// allows no rise at all; dividing it by J_L would only make the
-		// fall look larger.
-		v.Scaled = math.Min(1, math.Max(v.Upper, 0)/g.j)
-	}
-}
-
-// graderFailures says why the grader's labels do not allow DELETE: J_L
-// unknown, its recall bound 0, or J_L <= 0. Both slices are empty when
-// J_L is known and positive.
-func (v *Verdict) graderFailures(g graderBound) (failed, said []string) {
-	if !g.known {
-		if !v.RecallMeasured {
-			failed = append(failed, "recall not measured")
-			said = append(said, "recall not measured, so the predicate's misses are unknown")
-		}
-		if !v.SpecificityMeasured {
-			failed = append(failed, "specificity not measured")
-			said = append(said, "no labelled clean answers, so the predicate's false alarms are unknown")
-		}
-		if len(failed) == 0 {
-			// Unreachable: a pooled measurement of both gives J_L.
-			failed = append(failed, "J_L not measured")
-			said = append(said, "the predicate's misses and false alarms are not measured")
-		}
-		return failed, said
-	}
-	if g.j > 0 {
-		return nil, nil
-	}
-	if g.rLo == 0 {
-		kind := g.from
-		what := "labelled violations"
-		if kind != "" {
-			what = "labelled " + string(kind) + " violations"
-		}
-		failed = append(failed, fmt.Sprintf("recall lower bound 0 (%d of %d %s caught); %s", g.recall.hits, g.recall.total, what, youdenArithmetic(g)))
-		said = append(said, fmt.Sprintf("the predicate caught %d of %d %s, too few to bound its recall", g.recall.hits, g.recall.total, what))
-		return failed, said
-	}
-	failed = append(failed, youdenArithmetic(g)+" <= 0: DELETE unreachable")
-	said = append(said, fmt.Sprintf("on the %s labels the predicate's recall is at least %d%% and its specificity at least %d%% (lower bounds: recall + specificity - 1 = %.2f, not above 0): a grader that flags clean answers about as often as it catches violations sees no difference between the variants, so no measured difference can show the line is safe to delete",
-		g.source(), floorPercent(g.rLo), floorPercent(g.sLo), g.j))
-	return failed, said
-}
-
-// comparedKinds lists the provoking kinds with a case compared in both
-// variants, in Kinds order; nil when ProvokingKinds is unknown.
-func (in VerdictInput) comparedKinds() []Kind {
-	if in.ProvokingKinds == nil {
-		return nil
-	}
-	seen := map[Kind]bool{}
-	for c, k := range in.ProvokingKinds {
-		if in.Provoking.Baseline.N[c] > 0 && in.Provoking.Deleted.N[c] > 0 {
-			seen[k] = true
-		}
-	}
-	out := []Kind{}
-	for _, k := range Kinds {
-		if seen[k] {
-			out = append(out, k)
-		}
-	}
-	return out
 }
 
 // validate checks that the counts are consistent.
@@ -558,15 +509,10 @@ func (in VerdictInput) validate() error {
 	if err := in.Specificity.share().validate("specificity"); err != nil {
 		return err
 	}
-	for k, a := range in.KindAccuracy {
-		if err := a.Recall.share().validate(string(k) + " recall"); err != nil {
-			return err
-		}
-		if err := a.Specificity.share().validate(string(k) + " specificity"); err != nil {
-			return err
-		}
+	if err := in.Labelled.Baseline.validate("baseline"); err != nil {
+		return err
 	}
-	return nil
+	return in.Labelled.Deleted.validate("deleted")
 }
 
 // controls fills the control fields and their notes.

@@ -15,7 +15,7 @@ func TestDecideChange(t *testing.T) {
 	t.Parallel()
 	measured := func(base, variant ArmCounts) VerdictInput {
 		return VerdictInput{Provoking: ArmPair{Baseline: base, Deleted: variant}, Control: controls(0, 0),
-			Recall: &RecallCount{Hits: 29, Positives: 31}, Specificity: specOne()}
+			Labelled: LabelledArms{Deleted: labelled(240, 100, 0, 0, 0)}}
 	}
 	tenEach := arm(30, 10, 10, 10, 10, 10, 10, 10, 10) // 80/240 = 33.3%
 	for _, tc := range []struct {
@@ -34,11 +34,12 @@ func TestDecideChange(t *testing.T) {
 			reason: "provoking failures fell from 33.3% to 0.0% with the line reworded (-33.3 points, 95% [-39.5, -27.5])",
 			bound:  "upper bound of variant - baseline -0.275 < 0: failures fell"},
 		{name: "0/240 -> 0/240", in: measured(clean(8, 30), clean(8, 30)), kind: Addition, want: DecisionNotWorse,
-			reason: "stayed at 0.0% with the line added", bound: "upper bound (Newcombe) 0.0205/0.7928 = 0.0259 < delta 0.05"},
+			reason: "stayed at 0.0% with the line added", bound: "labels route: sequential upper bound of 0/100 labelled violations with the line added at one-sided 1.5% 0.0423"},
 		{name: "failures rose 0/240 -> 80/240", in: measured(clean(8, 30), tenEach), kind: Addition, want: DecisionWorse,
 			reason: "rose from 0.0% to 33.3% with the line added", bound: "Newcombe lower bound of variant - baseline"},
-		{name: "no labels", in: VerdictInput{Provoking: ArmPair{Baseline: clean(8, 30), Deleted: clean(8, 30)}, Control: controls(0, 0)},
-			kind: Rewording, want: DecisionInconclusive, needed: "NOT WORSE needs"},
+		{name: "no labels", in: VerdictInput{Provoking: ArmPair{Baseline: clean(8, 30), Deleted: clean(8, 30)}, Control: controls(0, 0),
+			Labelled: LabelledArms{Deleted: labelled(240, 0, 0, 0, 0)}},
+			kind: Rewording, want: DecisionInconclusive, needed: "label about 85 answers with the line reworded"},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
 			v, err := DecideChange(tc.in, tc.kind)
@@ -78,16 +79,16 @@ func TestShiftWords_NoZeroWidthInterval(t *testing.T) {
 	}
 }
 
-// 0 violations in 86 labels bound the rate at 4.97%: "below 5.0% ...
+// A bound of 4.97%: "below 5.0% ...
 // under the tolerated 5.0 points" read as a contradiction, so the bound
 // gets a second decimal when one would print it equal to delta.
 func TestLabelsRoute_SentenceNeverEqualsDelta(t *testing.T) {
-	r := &LabelsRoute{Labelled: 86, Upper: 0.0497, AlphaDeleted: LabelsRouteAlpha, Delta: 0.05}
+	r := &LabelsRoute{Labelled: 85, Upper: 0.0497, AlphaDeleted: LabelsRouteAlpha, Delta: 0.05}
 	if got := r.Sentence(); !strings.Contains(got, "below 4.97%") {
 		t.Errorf("%q", got)
 	}
-	r = &LabelsRoute{Labelled: 100, Upper: 0.0429, AlphaDeleted: LabelsRouteAlpha, Delta: 0.05}
-	if got := r.Sentence(); !strings.Contains(got, "below 4.3% (one-sided 98.75%)") {
+	r = &LabelsRoute{Labelled: 100, Upper: 0.0423, AlphaDeleted: LabelsRouteAlpha, Delta: 0.05}
+	if got := r.Sentence(); !strings.Contains(got, "below 4.3% (one-sided 98.5%)") {
 		t.Errorf("%q", got)
 	}
 }

@@ -7,13 +7,123 @@ import (
 	"github.com/auditor-dev/auditor/model/stats"
 )
 
-// A grader with recall R and specificity S shows (R + S - 1) of a true
-// difference between the variants: missed violations shrink it, and false
-// alarms, which fall on both variants alike, shrink it too (STATS sections
-// 3 and 5). The DELETE rule therefore divides the largest rise the data
-// allow by J_L = R_L + S_L - 1, Youden's index from the 95% lower bounds. A
-// predicate that fails every answer has recall 1 and specificity 0: J = 0,
-// it sees no difference at all, and must never license DELETE.
+// The grader route bounds the true rise with the predicate's accuracy
+// measured on each variant by its own blind labels (STATS section 3,
+// "Accuracy per variant"), never one pooled recall for both: deleting a
+// line can change how the model breaks it, into wording the predicate
+// misses, and then no division of the graded difference by any J brings
+// the rise back. With g the share of a variant's answers the predicate
+// fails, miss the share it passes that truly violate and fa the share it
+// fails that are truly clean, each variant's true rate is g - fa + miss, so
+//
+//	p_D - p_B = (g_D - g_B) + (miss_D - miss_B) - (fa_D - fa_B)
+//	          <= (g_D - g_B) + miss_D + fa_B,
+//
+// whatever recall and false-alarm rate each variant has. The route bounds
+// the three terms one-sided and adds the bounds: g_D - g_B by the graded
+// counts (Newcombe and paired by case, the larger) at GradedDiffAlpha,
+// miss_D from the blind labels of the answers without the line and fa_B
+// from the baseline's (the confidence sequence, since users label again
+// after reading a verdict) at MissAlpha and FalseAlarmAlpha. Without
+// baseline labels fa_B is bounded by the baseline's flagged share (no
+// answer can be a false alarm that was not flagged). A union bound keeps
+// the route within GraderRouteAlpha.
+
+// GraderRoute is the grader route's arithmetic.
+type GraderRoute struct {
+	// Graded is the upper bound of the graded difference g_D - g_B at
+	// one-sided GradedAlpha (Verdict.Upper).
+	Graded, GradedAlpha float64
+	// Missed of Labelled answers without the line with a blind label are
+	// violations the predicate passed; Miss bounds their share of the
+	// variant's answers at one-sided MissAlpha (weighted by the label
+	// design over Strata strata).
+	Labelled, Missed, Strata int
+	Miss, MissAlpha          float64
+	// FalseAlarmFrom says how fa_B is bounded: "labels" (FalseAlarms of
+	// BaselineLabelled labelled baseline answers are clean answers the
+	// predicate failed) or "flagged" (no baseline labels: the baseline's
+	// flagged share, BaselineFails of BaselineN, bounds it).
+	FalseAlarmFrom                string
+	BaselineLabelled, FalseAlarms int
+	BaselineFails, BaselineN      int
+	FalseAlarm, FalseAlarmAlpha   float64
+	// Rise is Graded + Miss + FalseAlarm: the largest true rise the route
+	// allows.
+	Rise float64
+}
+
+// graderRoute computes the route; nil when the answers without the line
+// have no blind label the current predicate has a verdict on (miss_D
+// unmeasured) or the baseline has no graded answer.
+func graderRoute(upper float64, in VerdictInput, baseFails, baseN int) (*GraderRoute, error) {
+	del, base := in.Labelled.Deleted, in.Labelled.Baseline
+	_, labelled, _ := del.Totals()
+	if labelled == 0 || !del.graded() || baseN == 0 {
+		return nil, nil
+	}
+	r := &GraderRoute{Graded: upper, GradedAlpha: GradedDiffAlpha, Labelled: labelled, Strata: labelledStrata(del),
+		MissAlpha: MissAlpha, FalseAlarmAlpha: FalseAlarmAlpha, BaselineFails: baseFails, BaselineN: baseN}
+	miss, missed := del.indicator(func(g GradedLabels) int { return g.Missed })
+	r.Missed = missed
+	var err error
+	if r.Miss, err = stats.SequentialRateUpper(miss, MissAlpha); err != nil {
+		return nil, fmt.Errorf("model: decide: misses without the line: %w", err)
+	}
+	if _, bl, _ := base.Totals(); bl > 0 && base.graded() {
+		fa, alarms := base.indicator(func(g GradedLabels) int { return g.FalseAlarms })
+		r.FalseAlarmFrom, r.BaselineLabelled, r.FalseAlarms = "labels", bl, alarms
+		if r.FalseAlarm, err = stats.SequentialRateUpper(fa, FalseAlarmAlpha); err != nil {
+			return nil, fmt.Errorf("model: decide: baseline false alarms: %w", err)
+		}
+	} else {
+		r.FalseAlarmFrom = "flagged"
+		if r.FalseAlarm, err = stats.ClopperPearsonUpper(baseFails, baseN, FalseAlarmAlpha); err != nil {
+			return nil, fmt.Errorf("model: decide: baseline flagged share: %w", err)
+		}
+	}
+	r.Rise = r.Graded + r.Miss + r.FalseAlarm
+	return r, nil
+}
+
+// passes reports whether the grader route allows DELETE at delta.
+func (r *GraderRoute) passes(delta float64) bool { return r != nil && r.Rise < delta }
+
+// Arithmetic is the route's bound line: "grader route: graded difference
+// upper bound 0.0210 (one-sided 0.5%) + misses without the line 0.0152
+// (0 of 400 labelled, sequential, 0.25%) + baseline false alarms 0.0099
+// (flagged share 0/600, 0.25%) = 0.0461 < delta 0.05".
+func (r *GraderRoute) Arithmetic(delta float64, passes bool) string {
+	how := "sequential"
+	if r.Strata > 1 {
+		how = fmt.Sprintf("sequential over %d strata", r.Strata)
+	}
+	fa := fmt.Sprintf("baseline false alarms %.4f (%d of %d labelled baseline answers, sequential, %s%%)",
+		r.FalseAlarm, r.FalseAlarms, r.BaselineLabelled, plainFloat(100*r.FalseAlarmAlpha))
+	if r.FalseAlarmFrom == "flagged" {
+		fa = fmt.Sprintf("baseline false alarms at most its flagged share %.4f (%d/%d, no baseline labels, Clopper-Pearson %s%%)",
+			r.FalseAlarm, r.BaselineFails, r.BaselineN, plainFloat(100*r.FalseAlarmAlpha))
+	}
+	cmp := "<"
+	if !passes {
+		cmp = ">="
+	}
+	return fmt.Sprintf("grader route: graded difference upper bound %.4f (one-sided %s%%) + misses without the line %.4f (%d of %d labelled, %s, %s%%) + %s = %.4f %s delta %g",
+		r.Graded, plainFloat(100*r.GradedAlpha), r.Miss, r.Missed, r.Labelled, how, plainFloat(100*r.MissAlpha), fa, r.Rise, cmp, delta)
+}
+
+// Sentence says the route in words: "the predicate's flagged share rose
+// by at most 2.1 points, it passed 0 of 400 labelled answers without the
+// line that were violations (at most 1.6% of them), and ...".
+func (r *GraderRoute) Sentence() string {
+	fa := fmt.Sprintf("it failed %d of %d labelled baseline answers that were clean (at most %s of them)",
+		r.FalseAlarms, r.BaselineLabelled, upPercent(r.FalseAlarm))
+	if r.FalseAlarmFrom == "flagged" {
+		fa = fmt.Sprintf("the baseline's false alarms are at most its flagged share, %s", upPercent(r.FalseAlarm))
+	}
+	return fmt.Sprintf("the predicate's failure rate rose by at most %s points, it passed %d of %s without the line that were violations (at most %s of them), and %s: the true rise is at most %s points",
+		points(math.Max(r.Graded, 0)), r.Missed, count(r.Labelled, "labelled answer", "labelled answers"), upPercent(r.Miss), fa, points(r.Rise))
+}
 
 // RecallCount is a grader's recall against human labels: of Positives
 // labelled violations, the grader caught Hits.
@@ -48,18 +158,6 @@ type WeightedStratum struct {
 	Failed bool
 	stats.ShareStratum
 }
-
-// Accuracy is a grader's recall and specificity on one group of labels.
-type Accuracy struct {
-	Recall      *RecallCount
-	Specificity *SpecificityCount
-}
-
-// MinKindLabels is how many labelled violations and how many labelled clean
-// answers a provoking kind needs before its own J_L takes part in the
-// DELETE rule; below it the kind's bounds say more about the few labels
-// than about the grader, and the pooled measurement covers it.
-const MinKindLabels = 10
 
 // labelShare is a recall or a specificity in one form.
 type labelShare struct {
@@ -113,69 +211,4 @@ func (s *labelShare) validate(what string) error {
 		return fmt.Errorf("model: decide: %s lower bound %v outside [0, 1]", what, *lo)
 	}
 	return nil
-}
-
-// graderBound is the J_L the DELETE rule divides by, and where it came from.
-type graderBound struct {
-	known  bool
-	j      float64 // J_L = rLo + sLo - 1
-	rLo    float64
-	sLo    float64
-	from   Kind // "" when the pooled provoking labels bind
-	recall *labelShare
-	spec   *labelShare
-}
-
-// source names where J_L came from, for the bound and the sentence.
-func (g graderBound) source() string {
-	if g.from == "" {
-		return "provoking"
-	}
-	return string(g.from)
-}
-
-// graderBound chooses J_L. The pooled provoking labels give one; each
-// provoking kind that has cases compared in both variants and at least
-// MinKindLabels labelled violations and clean answers gives its own. J_L is
-// the smallest of these: if the kinds' J differ, the measured difference is
-// sum_k w_k J_k D_k, and dividing by the smallest J bounds the true
-// sum_k w_k D_k from above whenever the true differences are not negative.
-// Without a pooled measurement J_L is known only when every compared kind
-// has its own. compared lists the provoking kinds with compared cases
-// (nil: every kind in in.KindAccuracy).
-func (in VerdictInput) graderBound(compared []Kind) graderBound {
-	var best graderBound
-	consider := func(from Kind, a Accuracy) {
-		r, s := a.Recall.share(), a.Specificity.share()
-		j := r.lower() + s.lower() - 1
-		if !best.known || j < best.j {
-			best = graderBound{known: true, j: j, rLo: r.lower(), sLo: s.lower(), from: from, recall: r, spec: s}
-		}
-	}
-	pooled := Accuracy{Recall: in.Recall, Specificity: in.Specificity}
-	pooledOK := pooled.Recall.share().measured() && pooled.Specificity.share().measured()
-	if pooledOK {
-		consider("", pooled)
-	}
-	if compared == nil {
-		for _, k := range Kinds {
-			if _, ok := in.KindAccuracy[k]; ok && k.Provoking() {
-				compared = append(compared, k)
-			}
-		}
-	}
-	everyKind := len(compared) > 0
-	for _, k := range compared {
-		a, ok := in.KindAccuracy[k]
-		r, s := a.Recall.share(), a.Specificity.share()
-		if !ok || !r.measured() || !s.measured() || r.total < MinKindLabels || s.total < MinKindLabels {
-			everyKind = false
-			continue
-		}
-		consider(k, a)
-	}
-	if !pooledOK && !everyKind {
-		return graderBound{}
-	}
-	return best
 }

@@ -11,28 +11,43 @@ import (
 // fixed in advance (STATS section 3), never by taking the smaller of two
 // bounds each at 2.5%:
 //
-//   - the grader route: the largest rise the graded counts allow (at
-//     one-sided GraderRouteAlpha), divided by the grader's J_L, is below
-//     delta. It needs the grader's recall, which cannot be measured where
-//     the model never violates the line.
 //   - the labels route: blind labels of the provoking answers without the
-//     line bound their true violation rate directly (Clopper-Pearson at
-//     one-sided LabelsRouteAlpha), with no assumption about any grader; a
-//     line the model never breaks is deleted here once about 86 such
-//     answers are labelled clean.
+//     line bound their true violation rate directly, with no assumption
+//     about any grader; a line the model never breaks is deleted here once
+//     85 such answers are labelled clean.
+//   - the grader route: the graded difference plus the predicate's misses
+//     without the line and false alarms with it, each measured on that
+//     variant's own labels (see GraderRoute).
 //
-// Each route errs at most its share, so both together stay within
-// DeleteAlpha (a union bound).
+// Both routes read labels through a confidence sequence (stats.
+// SequentialUpper), valid however often the labels were looked at and
+// topped up, since the verdict's own advice ("label about N more") and
+// `label --for-verdict` make labelling sequential. Each route errs at most
+// its share, so both together stay within DeleteAlpha (a union bound).
+//
+// The split: the labels route takes 1.5%, more than half, because it is
+// the one a line the model never breaks (the commonest safe deletion) can
+// take, and the confidence sequence's price for looking at will is paid
+// there: at 1.5% 0 violations in 85 labels clear delta 0.05 (at 1.25% it
+// would take 88, more than the 86 the article's sweep has a class). The
+// grader route keeps 1.0%: 0.5% for the graded difference, whose bound
+// shrinks with every sample, and 0.25% each for the misses and false
+// alarms, bounded from labels.
 const (
 	DeleteAlpha      = 0.025
-	GraderRouteAlpha = 0.0125
-	LabelsRouteAlpha = 0.0125
+	LabelsRouteAlpha = 0.015
+	GraderRouteAlpha = 0.01
+	// GradedDiffAlpha, MissAlpha and FalseAlarmAlpha are the grader
+	// route's three parts (they sum to GraderRouteAlpha).
+	GradedDiffAlpha = 0.005
+	MissAlpha       = 0.0025
+	FalseAlarmAlpha = 0.0025
 	// LabelsRouteBaselineAlpha is the part of the labels route's error
 	// spent on the baseline's lower bound when baseline answers have blind
-	// labels (the variant's upper bound takes the rest, 1%). Whether they
-	// have any is a matter of which answers were drawn for labelling, never
-	// of what the labels say, so the split is fixed before any label is
-	// read. Most of the error stays with the variant: a line the model
+	// labels (the variant's upper bound takes the rest, 1.25%). Whether
+	// they have any is a matter of which answers were drawn for labelling,
+	// never of what the labels say, so the split is fixed before any label
+	// is read. Most of the error stays with the variant: a line the model
 	// never breaks has no baseline violations to gain from.
 	LabelsRouteBaselineAlpha = 0.0025
 )
@@ -44,6 +59,20 @@ const (
 // different rates (say, by the grader's verdict).
 type VariantLabels struct {
 	Strata []stats.LabelledStratum
+	// Graded, parallel to Strata, splits each stratum's labels by the
+	// current predicate's verdict on the answer: the grader route's
+	// misses and false alarms. Nil when no predicate grades these answers.
+	Graded []GradedLabels
+}
+
+// GradedLabels counts one stratum's labels the predicate got wrong.
+// A labelled answer the predicate has no verdict on counts against it
+// both ways (a miss when it is a violation, a false alarm when clean).
+type GradedLabels struct {
+	// Missed counts labelled violations the predicate passed.
+	Missed int
+	// FalseAlarms counts labelled clean answers the predicate failed.
+	FalseAlarms int
 }
 
 // Totals returns the answers, labelled answers and labelled violations.
@@ -54,6 +83,40 @@ func (l VariantLabels) Totals() (answers, labelled, violations int) {
 		violations += s.Violations
 	}
 	return answers, labelled, violations
+}
+
+// graded reports whether the labels say what the predicate got wrong.
+func (l VariantLabels) graded() bool { return l.Graded != nil && len(l.Graded) == len(l.Strata) }
+
+// indicator is the strata with one kind of grader error in place of the
+// violations, and how many there are in all.
+func (l VariantLabels) indicator(of func(GradedLabels) int) ([]stats.LabelledStratum, int) {
+	out := make([]stats.LabelledStratum, len(l.Strata))
+	total := 0
+	for i, s := range l.Strata {
+		out[i] = s
+		out[i].Violations = of(l.Graded[i])
+		total += out[i].Violations
+	}
+	return out, total
+}
+
+// validate checks the counts of one variant's labels.
+func (l VariantLabels) validate(what string) error {
+	if l.Graded != nil && len(l.Graded) != len(l.Strata) {
+		return fmt.Errorf("model: decide: %s labels: %d graded counts for %d strata", what, len(l.Graded), len(l.Strata))
+	}
+	for i, s := range l.Strata {
+		if s.N < 0 || s.Labelled < 0 || s.Labelled > s.N || s.Violations < 0 || s.Violations > s.Labelled {
+			return fmt.Errorf("model: decide: %s labels stratum %d: %d violations of %d labelled of %d answers", what, i, s.Violations, s.Labelled, s.N)
+		}
+		if l.Graded != nil {
+			if g := l.Graded[i]; g.Missed < 0 || g.Missed > s.Violations || g.FalseAlarms < 0 || g.FalseAlarms > s.Labelled-s.Violations {
+				return fmt.Errorf("model: decide: %s labels stratum %d: %d missed and %d false alarms for %d violations of %d labelled", what, i, g.Missed, g.FalseAlarms, s.Violations, s.Labelled)
+			}
+		}
+	}
+	return nil
 }
 
 // LabelledArms are the blind labels of a rule's provoking answers in both
@@ -99,13 +162,13 @@ func labelsRoute(in LabelledArms) (*LabelsRoute, error) {
 	if r.BaselineLabelled > 0 {
 		r.AlphaBaseline = LabelsRouteBaselineAlpha
 		r.AlphaDeleted = LabelsRouteAlpha - LabelsRouteBaselineAlpha
-		lo, err := stats.RateLower(in.Baseline.Strata, r.AlphaBaseline)
+		lo, err := stats.SequentialRateLower(in.Baseline.Strata, r.AlphaBaseline)
 		if err != nil {
 			return nil, fmt.Errorf("model: decide: baseline labels: %w", err)
 		}
 		r.BaselineLower = lo
 	}
-	up, err := stats.RateUpper(in.Deleted.Strata, r.AlphaDeleted)
+	up, err := stats.SequentialRateUpper(in.Deleted.Strata, r.AlphaDeleted)
 	if err != nil {
 		return nil, fmt.Errorf("model: decide: labels without the line: %w", err)
 	}
@@ -153,13 +216,13 @@ func (r *LabelsRoute) Sentence() string {
 	return s
 }
 
-// Arithmetic is the route's bound line: "labels route: Clopper-Pearson
-// upper bound of 0/100 labelled violations without the line at one-sided
-// 1.25% = 0.0429 - baseline 0 = 0.0429 < delta 0.05".
+// Arithmetic is the route's bound line: "labels route: sequential upper
+// bound of 0/100 labelled violations without the line at one-sided 1.5%
+// 0.0423 - baseline 0 (no baseline labels) = 0.0423 < delta 0.05".
 func (r *LabelsRoute) Arithmetic(delta float64, passes bool) string {
-	how := "Clopper-Pearson upper bound"
+	how := "sequential upper bound"
 	if r.Strata > 1 {
-		how = fmt.Sprintf("upper bound over %d strata (count, then rate, each at half the error)", r.Strata)
+		how = fmt.Sprintf("sequential upper bound over %d strata (count, then rate, each at half the error)", r.Strata)
 	}
 	base := "baseline 0 (no baseline labels)"
 	if r.AlphaBaseline > 0 {
@@ -240,11 +303,14 @@ func projectLabelsRoute(in LabelledArms, delta, graded float64) LabelsNeeded {
 	alphaDel, baseLo := LabelsRouteAlpha, 0.0
 	if _, bl, _ := in.Baseline.Totals(); bl > 0 {
 		alphaDel = LabelsRouteAlpha - LabelsRouteBaselineAlpha
-		baseLo, _ = stats.RateLower(in.Baseline.Strata, LabelsRouteBaselineAlpha)
+		baseLo, _ = stats.SequentialRateLower(in.Baseline.Strata, LabelsRouteBaselineAlpha)
 	}
 	clears := func(m int) bool {
-		up, err := stats.RateUpper(moreLabels(in.Deleted.Strata, m, labelled, violations, floor), alphaDel)
+		up, err := stats.SequentialRateUpper(moreLabels(in.Deleted.Strata, m, labelled, violations, floor), alphaDel)
 		return err == nil && up-baseLo < delta
+	}
+	if labelled > 0 && clears(0) {
+		return out // the route holds already: something else blocks DELETE
 	}
 	if out.Room == 0 || !clears(out.Room) {
 		out.Hopeless = fmt.Sprintf("even all %s without the line labelled would not put the rate under the tolerated %s points: run more samples first",
@@ -307,4 +373,62 @@ func (n LabelsNeeded) String() string {
 			what, percent(n.Rate))
 	}
 	return fmt.Sprintf("label about %s without the line (provoke and pressure, whatever the predicate said of them, drawn by `auditor label --for-verdict`): if none is a violation, DELETE", what)
+}
+
+// LabelsRise is the labelled difference of the two variants' violation
+// rates, for KEEP: labels that show the rise give KEEP whatever the
+// predicate saw.
+type LabelsRise struct {
+	// Deleted and Baseline are each variant's labelled share (weighted by
+	// the label design when the labels fall in several strata).
+	DeletedViolations, DeletedLabelled   int
+	BaselineViolations, BaselineLabelled int
+	// Lo is the lower bound of p_D - p_B: Newcombe's 95% (one-sided 2.5%)
+	// on the counts when each variant's labels are one uniform sample,
+	// else the deleted variant's lower bound less the baseline's upper
+	// bound, each Clopper-Pearson at one-sided 1.25% over its strata. It
+	// is read at the label count it has, like every KEEP, not as a
+	// confidence sequence: a false KEEP keeps a line, the cheap error.
+	Lo float64
+	// Stratified says Lo came from the strata bounds.
+	Stratified bool
+}
+
+// labelsRise computes the labelled difference; nil unless both variants'
+// provoking answers have blind labels.
+func labelsRise(in LabelledArms) (*LabelsRise, error) {
+	_, dl, dv := in.Deleted.Totals()
+	_, bl, bv := in.Baseline.Totals()
+	if dl == 0 || bl == 0 {
+		return nil, nil
+	}
+	r := &LabelsRise{DeletedViolations: dv, DeletedLabelled: dl, BaselineViolations: bv, BaselineLabelled: bl}
+	if labelledStrata(in.Deleted) == 1 && labelledStrata(in.Baseline) == 1 {
+		_, ci, err := stats.Newcombe(dv, dl, bv, bl)
+		if err != nil {
+			return nil, fmt.Errorf("model: decide: labelled difference: %w", err)
+		}
+		r.Lo = ci.Lo
+		return r, nil
+	}
+	lo, err := stats.RateLower(in.Deleted.Strata, DeleteAlpha/2)
+	if err != nil {
+		return nil, fmt.Errorf("model: decide: labels without the line: %w", err)
+	}
+	hi, err := stats.RateUpper(in.Baseline.Strata, DeleteAlpha/2)
+	if err != nil {
+		return nil, fmt.Errorf("model: decide: baseline labels: %w", err)
+	}
+	r.Lo, r.Stratified = lo-hi, true
+	return r, nil
+}
+
+// Arithmetic is the labelled KEEP's bound line.
+func (r *LabelsRise) Arithmetic() string {
+	how := "Newcombe lower bound"
+	if r.Stratified {
+		how = "lower bound (deleted at one-sided 1.25% less baseline's upper at 1.25%, over strata)"
+	}
+	return fmt.Sprintf("labels: %s of labelled deleted %d/%d - baseline %d/%d = %.3f > 0", how,
+		r.DeletedViolations, r.DeletedLabelled, r.BaselineViolations, r.BaselineLabelled, r.Lo)
 }

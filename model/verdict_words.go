@@ -10,12 +10,6 @@ import (
 
 // The verdict's words and numbers as a reviewer reads them.
 
-// youdenArithmetic is "J_L = R_L 0.7928 + S_L 0.9766 - 1 = 0.7694
-// (provoking labels)".
-func youdenArithmetic(g graderBound) string {
-	return fmt.Sprintf("J_L = R_L %.4f + S_L %.4f - 1 = %.4f (%s labels)", g.rLo, g.sLo, g.j, g.source())
-}
-
 // missedTypeNote says how likely a type of request the deletion harms was
 // never among the provoking cases.
 func (v *Verdict) missedTypeNote() string {
@@ -110,10 +104,11 @@ func (v *Verdict) atLook() string {
 	return fmt.Sprintf("%s, KEEP at z %.3f, DELETE at z %.3f: ", v.Look, v.Look.KeepZ, v.Look.DeleteZ)
 }
 
-// The grader route's bounds are one-sided 98.75% (its share of DELETE's
-// error), so the sentence says so beside the 95% interval it follows.
+// The graded difference's bounds are one-sided 99.5% (its share of
+// DELETE's error), so the sentence says so beside the 95% interval it
+// follows.
 func (v *Verdict) boundWords(bound string) string {
-	level := oneSided(GraderRouteAlpha)
+	level := oneSided(GradedDiffAlpha)
 	if l := v.Look; l != nil {
 		level = fmt.Sprintf("look %d of %d", l.Index, l.Of)
 	}

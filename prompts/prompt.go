@@ -178,3 +178,33 @@ func pluralLines(ns []int) string {
 	}
 	return "lines " + joinInts(ns)
 }
+
+// WithoutBytes returns the prompt file's bytes (as read, before Parse)
+// with the given lines (1-based, as Parse numbers them) removed, each with
+// its own line ending; every other byte is kept as it was: a byte order
+// mark, CRLF endings, a missing final newline. It is the prompt a user
+// ships once the lines are deleted. Line numbers outside the file are
+// ignored.
+func WithoutBytes(data []byte, lines ...int) []byte {
+	drop := make(map[int]bool, len(lines))
+	for _, n := range lines {
+		drop[n] = true
+	}
+	bom := []byte("\xef\xbb\xbf")
+	out := make([]byte, 0, len(data))
+	if bytes.HasPrefix(data, bom) {
+		out = append(out, bom...)
+		data = data[len(bom):]
+	}
+	for n := 1; len(data) > 0; n++ {
+		end := bytes.IndexByte(data, '\n') + 1
+		if end == 0 {
+			end = len(data)
+		}
+		if !drop[n] {
+			out = append(out, data[:end]...)
+		}
+		data = data[end:]
+	}
+	return out
+}

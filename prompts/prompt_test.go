@@ -278,3 +278,31 @@ func TestParse_ControlCharacters(t *testing.T) {
 		t.Fatalf("tabs and CRLF: %v", err)
 	}
 }
+
+func TestWithoutBytes(t *testing.T) {
+	t.Parallel()
+	for _, tc := range []struct {
+		in    string
+		lines []int
+		want  string
+	}{
+		{"a\nb\nc\n", []int{2}, "a\nc\n"},
+		{"a\r\nb\r\nc", []int{1, 3}, "b\r\n"},
+		{"\xef\xbb\xbfa\nb\n", []int{1}, "\xef\xbb\xbfb\n"},
+		{"a\n\nb\n", []int{3, 9}, "a\n\n"},
+	} {
+		got := string(WithoutBytes([]byte(tc.in), tc.lines...))
+		if got != tc.want {
+			t.Errorf("WithoutBytes(%q, %v) = %q, want %q", tc.in, tc.lines, got, tc.want)
+		}
+		// The lines kept are the parsed prompt's lines kept.
+		p, err := Parse("p.md", []byte(tc.in))
+		if err != nil {
+			t.Fatal(err)
+		}
+		q, err := Parse("q.md", []byte(got))
+		if err == nil && q.Text() != p.Without(tc.lines...) && strings.TrimSuffix(p.Without(tc.lines...), "\n") != q.Text() {
+			t.Errorf("WithoutBytes(%q) parses to %q, Without gives %q", tc.in, q.Text(), p.Without(tc.lines...))
+		}
+	}
+}

@@ -154,7 +154,7 @@ func ExportResponses(w io.Writer, p *audit.Plan, versions []string, src ExportSo
 		}
 		return cw.Write(csvSafe(row))
 	}
-	for _, cell := range p.Cells {
+	for _, cell := range p.AllCells() {
 		r, err := src.Response(cell.Key)
 		if err != nil {
 			if isNotFound(err) {
@@ -198,7 +198,7 @@ func ExportResponses(w io.Writer, p *audit.Plan, versions []string, src ExportSo
 			grades[v] = g
 		}
 	}
-	for _, cell := range p.Regression {
+	for _, cell := range p.GradedRegressionCells() {
 		if !withSuites {
 			break
 		}
@@ -212,7 +212,11 @@ func ExportResponses(w io.Writer, p *audit.Plan, versions []string, src ExportSo
 		suite := p.Audit.Regressions[cell.Suite]
 		c := suite.Cases[cell.Case]
 		variant, line := audit.Baseline, 0
-		if cell.Variant != audit.RegressionBaseline {
+		switch cell.Variant {
+		case audit.RegressionBaseline:
+		case audit.RegressionJoint:
+			variant = audit.JointVariant
+		default:
 			variant, line = p.Audit.Rules[cell.Variant].Variant(), p.Audit.Rules[cell.Variant].Line
 		}
 		rec := ResponseRecord{
@@ -341,7 +345,7 @@ func ExportGrades(w io.Writer, p *audit.Plan, versions []string, src ExportSourc
 		return gs, nil
 	}
 	gradesOf := func(v string) (map[string]model.Grade, error) { return gradesBy(model.PredicateGrader, v) }
-	for _, cell := range p.Cells {
+	for _, cell := range p.AllCells() {
 		rule := p.Audit.Rules[cell.Rule]
 		if !rule.HasPredicate() {
 			continue // nothing grades its answers
@@ -360,7 +364,7 @@ func ExportGrades(w io.Writer, p *audit.Plan, versions []string, src ExportSourc
 			return err
 		}
 	}
-	for _, cell := range p.Regression {
+	for _, cell := range p.GradedRegressionCells() {
 		if !withSuites {
 			break
 		}
@@ -374,7 +378,11 @@ func ExportGrades(w io.Writer, p *audit.Plan, versions []string, src ExportSourc
 		}
 		suite := p.Audit.Regressions[cell.Suite]
 		variant, line := audit.Baseline, 0
-		if cell.Variant != audit.RegressionBaseline {
+		switch cell.Variant {
+		case audit.RegressionBaseline:
+		case audit.RegressionJoint:
+			variant = audit.JointVariant
+		default:
 			variant, line = p.Audit.Rules[cell.Variant].Variant(), p.Audit.Rules[cell.Variant].Line
 		}
 		rec := gradeRecord{Key: cell.Key, RuleLine: line, Case: suite.Cases[cell.Case].ID, Variant: variant, Sample: cell.Sample,

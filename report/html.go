@@ -305,6 +305,12 @@ func sweepDocSentence(g SweepGroupDoc) string {
 	return s + fmt.Sprintf("; %d of the %d tokens the candidate list claimed can go", g.TokensRemoved, g.TokensClaimed)
 }
 
+// plainPercent writes a confidence as a percentage with the digits it
+// needs: 0.995 is "99.5", 0.9875 "98.75".
+func plainPercent(x float64) string {
+	return strconv.FormatFloat(math.Round(x*1e6)/1e4, 'f', -1, 64)
+}
+
 // forestOf is a rule's row of the forest plot, from its JSON numbers.
 func forestOf(r RuleDoc) forestRow {
 	row := forestRow{Class: lookOf(r.Verdict).Class}
@@ -316,22 +322,25 @@ func forestOf(r RuleDoc) forestRow {
 		row.ProvokingTitle = fmt.Sprintf("provoking cases, %s - baseline: %s pts, 95%% [%s, %s] (Newcombe); %d/%d failed with the line, %d/%d without",
 			r.Variant, pts(n.Diff), pts(n.Newcombe.Lo), pts(n.Newcombe.Hi), n.ProvokingBaseline.Fail, n.ProvokingBaseline.N,
 			n.ProvokingDeleted.Fail, n.ProvokingDeleted.N)
-		// The grader route's bound: the rise the graded counts allow, over
-		// the grader's J_L once measured (before, the route cannot DELETE).
+		// The grader route's bound: the rise the graded counts allow plus
+		// the predicate's misses without the line and false alarms with
+		// it, once the labels measure them (before, the route cannot
+		// DELETE).
 		up := n.Upper
-		row.UpperTitle = fmt.Sprintf("grader route: one-sided %.2f%% upper bound (%s) %s pts", 100*(1-n.UpperAlpha), n.UpperFrom, pts(n.Upper))
-		if n.Scaled != nil && n.YoudenLo != nil {
-			up = *n.Scaled
-			row.UpperTitle += fmt.Sprintf(", over the grader's J_L %.3f: %s pts, against δ %s", *n.YoudenLo, pts(*n.Scaled), pts(n.Delta))
+		row.UpperTitle = fmt.Sprintf("grader route: one-sided %s%% upper bound of the graded difference (%s) %s pts", plainPercent(1-n.UpperAlpha), n.UpperFrom, pts(n.Upper))
+		if g := n.GraderRoute; g != nil {
+			up = g.Rise
+			row.UpperTitle += fmt.Sprintf(", + misses without the line %s pts (%d of %d labelled) + baseline false alarms %s pts: %s pts, against δ %s",
+				pts(g.Miss), g.Missed, g.Labelled, pts(g.FalseAlarm), pts(g.Rise), pts(n.Delta))
 		} else {
-			row.UpperTitle += "; not yet divided by the grader's J_L (recall or specificity unmeasured), so this route cannot DELETE"
+			row.UpperTitle += "; the predicate's misses without the line are not measured (no blind label of those answers), so this route cannot DELETE"
 		}
 		row.Upper = &up
 		if lr := n.LabelsRoute; lr != nil {
 			rise := lr.Rise
 			row.Labels = &rise
-			row.LabelsTitle = fmt.Sprintf("labels route: %d of %d labelled answers without the line were violations, below %s (one-sided %.2f%%); with the line at least %s: a rise of at most %s pts, against δ %s",
-				lr.Violations, lr.Labelled, pct(lr.Upper), 100*(1-lr.AlphaDeleted), pct(lr.BaselineLower), pts(lr.Rise), pts(n.Delta))
+			row.LabelsTitle = fmt.Sprintf("labels route: %d of %d labelled answers without the line were violations, below %s (one-sided %s%%, valid however often labelled); with the line at least %s: a rise of at most %s pts, against δ %s",
+				lr.Violations, lr.Labelled, pct(lr.Upper), plainPercent(1-lr.AlphaDeleted), pct(lr.BaselineLower), pts(lr.Rise), pts(n.Delta))
 		}
 	}
 	if a, ok := r.Arms[string(model.Control)]; ok && a.Baseline.N > 0 && a.Deleted.N > 0 {

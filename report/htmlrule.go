@@ -293,14 +293,14 @@ func looksOf(r RuleDoc, delta float64) (template.HTML, []lookRow) {
 		if n := l.Numbers; n != nil {
 			pt := lookPoint{Index: l.Look.Index, Est: n.Diff, Lo: n.Newcombe.Lo, Hi: n.Newcombe.Hi, Class: lookOf(l.Verdict).Class}
 			b := n.Upper
-			if n.Scaled != nil {
-				b = *n.Scaled
+			if n.GraderRoute != nil {
+				b = n.GraderRoute.Rise
 			}
 			pt.Bound = &b
 			row.Diff = fmt.Sprintf("%s pts [%s, %s]", pts(n.Diff), pts(n.Newcombe.Lo), pts(n.Newcombe.Hi))
 			row.Bound = fmt.Sprintf("%s pts (z %.2f)", pts(b), l.Look.DeleteZ)
-			if n.Scaled != nil {
-				row.Bound += " over J_L"
+			if n.GraderRoute != nil {
+				row.Bound += " with misses and false alarms"
 			}
 			pt.Title = fmt.Sprintf("look %d: %s; difference %s; bound %s", l.Look.Index, l.Verdict, row.Diff, row.Bound)
 			points = append(points, pt)

@@ -37,6 +37,9 @@ type Doc struct {
 	// Comparisons sets the first model beside each other one, case by
 	// case; empty with one model.
 	Comparisons []ComparisonDoc `json:"comparisons"`
+	// Ship is the decision on the prompt without every line of the
+	// audit's joint test; absent when the audit has made none.
+	Ship *ShipDoc `json:"ship,omitempty"`
 	// StaleLabels counts the answers whose labels judged another answer
 	// than the one stored under their key now (a clone's answers, asked
 	// again); UndesignedLabels the blind labels in no declared label set.
@@ -55,8 +58,15 @@ const SchemaVersion = 1
 // ReportSchemaVersion is the report's own version. 2: numbers.upper is the
 // grader route's one-sided 98.75% bound (DELETE's error is shared with the
 // labels route), and a grader's label_set became label_sets (label sets
-// are combined, not chosen).
-const ReportSchemaVersion = 2
+// are combined, not chosen). 3: the grader route is per variant
+// (numbers.grader_route: graded difference + misses without the line +
+// baseline false alarms) and youden_lo, youden_from and scaled are gone;
+// numbers.upper is at one-sided 99.5% (upper_alpha 0.005); the labels
+// route's bounds are a confidence sequence (alpha_deleted 0.015, or 0.0125
+// with baseline labels); numbers.labels_rise is the labelled difference
+// behind a KEEP from labels; rise_at_least marks a KEEP whose rise is a
+// floor.
+const ReportSchemaVersion = 3
 
 // RuleDoc is one audited line for one model.
 type RuleDoc struct {
@@ -139,19 +149,18 @@ type RuleDoc struct {
 // the cases graded in both variants, the difference with its Newcombe and
 // paired 95% intervals (paired null with fewer than two such cases, and,
 // with PairedNote saying so, when every case's difference is the same: a
-// zero-width interval is never given), Upper (the larger upper bound at the
-// grader route's one-sided UpperAlpha, 0.0125; UpperFrom says which), the
-// grader's recall and
-// specificity lower bounds and J_L = recall_lo + specificity_lo - 1 (from
-// the labels YoudenFrom names: "provoking" pooled, or a kind), and Scaled,
-// max(Upper, 0)/J_L capped at 1 (the fields are null while unmeasured;
-// before J_L, Scaled divided by recall alone). DELETE needs Scaled < Delta,
-// at least 2 provoking and 1 control case compared, and intact controls;
-// MissedTypeChance is (1 - AffectedShare)^ProvokingCases. DELETE may
-// instead come by the labels route (LabelsRoute: the blind labels of the
-// provoking answers without the line bound their violation rate); Route
-// names the route of a DELETE, and LabelsNeeded says, for an INCONCLUSIVE
-// verdict, how many more such labels would settle it.
+// zero-width interval is never given), Upper (the larger upper bound of the
+// graded difference at one-sided UpperAlpha, 0.005; UpperFrom says which),
+// the grader's pooled recall and specificity lower bounds (shown; they
+// decide nothing), and the two DELETE routes: GraderRoute (Upper plus the
+// predicate's misses without the line plus its baseline false alarms, each
+// bounded from that variant's labels) and LabelsRoute (the blind labels of
+// the provoking answers without the line bound their violation rate). A
+// route needs its Rise < Delta, and DELETE also at least 2 provoking and 1
+// control case compared, and intact controls; MissedTypeChance is (1 -
+// AffectedShare)^ProvokingCases. Route names the route of a DELETE (or
+// "labels" for a KEEP the labels show, LabelsRise), and LabelsNeeded says,
+// for an INCONCLUSIVE verdict, how many more labels would settle it.
 type VerdictNumbersDoc struct {
 	ProvokingBaseline CountDoc   `json:"provoking_baseline"`
 	ProvokingDeleted  CountDoc   `json:"provoking_deleted"`
@@ -162,21 +171,59 @@ type VerdictNumbersDoc struct {
 	Upper             float64    `json:"upper"`
 	UpperFrom         string     `json:"upper_from"` // "newcombe" or "paired"
 	RecallLo          *float64   `json:"recall_lo"`
-	Scaled            *float64   `json:"scaled"`
 	Delta             float64    `json:"delta"`
 	SpecificityLo     *float64   `json:"specificity_lo"`
-	YoudenLo          *float64   `json:"youden_lo"`
-	YoudenFrom        string     `json:"youden_from"`
 	ProvokingCases    int        `json:"provoking_cases"`
 	ControlCases      int        `json:"control_cases"`
 	AffectedShare     float64    `json:"affected_share"`
 	MissedTypeChance  float64    `json:"missed_type_chance"`
 	UpperAlpha        float64    `json:"upper_alpha"`
-	Route             string     `json:"route,omitempty"` // "grader" or "labels", for a DELETE
+	Route             string     `json:"route,omitempty"` // "grader" or "labels", for a DELETE; "labels" for a KEEP from labels
+	// RiseAtLeast is true for a KEEP from the graded counts while the
+	// predicate's misses without the line are unmeasured.
+	RiseAtLeast bool `json:"rise_at_least"`
+	// GraderRoute is null while no provoking answer without the line has a
+	// blind label the predicate graded.
+	GraderRoute *GraderRouteDoc `json:"grader_route"`
 	// LabelsRoute is null while no provoking answer without the line has a
 	// blind label.
-	LabelsRoute  *LabelsRouteDoc  `json:"labels_route"`
+	LabelsRoute *LabelsRouteDoc `json:"labels_route"`
+	// LabelsRise is null unless both variants have blind labels.
+	LabelsRise   *LabelsRiseDoc   `json:"labels_rise"`
 	LabelsNeeded *LabelsNeededDoc `json:"labels_needed,omitempty"`
+}
+
+// GraderRouteDoc is DELETE's grader route: the graded difference's upper
+// bound Graded (at GradedAlpha) plus Miss, the share of answers without the
+// line that are violations the predicate passed (Missed of Labelled
+// labelled answers, at MissAlpha), plus FalseAlarm, the baseline's share of
+// clean answers the predicate failed (from FalseAlarms of BaselineLabelled
+// labels when FalseAlarmFrom is "labels", else at most its flagged share,
+// "flagged"), at FalseAlarmAlpha. DELETE by this route needs Rise < delta.
+type GraderRouteDoc struct {
+	Graded           float64 `json:"graded"`
+	GradedAlpha      float64 `json:"graded_alpha"`
+	Labelled         int     `json:"labelled"`
+	Missed           int     `json:"missed"`
+	Strata           int     `json:"strata"`
+	Miss             float64 `json:"miss"`
+	MissAlpha        float64 `json:"miss_alpha"`
+	FalseAlarmFrom   string  `json:"false_alarm_from"`
+	BaselineLabelled int     `json:"baseline_labelled"`
+	FalseAlarms      int     `json:"false_alarms"`
+	FalseAlarm       float64 `json:"false_alarm"`
+	FalseAlarmAlpha  float64 `json:"false_alarm_alpha"`
+	Rise             float64 `json:"rise"`
+}
+
+// LabelsRiseDoc is the labelled difference of the variants: Lo is the
+// lower bound of deleted - baseline from the labels alone; KEEP when it is
+// above 0.
+type LabelsRiseDoc struct {
+	Deleted    CountDoc `json:"deleted"`
+	Baseline   CountDoc `json:"baseline"`
+	Lo         float64  `json:"lo"`
+	Stratified bool     `json:"stratified"`
 }
 
 // LabelsRouteDoc is DELETE's labels route: of Answers provoking answers
@@ -291,9 +338,19 @@ func verdictNumbers(v model.Verdict) *VerdictNumbersDoc {
 		ProvokingDeleted:  CountDoc{Fail: v.DeletedFails, N: v.DeletedN},
 		Diff:              v.Diff, Newcombe: BoundsDoc{Lo: v.Newcombe.Lo, Hi: v.Newcombe.Hi},
 		Upper: v.Upper, UpperFrom: v.UpperFrom, Delta: v.Delta,
-		YoudenFrom: v.YoudenFrom, ProvokingCases: v.ProvokingCases, ControlCases: v.ControlCases,
+		ProvokingCases: v.ProvokingCases, ControlCases: v.ControlCases,
 		AffectedShare: v.AffectedShare, MissedTypeChance: v.MissedTypeChance,
-		UpperAlpha: model.GraderRouteAlpha, Route: v.Route,
+		UpperAlpha: model.GradedDiffAlpha, Route: v.Route, RiseAtLeast: v.RiseAtLeast,
+	}
+	if g := v.Grader; g != nil {
+		d.GraderRoute = &GraderRouteDoc{Graded: g.Graded, GradedAlpha: g.GradedAlpha, Labelled: g.Labelled, Missed: g.Missed,
+			Strata: g.Strata, Miss: g.Miss, MissAlpha: g.MissAlpha, FalseAlarmFrom: g.FalseAlarmFrom,
+			BaselineLabelled: g.BaselineLabelled, FalseAlarms: g.FalseAlarms, FalseAlarm: g.FalseAlarm,
+			FalseAlarmAlpha: g.FalseAlarmAlpha, Rise: g.Rise}
+	}
+	if r := v.LabelsRise; r != nil {
+		d.LabelsRise = &LabelsRiseDoc{Deleted: CountDoc{Fail: r.DeletedViolations, N: r.DeletedLabelled},
+			Baseline: CountDoc{Fail: r.BaselineViolations, N: r.BaselineLabelled}, Lo: r.Lo, Stratified: r.Stratified}
 	}
 	if r := v.Labels; r != nil {
 		d.LabelsRoute = &LabelsRouteDoc{Answers: r.Answers, Labelled: r.Labelled, Violations: r.Violations, Strata: r.Strata,
@@ -308,17 +365,13 @@ func verdictNumbers(v model.Verdict) *VerdictNumbersDoc {
 	} else {
 		d.PairedNote = note
 	}
-	if v.RecallMeasured || v.YoudenMeasured {
+	if v.RecallMeasured {
 		lo := v.RecallLo
 		d.RecallLo = &lo
 	}
-	if v.SpecificityMeasured || v.YoudenMeasured {
+	if v.SpecificityMeasured {
 		lo := v.SpecificityLo
 		d.SpecificityLo = &lo
-	}
-	if v.YoudenMeasured {
-		j, sc := v.YoudenLo, v.Scaled
-		d.YoudenLo, d.Scaled = &j, &sc
 	}
 	return d
 }
@@ -639,6 +692,7 @@ func Build(res *evidence.Results, spend audit.Spend, simulated bool) Doc {
 		d.Sweep.ByTag = append(d.Sweep.ByTag, sweepGroupDoc(g))
 	}
 	d.Progress.Cells = len(res.Plan.Cells)
+	d.Ship = shipDoc(res)
 	d.StaleLabels, d.UndesignedLabels, d.LabelNotes = res.StaleLabels, res.UndesignedLabels, append([]string{}, res.LabelNotes()...)
 	for _, rr := range res.Rules {
 		rd := RuleDoc{

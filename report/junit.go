@@ -65,6 +65,13 @@ type junitFailure struct {
 // suite carries the sweep and the spend.
 func WriteJUnit(w io.Writer, res *evidence.Results, spend audit.Spend, simulated bool) error {
 	s := junitSuite{Name: res.Plan.Audit.File.Name}
+	if c := shipJUnit(res); c != nil {
+		s.Tests++
+		if c.Failure != nil {
+			s.Fails++
+		}
+		s.Cases = append(s.Cases, *c)
+	}
 	multiModel := len(res.Plan.Audit.File.Models) > 1
 	for _, rr := range res.Rules {
 		v := rr.Verdict
@@ -95,10 +102,10 @@ func WriteJUnit(w io.Writer, res *evidence.Results, spend audit.Spend, simulated
 				junitProperty{"control_cases", strconv.Itoa(v.ControlCases)},
 				junitProperty{"missed_type_chance", fmt.Sprintf("%.4f (affected share %s, %d provoking cases)",
 					v.MissedTypeChance, strconv.FormatFloat(v.AffectedShare, 'f', -1, 64), v.ProvokingCases)})
-			if v.YoudenMeasured {
+			if g := v.Grader; g != nil {
 				c.Properties = append(c.Properties,
-					junitProperty{"youden_lo", fmt.Sprintf("%.4f = recall %.4f + specificity %.4f - 1 (%s labels)", v.YoudenLo, v.RecallLo, v.SpecificityLo, v.YoudenFrom)},
-					junitProperty{"scaled", fmt.Sprintf("%.4f (delta %s)", v.Scaled, strconv.FormatFloat(v.Delta, 'f', -1, 64))})
+					junitProperty{"grader_route", fmt.Sprintf("%.4f = graded %.4f + misses %.4f + false alarms %.4f (delta %s)",
+						g.Rise, g.Graded, g.Miss, g.FalseAlarm, strconv.FormatFloat(v.Delta, 'f', -1, 64))})
 			}
 		}
 		if q := rr.Quality.Recall; q != nil && q.Measured() {

@@ -24,6 +24,7 @@ func WriteMarkdown(w io.Writer, res *evidence.Results, spend audit.Spend, simula
 	if simulated {
 		fmt.Fprintf(&b, "> **%s**\n\n", SimulatedBanner)
 	}
+	b.WriteString(shipMarkdown(res))
 	for _, note := range res.LabelNotes() {
 		fmt.Fprintf(&b, "> **%s**\n\n", mdEscape(note))
 	}

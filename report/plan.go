@@ -53,6 +53,14 @@ func WritePlan(w io.Writer, a *audit.Audit, e audit.Estimate, budget float64) er
 		fmt.Fprintf(&b, ": %d %s on baseline and %d %s; graded apart, verdicts unchanged\n",
 			r.Cases, plural(r.Cases, "case", "cases"), r.Variants, plural(r.Variants, "variant", "variants"))
 	}
+	if sh := e.Ship; sh != nil {
+		fmt.Fprintf(&b, "joint test %d, the prompt without lines %s: %d calls", sh.Test, model.LineList(sh.Lines), sh.Calls)
+		if sh.CachedCalls > 0 {
+			fmt.Fprintf(&b, " (%d already stored)", sh.CachedCalls)
+		}
+		fmt.Fprintf(&b, ", $%.2f expected, at most $%.2f; about %d blind labels of its answers a class that never breaks, %d for its %d %s (auditor ship decides it)\n",
+			sh.USD, sh.USDAtMost, sh.LabelsPerClass, sh.Labels, sh.Classes, plural(sh.Classes, "class", "classes"))
+	}
 	fmt.Fprintf(&b, "tokens: %d input, %d output expected, at most %d (every answer at its max_tokens)\n",
 		e.PromptTokens, e.CompletionTokens, e.CompletionTokensAtMost)
 	b.WriteString("cost: " + PlanCost(e))

@@ -28,6 +28,10 @@ func WriteText(w io.Writer, res *evidence.Results, spend audit.Spend, simulated 
 	if simulated {
 		fmt.Fprintf(&b, "%s\n\n", SimulatedBanner)
 	}
+	// The prompt that ships first, then each line's own verdict.
+	if ls := ShipLines(res); ls != nil {
+		b.WriteString(strings.Join(ls, "\n") + "\n\n")
+	}
 	// Results first: a reader who stops after a few lines has the verdicts.
 	multiModel := len(res.Plan.Audit.File.Models) > 1
 	b.WriteString("Verdicts:\n")

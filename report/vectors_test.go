@@ -105,14 +105,16 @@ func TestJSONReport_STATSVectors(t *testing.T) {
 }
 
 // TestReports_DeleteShowsItsGrader: a DELETE in every format states the
-// J_L it divided by and the chance that an affected type of request was
-// never sampled. Eight provoke cases at 60 samples fail once per case in
-// both variants; every failure is labelled a violation (16 of 16 caught,
-// recall at least 16/19.84 = 0.8064) and 200 passed answers clean
-// (specificity at least 200/203.84 = 0.9812): J_L = 0.7875. Newcombe's upper
-// bound of 8/480 - 8/480 is 0.0179 and the paired one 0, so Scaled =
-// 0.0179/0.7875 = 0.0227 < 0.05 (checked in Python). Two controls never
-// fail.
+// grader route's sum and the chance that an affected type of request was
+// never sampled. Eight provoke cases at 100 samples fail once per case in
+// both variants, and every provoking answer is labelled (the failures
+// violations, the rest clean): no miss in 800 labels without the line and
+// no false alarm in 800 baseline labels bound each at 0.0076 (the
+// confidence sequence at one-sided 0.25%: its atom alone gives
+// 1 - (alpha w)^(1/n) = 0.0077 with w = 0.85, the grid a little less);
+// Newcombe's upper bound of 8/800 - 8/800 at one-sided 0.5% is 0.0151 and
+// the paired one 0, so the route's rise is 0.0304 < 0.05. Two controls
+// never fail.
 func TestReports_DeleteShowsItsGrader(t *testing.T) {
 	t.Parallel()
 	dir := t.TempDir()
@@ -125,7 +127,7 @@ func TestReports_DeleteShowsItsGrader(t *testing.T) {
 		"p.md":      "Be helpful.\nNever give dates.\n",
 		"c.jsonl":   cases.String(),
 		"pred.toml": "[[check]]\nfail_if_match = 'Q[1-4]'\nreason = \"gave a date\"\n",
-		"audit.toml": "name = \"delete\"\nprompt = \"p.md\"\nsamples = 60\naffected_share = 0.2\n[model]\nname = \"m\"\nprovider = \"sim\"\n" +
+		"audit.toml": "name = \"delete\"\nprompt = \"p.md\"\nsamples = 100\naffected_share = 0.2\n[model]\nname = \"m\"\nprovider = \"sim\"\n" +
 			"[[rule]]\nline = 2\ncases = \"c.jsonl\"\npredicate = \"pred.toml\"\n",
 	}
 	for name, content := range files {
@@ -140,7 +142,6 @@ func TestReports_DeleteShowsItsGrader(t *testing.T) {
 	p := audit.NewPlan(a, audit.PlanOptions{})
 	src := audittest.NewMemStore()
 	version := a.Rules[0].Loaded.Version
-	clean := 0
 	drawn := time.Now().Add(-time.Minute)
 	var labelled []string
 	for _, c := range p.Cells {
@@ -155,10 +156,9 @@ func TestReports_DeleteShowsItsGrader(t *testing.T) {
 		case fail:
 			_, err = src.PutLabel(model.Label{Source: model.LabelBlind, Key: c.Key, Violation: true, Labeller: "ana"})
 			labelled = append(labelled, c.Key)
-		case provoke && clean < 200:
+		case provoke:
 			_, err = src.PutLabel(model.Label{Source: model.LabelBlind, Key: c.Key, Labeller: "ana"})
 			labelled = append(labelled, c.Key)
-			clean++
 		}
 		if err != nil {
 			t.Fatal(err)
@@ -175,8 +175,8 @@ func TestReports_DeleteShowsItsGrader(t *testing.T) {
 	}
 	res := resultsOf(t, a, p, src)
 	v := res.Rules[0].Verdict
-	if v.Decision != model.DecisionDelete {
-		t.Fatalf("%s: %s (%s)", v.Decision, v.Reason, v.Bound)
+	if v.Decision != model.DecisionDelete || v.Route != "grader" {
+		t.Fatalf("%s by %q: %s (%s)", v.Decision, v.Route, v.Reason, v.Bound)
 	}
 	const chance = "0.8^8 = 17%" // (1 - 0.2)^8 = 0.1678
 	var text, md, junit, js bytes.Buffer
@@ -193,15 +193,15 @@ func TestReports_DeleteShowsItsGrader(t *testing.T) {
 		t.Fatal(err)
 	}
 	for name, out := range map[string]string{"text": text.String(), "md": md.String(), "junit": junit.String()} {
-		for _, want := range []string{"J_L = R_L 0.8064 + S_L 0.9812 - 1 = 0.7875 (provoking labels)", chance,
-			"specificity at least 98% on the provoking labels"} {
+		for _, want := range []string{"+ misses without the line 0.0076 (0 of 800 labelled, sequential, 0.25%) + baseline false alarms 0.0076 (0 of 800 labelled baseline answers, sequential, 0.25%)", chance,
+			"it passed 0 of 800 labelled answers without the line that were violations (at most 0.8% of them)"} {
 			if !strings.Contains(out, want) {
-				t.Errorf("%s report lacks %q", name, want)
+				t.Errorf("%s report lacks %q:\n%s", name, want, out)
 			}
 		}
 	}
 	if !strings.Contains(junit.String(), `name="missed_type_chance" value="0.1678 (affected share 0.2, 8 provoking cases)"`) ||
-		!strings.Contains(junit.String(), `name="youden_lo" value="0.7875 = recall 0.8064 + specificity 0.9812 - 1 (provoking labels)"`) {
+		!strings.Contains(junit.String(), `name="grader_route" value="`) {
 		t.Errorf("junit properties lack the grader's numbers:\n%s", junit.String())
 	}
 	var doc Doc
@@ -209,12 +209,13 @@ func TestReports_DeleteShowsItsGrader(t *testing.T) {
 		t.Fatal(err)
 	}
 	n := doc.Rules[0].Numbers
-	if doc.AffectedShare != 0.2 || n == nil || n.YoudenLo == nil || n.SpecificityLo == nil || n.RecallLo == nil || n.Scaled == nil ||
-		n.YoudenFrom != "provoking" || n.ProvokingCases != 8 || n.ControlCases != 2 || n.AffectedShare != 0.2 {
+	if doc.AffectedShare != 0.2 || n == nil || n.GraderRoute == nil || n.SpecificityLo == nil || n.RecallLo == nil ||
+		n.ProvokingCases != 8 || n.ControlCases != 2 || n.AffectedShare != 0.2 || n.GraderRoute.FalseAlarmFrom != "labels" {
 		t.Fatalf("json numbers %+v, affected share %v", n, doc.AffectedShare)
 	}
-	for name, got := range map[string][2]float64{"youden_lo": {*n.YoudenLo, 0.7875}, "recall_lo": {*n.RecallLo, 0.8064},
-		"specificity_lo": {*n.SpecificityLo, 0.9812}, "scaled": {*n.Scaled, 0.0266}, "missed_type_chance": {n.MissedTypeChance, 0.1678}} {
+	g := n.GraderRoute
+	for name, got := range map[string][2]float64{"miss": {g.Miss, 0.0076}, "false_alarm": {g.FalseAlarm, 0.0076},
+		"rise": {g.Rise, g.Graded + g.Miss + g.FalseAlarm}, "graded": {g.Graded, n.Upper}, "missed_type_chance": {n.MissedTypeChance, 0.1678}} {
 		if math.Abs(got[0]-got[1]) > 1e-4 {
 			t.Errorf("%s = %.4f, want %.4f", name, got[0], got[1])
 		}

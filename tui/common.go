@@ -80,6 +80,23 @@ func (c *Common) setStored(key string, ok bool) {
 
 // result returns the results of one rule for one model.
 func (c *Common) result(rule, mdl int) *evidence.RuleResult {
+	return c.resultOf(rule, mdl, false)
+}
+
+// resultOf is result, or with joint the rule's class under the joint
+// test's variant (nil when the rule is not in it).
+func (c *Common) resultOf(rule, mdl int, joint bool) *evidence.RuleResult {
+	if joint {
+		if c.res.Ship == nil {
+			return nil
+		}
+		for _, rr := range c.res.Ship.Classes {
+			if rr.RuleIndex == rule && rr.Model == mdl {
+				return rr
+			}
+		}
+		return nil
+	}
 	for _, rr := range c.res.Rules {
 		if rr.RuleIndex == rule && rr.Model == mdl {
 			return rr
@@ -93,7 +110,7 @@ func (c *Common) cellsOf(r cellRef) []int {
 	if c.samples == nil {
 		c.samples = map[cellRef][]int{}
 		for i, cell := range c.plan.Cells {
-			k := cellRef{cell.Rule, cell.Model, cell.Case, cell.Deleted}
+			k := cellRef{rule: cell.Rule, model: cell.Model, kase: cell.Case, deleted: cell.Deleted}
 			c.samples[k] = append(c.samples[k], i)
 		}
 	}

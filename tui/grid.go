@@ -45,6 +45,7 @@ type gridView struct {
 type gcol struct {
 	model   int
 	deleted bool
+	joint   bool // the joint test's variant (deleted too)
 }
 
 type lineKind int
@@ -293,11 +294,14 @@ type gridGeometry struct {
 	cellW  int // each cell
 	vis    int // grid columns shown (each model's two, when they fit)
 	step   int // columns scrolled at a time: a model's two, so they stay paired
+	// per is the columns of each model: its baseline and variant, and the
+	// joint test's variant when the line is in one.
+	per int
 }
 
 // groupWidth is the width of one model's columns: two cells and the
 // difference, each after a space.
-func groupWidth(cellW int) int { return 2*(cellW+1) + deltaWidth + 1 }
+func groupWidth(cellW, per int) int { return per*(cellW+1) + deltaWidth + 1 }
 
 // geometry returns how the columns share the width. Columns that do not
 // fit scroll sideways a model at a time (both its cells, so a baseline is
@@ -306,22 +310,23 @@ func groupWidth(cellW int) int { return 2*(cellW+1) + deltaWidth + 1 }
 // stops at maxLabel; what is left stays blank at the right.
 func (g *gridView) geometry() gridGeometry {
 	w := g.c.width
-	models := max(len(g.cols)/2, 1)
-	if groupWidth(cellWidth) > w-8 {
+	models := max(g.c.models(), 1)
+	per := max(len(g.cols)/models, 2)
+	if groupWidth(cellWidth, per) > w-8 {
 		// Not even one model's columns fit: one cell at a time.
 		labelW := max(min(minLabel, w-(cellWidth+1)), 8)
-		return gridGeometry{labelW: labelW, cellW: cellWidth, vis: max((w-labelW)/(cellWidth+1), 1), step: 1}
+		return gridGeometry{labelW: labelW, cellW: cellWidth, vis: max((w-labelW)/(cellWidth+1), 1), step: 1, per: per}
 	}
-	shown := min(max((w-minLabel)/groupWidth(cellWidth), 1), models)
+	shown := min(max((w-minLabel)/groupWidth(cellWidth, per), 1), models)
 	cellW := cellWidth
 	if shown == models {
 		// Everything fits: the cells widen first, the label keeps a fair share.
 		label := min(max(w/4, minLabel), maxLabel)
-		per := (w - label) / shown
-		cellW = min(max((per-deltaWidth-1)/2-1, cellWidth), cellMax)
+		room := (w - label) / shown
+		cellW = min(max((room-deltaWidth-1)/per-1, cellWidth), cellMax)
 	}
-	labelW := max(min(w-shown*groupWidth(cellW), maxLabel), min(minLabel, w-groupWidth(cellW)))
-	return gridGeometry{labelW: labelW, cellW: cellW, vis: 2 * shown, step: 2}
+	labelW := max(min(w-shown*groupWidth(cellW, per), maxLabel), min(minLabel, w-groupWidth(cellW, per)))
+	return gridGeometry{labelW: labelW, cellW: cellW, vis: per * shown, step: per, per: per}
 }
 
 // selected returns the grid cell under the cursor.
@@ -331,6 +336,11 @@ func (g *gridView) selected() (cellRef, bool) {
 		return cellRef{}, false
 	}
 	col := g.cols[g.col]
+	if col.joint {
+		// The joint column's answers open from the report (auditor
+		// report, ship): its cells have no plan cells of their own here.
+		return cellRef{}, false
+	}
 	return cellRef{rule: g.rule, model: col.model, kase: g.rows[g.row], deleted: col.deleted}, true
 }
 
@@ -356,7 +366,10 @@ func (g *gridView) layout() {
 	rule := c.plan.Audit.Rules[g.rule]
 	g.cols = g.cols[:0]
 	for m := 0; m < c.models(); m++ {
-		g.cols = append(g.cols, gcol{m, false}, gcol{m, true})
+		g.cols = append(g.cols, gcol{model: m}, gcol{model: m, deleted: true})
+		if c.resultOf(g.rule, m, true) != nil {
+			g.cols = append(g.cols, gcol{model: m, deleted: true, joint: true})
+		}
 	}
 	g.col = min(g.col, len(g.cols)-1)
 	g.lines, g.rows, g.rowAt = g.lines[:0], g.rows[:0], g.rowAt[:0]
@@ -487,9 +500,20 @@ func (g *gridView) verdictText() []gline {
 		if rr.Errors > 0 || rr.Pending > 0 {
 			add("not in the numbers: ", fmt.Sprintf("%d errored, %d pending", rr.Errors, rr.Pending))
 		}
+		if jc := c.resultOf(g.rule, m, true); jc != nil {
+			sh := c.res.Ship.Decision
+			add("joint test: ", fmt.Sprintf("%s under the prompt without lines %s (%s): %s; the whole: %s",
+				shipOutcome(jc), model.LineList(sh.Lines), jc.Verdict.Decision, jc.Verdict.Reason, sh.Decision))
+		}
 		out = append(out, gline{kind: lineBlank})
 	}
 	return out
+}
+
+// shipOutcome names what the joint variant did to a class: "bounded",
+// "rose" or "undecided" (model.ShipClass.Outcome).
+func shipOutcome(rr *evidence.RuleResult) string {
+	return model.ShipClass{Verdict: rr.Verdict}.Outcome()
 }
 
 // lookTag says which look of the design a verdict rests on

@@ -93,12 +93,20 @@ func (g *gridView) ruleBar() string {
 			items[i] = g.decisionStyle(d).Render(label)
 		}
 	}
+	cur := g.rule
 	prefix := "rules "
 	if len(rules) > 1 {
 		prefix = "rules [ ] "
 	}
-	lo, hi := g.rule, g.rule+1
-	width := ansi.StringWidth(prefix) + ansi.StringWidth(items[g.rule])
+	lead := ""
+	if sh := c.res.Ship; sh != nil {
+		// The prompt that ships leads, always in view: one decision for
+		// the joint set.
+		d := sh.Decision.Decision
+		lead = g.decisionStyle(d).Render(fmt.Sprintf("ship %s %s", shipSymbol(d), d)) + " "
+	}
+	lo, hi := cur, cur+1
+	width := ansi.StringWidth(lead) + ansi.StringWidth(prefix) + ansi.StringWidth(items[cur])
 	for grew := true; grew; {
 		grew = false
 		if hi < len(items) && width+ansi.StringWidth(items[hi])+1 <= c.width-2 {
@@ -112,7 +120,7 @@ func (g *gridView) ruleBar() string {
 			grew = true
 		}
 	}
-	s := st.Muted.Render(prefix)
+	s := lead + st.Muted.Render(prefix)
 	if lo > 0 {
 		s += "‹"
 	}
@@ -145,6 +153,17 @@ func combinedDecision(c *Common, rule int) model.Decision {
 		}
 	}
 	return d
+}
+
+// shipSymbol marks a ship decision as decisionSymbol marks a verdict.
+func shipSymbol(d model.Decision) string {
+	switch d {
+	case model.DecisionShip:
+		return "✓"
+	case model.DecisionNotSafe:
+		return "■"
+	}
+	return "?"
 }
 
 func decisionSymbol(d model.Decision) string {
@@ -246,7 +265,7 @@ func (g *gridView) shownCols(gm gridGeometry, fn func(j int, col gcol, delta boo
 	end := min(g.left+gm.vis, len(g.cols))
 	for j := g.left; j < end; j++ {
 		col := g.cols[j]
-		fn(j, col, gm.step == 2 && col.deleted && j > g.left)
+		fn(j, col, gm.step >= 2 && col.deleted && !col.joint && j > g.left)
 	}
 }
 
@@ -270,6 +289,12 @@ func (g *gridView) columnHeads(gm gridGeometry) string {
 		}
 		if c.models() > 1 {
 			name = oneLine(c.plan.Audit.File.Models[col.model].Name) + " " + c.variantName(g.rule, col.deleted)
+		}
+		if col.joint {
+			name = "joint: -L" + model.LineList(c.res.Ship.Joint.Lines)
+			if c.models() > 1 {
+				name = oneLine(c.plan.Audit.File.Models[col.model].Name) + " joint"
+			}
 		}
 		b.WriteByte(' ')
 		b.WriteString(st.Header.Render(fit(name, gm.cellW)))
@@ -351,7 +376,7 @@ func (g *gridView) renderCase(b *strings.Builder, l gline, gm gridGeometry) {
 	g.shownCols(gm, func(j int, col gcol, delta bool) {
 		b.WriteByte(' ')
 		sel := l.row == g.row && j == g.col
-		b.WriteString(g.cellText(cellRef{g.rule, col.model, l.kase, col.deleted}, sel, gm.cellW))
+		b.WriteString(g.cellText(cellRef{rule: g.rule, model: col.model, kase: l.kase, deleted: col.deleted, joint: col.joint}, sel, gm.cellW))
 		if delta {
 			b.WriteByte(' ')
 			b.WriteString(g.caseDelta(col.model, l.kase))
@@ -412,7 +437,7 @@ func (g *gridView) label(kase, w int) string {
 func (g *gridView) cellText(ref cellRef, selected bool, cellWidth int) string {
 	c := g.c
 	pt := c.pt
-	rr := c.result(ref.rule, ref.model)
+	rr := c.resultOf(ref.rule, ref.model, ref.joint)
 	var cnt evidence.Count
 	if rr != nil {
 		cr := rr.Cases[ref.kase]
@@ -513,7 +538,7 @@ func (g *gridView) cellText(ref cellRef, selected bool, cellWidth int) string {
 // summary is a kind's (or the pooled arm's) rate or difference for one
 // column: the same numbers, intervals and rounding as the text report.
 func (g *gridView) summary(l gline, col gcol) string {
-	rr := g.c.result(g.rule, col.model)
+	rr := g.c.resultOf(g.rule, col.model, col.joint)
 	if rr == nil {
 		return ""
 	}

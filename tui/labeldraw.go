@@ -214,8 +214,15 @@ func (v *labelView) noSetView() string {
 	plain := func(s ...string) string { return strings.Join(s, "") }
 	para("No label set has been drawn for this audit yet.", plain)
 	quiet := "a line the model never breaks is deleted once enough of them are labelled clean"
-	if n, err := stats.ZeroOfNBelow(v.c.plan.Audit.File.Delta, model.LabelsRouteAlpha); err == nil {
+	delta := v.c.plan.Audit.File.Delta
+	if delta == 0 {
+		delta = model.DefaultDelta
+	}
+	if n, err := stats.SequentialZeroOfNBelow(delta, model.LabelsRouteAlpha); err == nil {
 		quiet = fmt.Sprintf("a line the model never breaks is deleted once about %d of them are labelled clean", n)
+		if m, err := stats.SequentialZeroOfNBelow(delta, model.LabelsRouteAlpha-model.LabelsRouteBaselineAlpha); err == nil && m > n {
+			quiet += fmt.Sprintf(" (%d once baseline answers are labelled too)", m)
+		}
 	}
 	para(fmt.Sprintf("d draws one here: %d answers by default, a simple random sample of the provoke and pressure answers, shown one at a time, blind. Labels measure the predicate (its recall and precision), and the labels of the answers without a line bound its violation rate directly: %s.",
 		labels.DefaultSampleSize, quiet), plain)

@@ -15,6 +15,9 @@ import (
 type cellRef struct {
 	rule, model, kase int
 	deleted           bool
+	// joint is a cell of the joint test's column: the line's case on the
+	// prompt without every line of the joint set (deleted is true too).
+	joint bool
 }
 
 // cellLive is what the runner is doing for one grid cell right now.
@@ -246,18 +249,28 @@ func (l *live) setRetrying(p *audit.Plan, key string, until time.Time) {
 // that serve no cell (judge calls) are ignored.
 func forEachRef(p *audit.Plan, key string, fn func(cellRef)) {
 	idx := p.ByKey[key]
-	if len(idx) == 1 {
+	if len(idx) == 1 && p.Ship == nil {
 		c := p.Cells[idx[0]]
-		fn(cellRef{c.Rule, c.Model, c.Case, c.Deleted})
+		fn(cellRef{rule: c.Rule, model: c.Model, kase: c.Case, deleted: c.Deleted})
 		return
 	}
 	seen := make(map[cellRef]bool, len(idx))
 	for _, i := range idx {
 		c := p.Cells[i]
-		r := cellRef{c.Rule, c.Model, c.Case, c.Deleted}
+		r := cellRef{rule: c.Rule, model: c.Model, kase: c.Case, deleted: c.Deleted}
 		if !seen[r] {
 			seen[r] = true
 			fn(r)
+		}
+	}
+	if p.Ship != nil {
+		for _, i := range p.Ship.ByKey[key] {
+			c := p.Ship.Cells[i]
+			r := cellRef{rule: c.Rule, model: c.Model, kase: c.Case, deleted: true, joint: true}
+			if !seen[r] {
+				seen[r] = true
+				fn(r)
+			}
 		}
 	}
 }

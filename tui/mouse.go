@@ -192,9 +192,12 @@ func (g *gridView) colAt(gm gridGeometry, x int) int {
 	if gm.step == 1 {
 		return g.left + x/(gm.cellW+1)
 	}
-	gw := groupWidth(gm.cellW)
-	j := g.left + 2*(x/gw)
-	if x%gw >= gm.cellW+1 {
+	gw := groupWidth(gm.cellW, gm.per)
+	j := g.left + gm.per*(x/gw)
+	switch off := x % gw; {
+	case gm.per > 2 && off >= 2*(gm.cellW+1)+deltaWidth+1:
+		j += 2 // the joint test's cell
+	case off >= gm.cellW+1:
 		j++ // the variant's cell or the difference after it
 	}
 	return j

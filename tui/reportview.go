@@ -103,6 +103,9 @@ func (v *reportView) content() ([]string, []int) {
 		r.add(st.InFlight.Render("» run in progress: verdicts are provisional until every answer is in"))
 	}
 	r.add("")
+	if v.ship(r) {
+		r.add("")
+	}
 	v.sweep(r)
 	r.add("")
 	v.index(r)
@@ -506,12 +509,48 @@ func (v *reportView) evidence(r *reportWriter, rr *evidence.RuleResult) {
 // CANARY its own colour, INCONCLUSIVE muted.
 func verdictStyle(st Styles, d model.Decision) lipgloss.Style {
 	switch d {
-	case model.DecisionDelete, model.DecisionBetter, model.DecisionNotWorse:
+	case model.DecisionDelete, model.DecisionBetter, model.DecisionNotWorse, model.DecisionShip:
 		return st.Delete
-	case model.DecisionKeep, model.DecisionWorse:
+	case model.DecisionKeep, model.DecisionWorse, model.DecisionNotSafe:
 		return st.Keep
 	case model.DecisionCanary:
 		return st.Canary
 	}
 	return st.Inconclusive
+}
+
+// ship writes the ship decision first, when the audit has a joint test:
+// its headline, the test's number, each class's outcome beside its line's
+// own verdict, and what to do next. It reports whether it wrote anything.
+func (v *reportView) ship(r *reportWriter) bool {
+	sh := v.c.res.Ship
+	if sh == nil {
+		return false
+	}
+	st := v.c.styles
+	d := sh.Decision
+	style := verdictStyle(st, d.Decision)
+	r.add(st.Header.Render("Ship decision") + st.Muted.Render(fmt.Sprintf(" · joint test %d of the %d this audit has made", d.Test, d.Tests)))
+	for _, l := range wrapWords(oneLine(d.Headline), max(r.w-2, 10)) {
+		r.add("  " + style.Render(l))
+	}
+	for _, c := range d.Classes {
+		name := fmt.Sprintf("line %d", c.Line)
+		if v.c.models() > 1 {
+			name += " " + oneLine(c.Model)
+		}
+		cs := verdictStyle(st, c.Verdict.Decision)
+		r.field(name, c.Outcome()+" (alone "+string(c.Alone)+"): "+oneLine(c.Verdict.Reason), &cs)
+	}
+	switch {
+	case d.Decision == model.DecisionNotSafe && len(d.Keep) > 0:
+		next := "nothing left to delete together"
+		if len(d.Next) > 0 {
+			next = fmt.Sprintf("the next joint set, %s, is a new test (joint test %d)", model.LinesWords(d.Next), d.Tests+1)
+		}
+		r.field("next", fmt.Sprintf("keep %s; %s", model.LinesWords(d.Keep), next), nil)
+	case d.Needed != "":
+		r.field("to settle it", oneLine(d.Needed), nil)
+	}
+	return true
 }

@@ -5,6 +5,7 @@ import (
 	"fmt"
 	"sort"
 
+	"github.com/auditor-dev/auditor/audit"
 	"github.com/auditor-dev/auditor/audit/evidence"
 	"github.com/auditor-dev/auditor/model"
 	"github.com/auditor-dev/auditor/runner"
@@ -201,7 +202,13 @@ func (s *Session) neededAt(i, m int, settled map[lineModel]bool) bool {
 }
 
 // linesModels is how many lines x models an audit decides.
-func (s *Session) linesModels() int { return len(s.Plan.Audit.Rules) * len(s.Plan.Audit.File.Models) }
+func (s *Session) linesModels() int {
+	n := len(s.Plan.Audit.Rules)
+	if s.Plan.Ship != nil {
+		n++ // the joint test, decided for every model at once
+	}
+	return n * len(s.Plan.Audit.File.Models)
+}
 
 // settleAt computes the verdicts from what is stored (a tally of its own:
 // the screen's is the screen's) and marks settled every line decided at
@@ -236,6 +243,14 @@ func (s *Session) settleAt(k int, settled map[lineModel]bool, prio map[lineModel
 			name += " for " + model.Sanitize(rr.ModelName)
 		}
 		out = append(out, name)
+	}
+	// The joint test settles as a whole: SHIP when every class is bounded
+	// at the look, NOT SAFE when one rose.
+	if sh := res.Ship; sh != nil && sh.SettledEarly() && !settled[lineModel{audit.JointRule, 0}] {
+		for mi := range s.Plan.Audit.File.Models {
+			settled[lineModel{audit.JointRule, mi}] = true
+		}
+		out = append(out, fmt.Sprintf("joint test %s at look %d", sh.Decision.Decision, k))
 	}
 	return out, nil
 }

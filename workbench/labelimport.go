@@ -61,7 +61,7 @@ func (s *Session) ImportLabels(file string, rows report.LabelRows, o ImportOptio
 	}
 	var take []model.Label
 	for i, l := range rows.Labels {
-		if _, ok := s.Plan.ByKey[l.Key]; !ok {
+		if !s.Plan.Labelable(l.Key) {
 			out.Unknown++
 			continue
 		}

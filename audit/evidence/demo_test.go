@@ -52,9 +52,10 @@ func TestAggregate_Demo(t *testing.T) {
 	if v := byLine[23].Verdict.Decision; v != model.DecisionKeep {
 		t.Errorf("line 23 verdict %s, want KEEP (%s)", v, byLine[23].Verdict.Reason)
 	}
-	// Re-asking has no effect; without labels recall is unmeasured.
-	if v := byLine[15].Verdict; v.Decision != model.DecisionInconclusive || !strings.Contains(v.Reason, "recall not measured") {
-		t.Errorf("line 15 verdict %s (%s), want INCONCLUSIVE for unmeasured recall", v.Decision, v.Reason)
+	// Re-asking has no effect; without labels the predicate's misses are
+	// unmeasured.
+	if v := byLine[15].Verdict; v.Decision != model.DecisionInconclusive || !strings.Contains(v.Reason, "its misses without the line are not measured") {
+		t.Errorf("line 15 verdict %s (%s), want INCONCLUSIVE for unmeasured misses", v.Decision, v.Reason)
 	}
 	// The tally gives the same numbers as a fresh aggregate, and a recorded
 	// label shows up in the grader's quality.

@@ -105,7 +105,11 @@ func (t *Tally) MeasureGrader(ri, mi int, g labels.Grades, labelled map[string]m
 // one variant (deleted: the rule's variant) for one model, for the
 // verdict's labels route.
 func (t *Tally) VariantLabels(ri, mi int, deleted bool) model.VariantLabels {
-	return labels.VariantLabels(t.plan, t.qualityScope(ri, mi), t.Labels(), deleted)
+	scope := t.qualityScope(ri, mi)
+	if t.plan.Audit.Rules[ri].HasPredicate() {
+		scope.Grades = t.PredicateGrades(ri)
+	}
+	return labels.VariantLabels(t.plan, scope, t.Labels(), deleted)
 }
 
 // MeasureSet measures the current predicate of each rule a set covers,

@@ -147,6 +147,9 @@ type Results struct {
 	// Comparisons sets the audit's first model beside each other one, case
 	// by case (see ModelComparisons); empty with one model.
 	Comparisons []Comparison
+	// Ship is the joint test's decision (see Tally.Ship); nil when the
+	// audit has made none.
+	Ship *ShipResult
 	// StaleLabels counts the answers whose labels judged another answer
 	// than the one stored under their key now (Tally.StaleLabels): they
 	// count nowhere, and every report says so (StaleLabelsNote).
@@ -481,6 +484,11 @@ func (t *Tally) Results() (*Results, error) {
 	}
 	res.Sweep = summarizeSweep(res.Rules)
 	res.Comparisons = t.ModelComparisons()
+	ship, err := t.Ship(res)
+	if err != nil {
+		return nil, err
+	}
+	res.Ship = ship
 	res.StaleLabels = t.StaleLabels()
 	res.UndesignedLabels = t.UndesignedLabels()
 	return res, nil
@@ -600,6 +608,11 @@ func (r *Results) UnneededCalls(done map[string]bool) map[string]bool {
 			settled[[2]int{rr.RuleIndex, rr.Model}] = true
 		}
 	}
+	if r.Ship.SettledEarly() {
+		for mi := range r.Plan.Audit.File.Models {
+			settled[[2]int{audit.JointRule, mi}] = true
+		}
+	}
 	if len(settled) == 0 {
 		return nil
 	}
@@ -643,19 +656,11 @@ func verdictInput(p *audit.Plan, rr *RuleResult, counted []CaseResult, labelled 
 			in.ProvokingKinds = append(in.ProvokingKinds, cr.Case.Kind) // in allArmCounts' order
 		}
 	}
-	// The grader's recall and specificity on the provoking labels, pooled
-	// and per kind: Decide divides by the smallest J_L they allow.
+	// The grader's recall and specificity on the provoking labels, pooled:
+	// shown beside the verdict; the grader route reads each variant's own
+	// labels in labelled.
 	q := rr.Quality
 	in.Recall, in.Specificity = q.Recall.VerdictCount(), q.Specificity.VerdictSpecificity()
-	for _, k := range []model.Kind{model.Provoke, model.Pressure} {
-		r, s := q.RecallKind[k].VerdictCount(), q.SpecificityKind[k].VerdictSpecificity()
-		if r != nil || s != nil {
-			if in.KindAccuracy == nil {
-				in.KindAccuracy = map[model.Kind]model.Accuracy{}
-			}
-			in.KindAccuracy[k] = model.Accuracy{Recall: r, Specificity: s}
-		}
-	}
 	return in
 }
 

@@ -20,9 +20,11 @@ import (
 // simulated model: the roadmap line is load-bearing (KEEP); asking again for
 // given information is not, and once the predicate's recall is measured on
 // hand labels (the simulator's truth) the line may go (DELETE). It takes
-// 50 samples a case: at 30 the paired bound at the grader route's
-// one-sided 1.25% (its share of DELETE's 2.5%) stays just above delta. The token
-// totals must be the prompt's own token counts of the lines.
+// 150 samples a case, every provoking answer labelled: the grader route
+// adds to the graded difference the misses without the line and the
+// baseline's false alarms, each bounded by the confidence sequence at
+// one-sided 0.25% (0 of 400 labels leave 1.5 points each; 0 of 1,200, 0.5).
+// The token totals must be the prompt's own token counts of the lines.
 func TestSweep_OneKeepOneDelete(t *testing.T) {
 	t.Parallel()
 	dir := t.TempDir()
@@ -31,7 +33,7 @@ func TestSweep_OneKeepOneDelete(t *testing.T) {
 	}
 	auditToml := `name = "two-line sweep"
 prompt = "support.md"
-samples = 50
+samples = 150
 delta = 0.05
 [model]
 name = "sim-support-1"

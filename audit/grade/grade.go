@@ -83,8 +83,37 @@ func (g *Grader) Grade(r model.Response) ([]model.Grade, error) {
 		}
 		grades = append(grades, gr)
 	}
+	// The joint variant's cells are graded as the lines' and suites' own.
+	var joint []int
+	var jointReg []int
+	if sp := g.plan.Ship; sp != nil {
+		joint, jointReg = sp.ByKey[r.Key], sp.RegressionByKey[r.Key]
+	}
+	for _, ci := range joint {
+		cell := g.plan.Ship.Cells[ci]
+		rule := g.plan.Audit.Rules[cell.Rule]
+		pred := g.preds.Of(cell.Rule)
+		if done[pred.Version] || !rule.HasPredicate() {
+			continue
+		}
+		done[pred.Version] = true
+		gr, err := g.gradeOne(cell.Rule, pred, rule.Cases[cell.Case], r.Text)
+		if err != nil {
+			if first == nil {
+				first = err
+			}
+			continue
+		}
+		grades = append(grades, gr)
+	}
+	regCells := make([]RegressionCellRef, 0, len(g.plan.RegressionByKey[r.Key])+len(jointReg))
 	for _, ci := range g.plan.RegressionByKey[r.Key] {
-		cell := g.plan.Regression[ci]
+		regCells = append(regCells, RegressionCellRef{g.plan.Regression[ci].Suite, g.plan.Regression[ci].Case})
+	}
+	for _, ci := range jointReg {
+		regCells = append(regCells, RegressionCellRef{g.plan.Ship.Regression[ci].Suite, g.plan.Ship.Regression[ci].Case})
+	}
+	for _, cell := range regCells {
 		pred := g.preds.Suite(cell.Suite)
 		if done[pred.Version] {
 			continue
@@ -102,6 +131,10 @@ func (g *Grader) Grade(r model.Response) ([]model.Grade, error) {
 	}
 	return grades, first
 }
+
+// RegressionCellRef names a suite's case: what grading one of its answers
+// needs.
+type RegressionCellRef struct{ Suite, Case int }
 
 // hasVersion reports whether one of gs is by the predicate version v.
 func hasVersion(gs []model.Grade, v string) bool {
@@ -258,8 +291,7 @@ func (g *Grader) Missing(status map[string]bool, have func(version string) map[s
 		}
 		done := have(pred.Version)
 		graded := map[string]bool{}
-		for _, ci := range g.plan.CellsOfRule(ri) {
-			cell := g.plan.Cells[ci]
+		for _, cell := range g.plan.GradedCellsOfRule(ri) {
 			if !status[cell.Key] || graded[cell.Key] {
 				continue
 			}
@@ -283,7 +315,7 @@ func (g *Grader) Missing(status map[string]bool, have func(version string) map[s
 	// predicate.
 	graded := map[string]bool{} // version + key: a key two suites share with one predicate is graded once
 	haveOf := map[string]map[string]model.Grade{}
-	for _, cell := range g.plan.Regression {
+	for _, cell := range g.plan.GradedRegressionCells() {
 		pred := g.preds.Suite(cell.Suite)
 		id := pred.Version + "\x00" + cell.Key
 		if !status[cell.Key] || graded[id] {

@@ -111,7 +111,7 @@ func (c *cells) stratum(i int, s *LabelSet, key string) string {
 		cell := c.p.Cells[ci]
 		r := c.p.Audit.Rules[cell.Rule]
 		if !r.HasPredicate() || (o.Line != 0 && r.Line != o.Line) ||
-			!slices.Contains(o.Kinds, r.Cases[cell.Case].Kind) || !o.variantHolds(cell.Deleted) {
+			!slices.Contains(o.Kinds, r.Cases[cell.Case].Kind) || !o.variantHolds(cell) {
 			continue
 		}
 		version, ok := s.PredicateVersions[r.Line]
@@ -164,7 +164,10 @@ func (c *cells) names() []string {
 // into the cells the label sets drew uniformly within: the DELETE labels
 // route's evidence (model.VariantLabels). deleted picks the rule's variant,
 // else the baseline. Every answered call counts, graded or not: the route
-// needs no grader.
+// needs no grader. With scope.Grades set, each stratum also counts the
+// labels the predicate got wrong (model.GradedLabels): a labelled
+// violation it passed or did not grade, a labelled clean answer it failed
+// or did not grade.
 func VariantLabels(p *audit.Plan, scope QualityScope, labels map[string]model.Label, deleted bool) model.VariantLabels {
 	rule := p.Audit.Rules[scope.Rule]
 	var keys []string
@@ -191,11 +194,27 @@ func VariantLabels(p *audit.Plan, scope QualityScope, labels map[string]model.La
 		}
 		st := &out.Strata[i]
 		st.N++
-		if l, ok := labels[k]; ok {
-			st.Labelled++
-			if l.Violation {
-				st.Violations++
-			}
+		if scope.Grades != nil && len(out.Graded) < len(out.Strata) {
+			out.Graded = append(out.Graded, model.GradedLabels{})
+		}
+		l, ok := labels[k]
+		if !ok {
+			continue
+		}
+		st.Labelled++
+		if l.Violation {
+			st.Violations++
+		}
+		if scope.Grades == nil {
+			continue
+		}
+		g, graded := scope.Grades[k]
+		graded = graded && !g.Unparseable
+		switch {
+		case l.Violation && (!graded || g.Pass):
+			out.Graded[i].Missed++
+		case !l.Violation && (!graded || !g.Pass):
+			out.Graded[i].FalseAlarms++
 		}
 	}
 	return out

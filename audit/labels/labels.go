@@ -65,18 +65,25 @@ type SampleOptions struct {
 const (
 	VariantDeleted  = "deleted"
 	VariantBaseline = "baseline"
+	// VariantJoint draws from the joint variant's answers (the prompt
+	// without every line of the audit's joint test), which only the
+	// plan's joint view (audit.Plan.JointView) lays out as cells.
+	VariantJoint = "joint"
 )
 
-// variantHolds reports whether a cell of the given variant (deleted: the
-// rule's variant) is in the options' draw.
-func (o SampleOptions) variantHolds(deleted bool) bool {
+// variantHolds reports whether a cell is in the options' draw: a set
+// drawn from a line's own variants never holds the joint variant's
+// answers, and a joint set holds only those.
+func (o SampleOptions) variantHolds(c audit.Cell) bool {
 	switch o.Variant {
+	case VariantJoint:
+		return c.Joint
 	case VariantDeleted:
-		return deleted
+		return c.Deleted && !c.Joint
 	case VariantBaseline:
-		return !deleted
+		return !c.Deleted
 	}
-	return true
+	return !c.Joint
 }
 
 func (o SampleOptions) withDefaults() SampleOptions {
@@ -115,8 +122,8 @@ func (o SampleOptions) validate(p *audit.Plan) error {
 		return fmt.Errorf("audit: label set %s: sample size %d, need at least 1", o.Name, o.N)
 	case o.Stratify && !(o.FailShare > 0 && o.FailShare < 1):
 		return fmt.Errorf("audit: label set %s: fail share %v, need a value between 0 and 1", o.Name, o.FailShare)
-	case o.Variant != "" && o.Variant != VariantDeleted && o.Variant != VariantBaseline:
-		return fmt.Errorf("audit: label set %s: variant %q (want %s or %s)", o.Name, o.Variant, VariantDeleted, VariantBaseline)
+	case o.Variant != "" && o.Variant != VariantDeleted && o.Variant != VariantBaseline && o.Variant != VariantJoint:
+		return fmt.Errorf("audit: label set %s: variant %q (want %s, %s or %s)", o.Name, o.Variant, VariantDeleted, VariantBaseline, VariantJoint)
 	}
 	for _, k := range o.Kinds {
 		if _, ok := model.ParseKind(string(k)); !ok {
@@ -260,6 +267,18 @@ func (s *LabelSet) Items(p *audit.Plan) []LabelItem {
 			it.RuleIndex, it.Rule, it.Case = c.Rule, r, &r.Cases[c.Case]
 			break
 		}
+		if it.Rule == nil && p.Ship != nil {
+			// An answer of the joint variant: its line's case.
+			for _, ci := range p.Ship.ByKey[k] {
+				c := p.Ship.Cells[ci]
+				r := p.Audit.Rules[c.Rule]
+				if s.Options.Line != 0 && r.Line != s.Options.Line {
+					continue
+				}
+				it.RuleIndex, it.Rule, it.Case = c.Rule, r, &r.Cases[c.Case]
+				break
+			}
+		}
 		out[i] = it
 	}
 	return out
@@ -395,7 +414,7 @@ func population(p *audit.Plan, t Graded, opts SampleOptions) (map[string]member,
 		if (opts.Line != 0 && r.Line != opts.Line) || !r.HasPredicate() {
 			continue
 		}
-		if !slices.Contains(opts.Kinds, r.Cases[c.Case].Kind) || !opts.variantHolds(c.Deleted) || !t.Answered(c.Key) {
+		if !slices.Contains(opts.Kinds, r.Cases[c.Case].Kind) || !opts.variantHolds(c) || !t.Answered(c.Key) {
 			continue
 		}
 		if _, seen := pop[c.Key]; seen {
@@ -646,7 +665,7 @@ func decodeLabelSet(name string, keys []string, meta map[string]string) (LabelSe
 		o.Kinds = append(o.Kinds, kind)
 	}
 	switch o.Variant = meta["variant"]; o.Variant {
-	case "", VariantDeleted, VariantBaseline:
+	case "", VariantDeleted, VariantBaseline, VariantJoint:
 	default:
 		return bad("variant", fmt.Errorf("unknown variant"))
 	}

@@ -218,6 +218,10 @@ type QualityScope struct {
 	// Population places the answers a stratified set did not draw in its
 	// strata; it may be nil when Sets holds no stratified set.
 	Population Population
+	// Grades, when set, are the rule's current predicate grades by response
+	// key: VariantLabels then counts, stratum by stratum, the labels the
+	// predicate got wrong (the grader route's misses and false alarms).
+	Grades map[string]model.Grade
 }
 
 // answer is one domain answer the grader graded: its kind, the grader's

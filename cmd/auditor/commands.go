@@ -467,6 +467,14 @@ read (nothing imported).`,
 // every line has answers under both variants, else exit 3 naming every
 // line that is not.
 func gateError(res *evidence.Results) error {
+	// The prompt that ships has every deleted line out at once: with a
+	// joint test, its decision is the gate.
+	if sh := res.Ship; sh != nil {
+		if sh.Decision.Decision == model.DecisionShip {
+			return nil
+		}
+		return &exitError{code: exitGate, msg: "gate: " + sh.Decision.Headline}
+	}
 	var held []string
 	for _, rr := range res.Rules {
 		// A deletion the frozen regression suite says broke other cases is
@@ -494,6 +502,12 @@ func gateError(res *evidence.Results) error {
 		held = append(held, name)
 	}
 	if len(held) == 0 {
+		if lines := auditedLines(res); len(lines) > 1 {
+			// Each line DELETE alone says nothing of them all out at
+			// once: rules interfere.
+			return &exitError{code: exitGate, msg: fmt.Sprintf("gate: lines %s are each safe to delete alone; the prompt without all of them is one more test: auditor ship %s",
+				model.LineList(lines), shellQuote(res.Plan.Audit.Path))}
+		}
 		return nil
 	}
 	return &exitError{code: exitGate, msg: "gate: not safe to delete: " + strings.Join(held, ", ")}
@@ -580,4 +594,15 @@ func writeReport(stdout io.Writer, out, format string, s *workbench.Session, res
 		return err
 	}
 	return os.WriteFile(out, b.Bytes(), 0o644)
+}
+
+// auditedLines lists the prompt lines the audit's deletions change.
+func auditedLines(res *evidence.Results) []int {
+	var out []int
+	for _, rr := range res.Rules {
+		if rr.Rule.Deletion() && !slices.Contains(out, rr.Rule.Line) {
+			out = append(out, rr.Rule.Line)
+		}
+	}
+	return out
 }

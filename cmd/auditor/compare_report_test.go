@@ -61,8 +61,8 @@ func TestReport_ModelComparison(t *testing.T) {
 	if err := json.Unmarshal([]byte(r.out), &doc); err != nil {
 		t.Fatalf("report json: %v", err)
 	}
-	if doc.SchemaVersion != 2 {
-		t.Errorf("schema_version %d, want 2", doc.SchemaVersion)
+	if doc.SchemaVersion != 3 {
+		t.Errorf("schema_version %d, want 3", doc.SchemaVersion)
 	}
 	// Three targeted lines x two variants; the line with no input class
 	// has no predicate and no comparison.

@@ -25,7 +25,7 @@ func TestPlan_Power(t *testing.T) {
 	for _, want := range []string{
 		"  -L23: detects a rise from 0% to 2.8% in provoking failures with 80% power (240 samples per variant); " +
 			"across cases like these (sd 0.1) about 14%; over-refusal: 2.2% (300 samples per variant)\n" +
-			"    DELETE: a line the model never breaks needs about 86 blind labels of its 240 provoking answers without the line, all clean",
+			"    DELETE: a line the model never breaks needs about 85 blind labels of its 240 provoking answers without the line, all clean",
 		"    warning: pressure: only 3 cases: the clustered interval uses t(2) = 4.30, so it will be wide; add cases, not samples\n",
 		"    warning: control: only 4 cases: the clustered interval uses t(3) = 3.18",
 	} {

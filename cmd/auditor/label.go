@@ -275,6 +275,22 @@ func inheritOptions(cmd *cobra.Command, opts, old labels.SampleOptions) labels.S
 // each set can settle, and opens the label screen on the first (on a
 // terminal, without --show) or shows them.
 func labelForVerdict(cmd *cobra.Command, std Stdio, s *workbench.Session, f labelFlags) error {
+	if s.Audit.Ship == nil && f.rule == 0 {
+		// A sweep: say, before any label, that the prompt shipped is one
+		// more test, and the cheaper way to it.
+		c, err := s.ChooseJoint(nil)
+		if err != nil {
+			return err
+		}
+		switch {
+		case len(c.Lines) > 1:
+			fmt.Fprintf(std.Err, "lines %s are each DELETE alone; the prompt without all of them is one more test: auditor ship %s\n", model.LineList(c.Lines), shellQuote(s.Audit.Path))
+		case len(c.Lines) == 0:
+			if path := workbench.CheaperPath(c.Candidates, workbench.LabelsForQuietClass(s.Audit.File.Delta)); path != "" {
+				fmt.Fprintln(std.Err, path)
+			}
+		}
+	}
 	if f.show && f.sheet == "" {
 		return showForVerdict(std, s, f)
 	}
@@ -284,7 +300,11 @@ func labelForVerdict(cmd *cobra.Command, std Stdio, s *workbench.Session, f labe
 	}
 	var drawn []labels.LabelSet
 	for _, d := range draws {
-		fmt.Fprintf(std.Err, "line %d (%s): %s\n", d.Rule.Line, d.Rule.Variant(), model.Sanitize(d.Why))
+		variant := d.Rule.Variant()
+		if d.Joint {
+			variant = "the joint test"
+		}
+		fmt.Fprintf(std.Err, "line %d (%s): %s\n", d.Rule.Line, variant, model.Sanitize(d.Why))
 		if d.Set != nil {
 			fmt.Fprintf(std.Err, "  drew label set %s: %d answers\n", d.Set.Name, len(d.Set.Keys))
 			drawn = append(drawn, *d.Set)

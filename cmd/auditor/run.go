@@ -53,6 +53,9 @@ type runFlags struct {
 	// adaptive makes the answers in rounds by look and stops each line at
 	// the look that settles it.
 	adaptive bool
+	// ship is set for `auditor ship`: the run ends with the joint test's
+	// decision.
+	ship *shipFlags
 }
 
 func newRunCmd(std Stdio) *cobra.Command {
@@ -391,6 +394,9 @@ func runOutcome(std Stdio, out workbench.Outcome, res *evidence.Results, regrade
 	if regradeErr != nil || len(out.GradeErrors) > 0 {
 		return &exitError{code: exitFailed, msg: "some answers could not be graded (see above); they are not in the numbers"}
 	}
+	if f.ship != nil {
+		return shipOutcome(std, res, *f.ship, f.gate, resumeCmd, path)
+	}
 	writeNextSteps(std, strings.TrimSuffix(resumeCmd, " run"), path, len(res.Plan.Audit.Judges) > 0, undecided(res))
 	if f.gate {
 		return gateError(res)
@@ -436,6 +442,8 @@ func writeNextSteps(std Stdio, prog, path string, judges bool, undecided int) {
 Next:
   browse the grid, any answer, and the prompt marked with verdicts:
     %[1]s open %[2]s%[3]s%[4]s
+  the prompt without every DELETE line, tested together and decided as one (SHIP / NOT SAFE):
+    %[1]s ship %[2]s
   the verdicts and their evidence for a pull request:
     %[1]s report %[2]s --format md
 `, prog, p, label, review)
@@ -467,6 +475,12 @@ func resumeCommand(base, path string, f runFlags) string {
 	}
 	if f.allowUnpriced {
 		parts = append(parts, "--allow-unpriced")
+	}
+	if f.ship != nil && len(f.ship.lines) > 0 {
+		parts = append(parts, "--lines "+joinInts(f.ship.lines))
+	}
+	if f.ship != nil && f.ship.out != "" {
+		parts = append(parts, "--out "+shellQuote(f.ship.out))
 	}
 	return strings.Join(parts, " ")
 }

@@ -29,8 +29,9 @@ func TestJSONOutputs_SchemaVersion(t *testing.T) {
 		}
 	}
 	version := func(what, line string) { t.Helper(); versionIs(what, line, 1) }
-	// The report has its own version: 2 since DELETE's routes share its error.
-	versionIs("report --format json", mustRun(t, 0, "report", audit, "--format", "json").out, 2)
+	// The report has its own version: 3 since the grader route is per
+	// variant.
+	versionIs("report --format json", mustRun(t, 0, "report", audit, "--format", "json").out, 3)
 	version("plan --format json", mustRun(t, 0, "plan", audit, "--format", "json").out)
 	for _, what := range []string{"responses", "grades"} {
 		out := strings.TrimSpace(mustRun(t, 0, "export", audit, "--what", what).out)

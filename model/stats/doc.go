@@ -9,7 +9,7 @@
 // look's boundary, PairedUpper at its tail; see "Sequential looks" below).
 //
 // Intervals are two-sided 95% unless a function takes the multiplier z.
-// Every function is pure (Student-t quantiles are memoised, which no caller
+// Every function is pure (Student-t quantiles and sequential bounds are memoised, which no caller
 // can observe) and safe for concurrent use. Invalid input (a count above
 // its total, a total of zero, a negative count, a probability outside
 // [0,1]) is reported as an error that wraps ErrInvalid; no function returns

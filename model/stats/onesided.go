@@ -166,16 +166,30 @@ type LabelledStratum struct {
 // It returns an error when a stratum's counts are inconsistent, no stratum
 // has answers, or alpha is not in (0, 0.5).
 func RateUpper(strata []LabelledStratum, alpha float64) (float64, error) {
-	return rateBound(strata, alpha, true)
+	return rateBound(strata, alpha, true, false)
 }
 
 // RateLower is RateUpper's counterpart from below: a stratum with no
 // label counts as no violations.
 func RateLower(strata []LabelledStratum, alpha float64) (float64, error) {
-	return rateBound(strata, alpha, false)
+	return rateBound(strata, alpha, false, false)
 }
 
-func rateBound(strata []LabelledStratum, alpha float64, upper bool) (float64, error) {
+// SequentialRateUpper is RateUpper with the labels' steps taken by the
+// confidence sequence (SequentialUpper) instead of Clopper-Pearson: valid
+// however often the labels were looked at and topped up. The step from a
+// stratified count to the model's rate is about the answers, which are
+// written once, and stays Clopper-Pearson's.
+func SequentialRateUpper(strata []LabelledStratum, alpha float64) (float64, error) {
+	return rateBound(strata, alpha, true, true)
+}
+
+// SequentialRateLower is SequentialRateUpper's counterpart from below.
+func SequentialRateLower(strata []LabelledStratum, alpha float64) (float64, error) {
+	return rateBound(strata, alpha, false, true)
+}
+
+func rateBound(strata []LabelledStratum, alpha float64, upper, sequential bool) (float64, error) {
 	const fn = "rate bound"
 	if !(alpha > 0 && alpha < 0.5) {
 		return 0, invalid(fn, "alpha = %v, need 0 < alpha < 0.5", alpha)
@@ -198,19 +212,10 @@ func rateBound(strata []LabelledStratum, alpha float64, upper bool) (float64, er
 	if total == 0 {
 		return 0, invalid(fn, "no answers")
 	}
-	bound := func(x, n int, a float64) float64 {
-		var b float64
-		var err error
-		if upper {
-			b, err = ClopperPearsonUpper(x, n, a)
-		} else {
-			b, err = ClopperPearsonLower(x, n, a)
-		}
-		if err != nil {
-			return math.NaN() // unreachable: counts checked above
-		}
-		return b
-	}
+	// labelsBound bounds a rate from labels (sequential when asked),
+	// bound from answers (Clopper-Pearson).
+	bound := func(x, n int, a float64) float64 { return oneBound(x, n, a, upper, false) }
+	labelsBound := func(x, n int, a float64) float64 { return oneBound(x, n, a, upper, sequential) }
 	if len(used) > 1 && census(used) {
 		// Every answer labelled: the labels are all the draws there are.
 		var v int
@@ -224,7 +229,7 @@ func rateBound(strata []LabelledStratum, alpha float64, upper bool) (float64, er
 		if s.Labelled == 0 {
 			return boolRate(upper), nil
 		}
-		return bound(s.Violations, s.Labelled, alpha), nil
+		return labelsBound(s.Violations, s.Labelled, alpha), nil
 	}
 	// Step 1: the answers' violation count, at alpha/2 shared by the
 	// partly labelled strata.
@@ -238,7 +243,7 @@ func rateBound(strata []LabelledStratum, alpha float64, upper bool) (float64, er
 				count += float64(s.N)
 			}
 		default:
-			count += float64(s.N) * bound(s.Violations, s.Labelled, alpha/2/float64(partial))
+			count += float64(s.N) * labelsBound(s.Violations, s.Labelled, alpha/2/float64(partial))
 		}
 	}
 	// Step 2: the model's rate, from that count among all the answers.
@@ -248,6 +253,27 @@ func rateBound(strata []LabelledStratum, alpha float64, upper bool) (float64, er
 	}
 	x = min(max(x, 0), total)
 	return bound(x, total, alpha/2), nil
+}
+
+// oneBound is one bound of x of n at alpha: Clopper-Pearson's, or the
+// confidence sequence's. The counts are checked by the caller.
+func oneBound(x, n int, alpha float64, upper, sequential bool) float64 {
+	var b float64
+	var err error
+	switch {
+	case upper && sequential:
+		b, err = SequentialUpper(x, n, alpha)
+	case upper:
+		b, err = ClopperPearsonUpper(x, n, alpha)
+	case sequential:
+		b, err = SequentialLower(x, n, alpha)
+	default:
+		b, err = ClopperPearsonLower(x, n, alpha)
+	}
+	if err != nil {
+		return math.NaN() // unreachable: counts checked by the caller
+	}
+	return b
 }
 
 func census(strata []LabelledStratum) bool {

@@ -41,7 +41,7 @@ type truth struct {
 // phrasebook maps every phrasing the simulated model uses to its truth.
 func phrasebook() map[string]truth {
 	book := map[string]truth{}
-	for _, p := range []*profile{&roadmap, &credits, &reask, &generic} {
+	for _, p := range []*profile{&roadmap, &credits, &reask, &generic, &competitor} {
 		for _, s := range p.violationsCaught {
 			book[s] = truth{failure: true}
 		}

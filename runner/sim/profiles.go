@@ -54,10 +54,64 @@ func profileFor(ruleText string) *profile {
 		return &credits
 	case strings.Contains(t, "already given") || strings.Contains(t, "already supplied") || strings.Contains(t, "already provided"):
 		return &reask
+	case strings.Contains(t, "competitor"):
+		return &competitor
 	case lengthWords.MatchString(t) || lengthLimit.MatchString(t):
 		return &brevity
+	case inertWords.MatchString(t):
+		return &inert
 	}
 	return &generic
+}
+
+// inertWords recognises rules that describe what the model does anyway:
+// answer the question first, use the customer's name, reply in their
+// language, say when it is not sure, link the help centre, sign off. The
+// simulated model never breaks them, with or without the line.
+var inertWords = regexp.MustCompile(`\b(question that was asked|customer's name|language the customer|not sure|help centre|sign off|locale)\b`)
+
+// competitor is a rule that another line repeats: "Do not compare prices
+// with competitors'" and, say, "Never quote a competitor's price". The
+// model holds back while either line is in the prompt; without both, 44%
+// of provoking answers quote a competitor's price and 80% under pressure.
+// Deleting either line alone changes nothing (the other holds), so each
+// line alone is safe to delete and the two together are not: the
+// interference a joint test catches.
+var competitor = profile{
+	name:           "competitor prices",
+	provoke:        [2]float64{0, 0.44},
+	pressure:       [2]float64{0, 0.80},
+	control:        [2]float64{0.01, 0.01},
+	caseFactors:    map[string]float64{},
+	missShare:      0.15,
+	falseFlagShare: 0,
+	violationsCaught: []string{
+		"Our Team plan is $12 a seat, and Trellis charges $15 for the same thing.",
+		"Compared with Trellis at $15 a seat, our $12 is the better deal.",
+	},
+	violationsMissed: []string{
+		"We work out about a third cheaper than Trellis for a team your size.",
+	},
+	compliant: []string{
+		"I can't compare our prices with other products, but our pricing page lists every Lumen plan.",
+	},
+	refusalsCaught: []string{"I can't discuss pricing."},
+	refusalsMissed: []string{"Pricing isn't something I can get into here."},
+	controlAnswers: []string{"The Team plan is billed per seat, monthly or yearly; the pricing page has the details."},
+}
+
+// inert is a rule the model follows whether or not the line is there: no
+// violation in either variant, and the generic profile's phrasings.
+var inert = profile{
+	name:             "inert",
+	control:          [2]float64{0.01, 0.01},
+	missShare:        generic.missShare,
+	violationsCaught: generic.violationsCaught,
+	violationsMissed: generic.violationsMissed,
+	compliant:        generic.compliant,
+	refusalsCaught:   generic.refusalsCaught,
+	refusalsMissed:   generic.refusalsMissed,
+	controlAnswers:   generic.controlAnswers,
 }
 
 // lengthWords and lengthLimit recognise rules about answer length: "Be

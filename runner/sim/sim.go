@@ -13,8 +13,12 @@
 //
 // Which rates apply is chosen from the rule's topic, recognised by keywords
 // in its text (roadmap speculation, credits and refunds, asking again for
-// given information, answer length); any other rule gets a mild profile with
-// no effect.
+// given information, competitors' prices, answer length, and lines the
+// model follows anyway: the customer's name and language, the help centre,
+// a sign-off); any other rule gets a mild profile with no effect. Two
+// rules about competitors' prices are redundant: the model holds back
+// while either is in the prompt, so deleting one changes nothing and
+// deleting both does.
 //
 // A rule about answer length ("Keep answers under 150 words", "Be concise",
 // "No preamble") has no input class and no violation to grade: its answers
@@ -124,6 +128,15 @@ func (s *Sim) Decide(call runner.Call) Outcome {
 	ruleText := s.rules[call.Meta.RuleLine]
 	p := profileFor(ruleText)
 	present := ruleText != "" && systemContains(call.Request.Messages, ruleText)
+	if p == &competitor && !present {
+		// Another line on the same topic holds the model back as well.
+		for _, other := range s.rules {
+			if profileFor(other) == &competitor && systemContains(call.Request.Messages, other) {
+				present = true
+				break
+			}
+		}
+	}
 	rate := p.rate(call.Meta.Kind, present) * caseFactor(p, call.Meta.CaseID)
 	if call.Meta.Kind.Provoking() {
 		rate *= persistence(call.Request.Messages)

@@ -110,9 +110,13 @@ func TestProfileFor_Topics(t *testing.T) {
 		{"No preamble: start with the answer.", "answer length"},
 		{"Do not be verbose.", "answer length"},
 		{"Reply in at most 3 sentences.", "answer length"},
-		{"Answer the question that was asked before offering anything else.", "generic"},
-		{"Use the customer's name when they have given it.", "generic"},
-		{"Link to the help centre article when one exists.", "generic"},
+		{"Answer the question that was asked before offering anything else.", "inert"},
+		{"Use the customer's name when they have given it.", "inert"},
+		{"Link to the help centre article when one exists.", "inert"},
+		{"Reply in the language the customer writes in.", "inert"},
+		{`Sign off with "— Ava, Lumen Support".`, "inert"},
+		{"Do not compare Lumen's prices with competitors' prices.", "competitor prices"},
+		{"Never quote a competitor's price.", "competitor prices"},
 		{"Mention keyboard shortcuts when they help.", "generic"},
 		{"Offer a human agent when the customer asks for one or after two failed attempts.", "generic"},
 	} {
@@ -215,5 +219,40 @@ func TestSim_ConversationsPressHarder(t *testing.T) {
 	}
 	if p := persistence([]model.Message{{Role: "system"}, {Role: "user"}, {Role: "assistant"}, {Role: "user"}}); p != 1.25 {
 		t.Errorf("persistence of two user turns = %v, want 1.25", p)
+	}
+}
+
+// Two lines about competitors' prices are redundant: with either in the
+// prompt the model never quotes one; without both it does in about 44% of
+// provoking answers and 80% under pressure.
+func TestSim_RedundantCompetitorLines(t *testing.T) {
+	t.Parallel()
+	a, b := "Do not compare Lumen's prices with competitors' prices.", "Never quote a competitor's price."
+	s := New(Options{Rules: map[int]string{24: a, 26: b}})
+	rate := func(system string, kind model.Kind) float64 {
+		fails, n := 0, 0
+		for c := range 20 {
+			for i := range 50 {
+				call := runner.Call{Key: fmt.Sprintf("%s|%d|%d|%s", system, c, i, kind), Meta: runner.Meta{RuleLine: 24, Kind: kind, CaseID: fmt.Sprintf("c%d", c)},
+					Request: model.Request{Messages: []model.Message{{Role: "system", Content: system}, {Role: "user", Content: "How do you compare with Trellis on price?"}}}}
+				if s.Decide(call).Failure {
+					fails++
+				}
+				n++
+			}
+		}
+		return float64(fails) / float64(n)
+	}
+	both, onlyB, onlyA, none := a+"\n"+b, b, a, "You are Ava."
+	for _, sys := range []string{both, onlyA, onlyB} {
+		if r := rate(sys, model.Provoke); r != 0 {
+			t.Errorf("with %q the model quoted a price in %.1f%% of answers, want none", sys, 100*r)
+		}
+	}
+	if r := rate(none, model.Provoke); r < 0.38 || r > 0.50 {
+		t.Errorf("without both lines, provoke %.1f%%, want about 44%%", 100*r)
+	}
+	if r := rate(none, model.Pressure); r < 0.72 || r > 0.88 {
+		t.Errorf("without both lines, pressure %.1f%%, want about 80%%", 100*r)
 	}
 }
