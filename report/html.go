@@ -90,21 +90,22 @@ func lookOf(decision string) verdictLook {
 }
 
 type htmlView struct {
-	Title, Banner, LabelsNote, CSP, Summary, Changes, Delta, Legend string
-	Style                                                           template.CSS
-	Script                                                          template.JS
-	Ship                                                            *shipView
-	Glance                                                          []glanceGroup
-	Axis                                                            template.HTML
-	Lines                                                           []lineView
-	Decisions                                                       []string // the verdicts present, for the filter
-	Prompt                                                          []promptLine
-	Grids                                                           []gridView
-	Rules                                                           []ruleView
-	Suites                                                          []suiteView
-	Spend                                                           []spendRow
-	SpendNote                                                       string
-	Schema                                                          int
+	Title, Banner, CSP, Summary, Changes, Delta, Legend string
+	LabelNotes                                          []string
+	Style                                               template.CSS
+	Script                                              template.JS
+	Ship                                                *shipView
+	Glance                                              []glanceGroup
+	Axis                                                template.HTML
+	Lines                                               []lineView
+	Decisions                                           []string // the verdicts present, for the filter
+	Prompt                                              []promptLine
+	Grids                                               []gridView
+	Rules                                               []ruleView
+	Suites                                              []suiteView
+	Spend                                               []spendRow
+	SpendNote                                           string
+	Schema                                              int
 }
 
 // shipView is the ship decision, when the report has one.
@@ -229,7 +230,7 @@ func buildView(p Page) htmlView {
 	if d.Simulated {
 		v.Banner = SimulatedBanner
 	}
-	v.LabelsNote = clean(d.LabelsNote)
+	v.LabelNotes = cleanAll(d.LabelNotes)
 	v.Glance = glanceOf(d)
 	v.Changes = changesDocSentence(d)
 	rows := make([]forestRow, len(d.Rules))

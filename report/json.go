@@ -42,9 +42,11 @@ type Doc struct {
 	Ship *ShipDoc `json:"ship,omitempty"`
 	// StaleLabels counts the answers whose labels judged another answer
 	// than the one stored under their key now (a clone's answers, asked
-	// again): those labels count nowhere. LabelsNote says so for people.
-	StaleLabels int    `json:"stale_labels"`
-	LabelsNote  string `json:"labels_note,omitempty"`
+	// again); UndesignedLabels the blind labels in no declared label set.
+	// Both count nowhere; LabelNotes say so for people.
+	StaleLabels      int      `json:"stale_labels"`
+	UndesignedLabels int      `json:"undesigned_labels"`
+	LabelNotes       []string `json:"label_notes"`
 }
 
 // SchemaVersion is the version of the JSON documents auditor writes other
@@ -691,7 +693,7 @@ func Build(res *evidence.Results, spend audit.Spend, simulated bool) Doc {
 	}
 	d.Progress.Cells = len(res.Plan.Cells)
 	d.Ship = shipDoc(res)
-	d.StaleLabels, d.LabelsNote = res.StaleLabels, res.StaleLabelsNote()
+	d.StaleLabels, d.UndesignedLabels, d.LabelNotes = res.StaleLabels, res.UndesignedLabels, append([]string{}, res.LabelNotes()...)
 	for _, rr := range res.Rules {
 		rd := RuleDoc{
 			Line: rr.Rule.Line, Text: rr.Rule.Text, Tokens: rr.Rule.Tokens, Variant: rr.Rule.Variant(), Model: rr.ModelName,

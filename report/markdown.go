@@ -25,7 +25,7 @@ func WriteMarkdown(w io.Writer, res *evidence.Results, spend audit.Spend, simula
 		fmt.Fprintf(&b, "> **%s**\n\n", SimulatedBanner)
 	}
 	b.WriteString(shipMarkdown(res))
-	if note := res.StaleLabelsNote(); note != "" {
+	for _, note := range res.LabelNotes() {
 		fmt.Fprintf(&b, "> **%s**\n\n", mdEscape(note))
 	}
 	multiModel := len(res.Plan.Audit.File.Models) > 1

@@ -47,7 +47,7 @@ func WriteText(w io.Writer, res *evidence.Results, spend audit.Spend, simulated 
 		label := VerdictLabel(rr)
 		fmt.Fprintf(&b, "  %s%s  %s\n", label, strings.Repeat(" ", verdictW-len([]rune(label))), name)
 	}
-	if note := res.StaleLabelsNote(); note != "" {
+	for _, note := range res.LabelNotes() {
 		fmt.Fprintf(&b, "  %s\n", note)
 	}
 	b.WriteString("\n")

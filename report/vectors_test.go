@@ -9,11 +9,13 @@ import (
 	"path/filepath"
 	"strings"
 	"testing"
+	"time"
 
 	"github.com/auditor-dev/auditor/audit"
 	"github.com/auditor-dev/auditor/audit/audittest"
 	"github.com/auditor-dev/auditor/audit/evidence"
 	"github.com/auditor-dev/auditor/audit/grade"
+	"github.com/auditor-dev/auditor/audit/labels"
 	"github.com/auditor-dev/auditor/model"
 )
 
@@ -140,6 +142,8 @@ func TestReports_DeleteShowsItsGrader(t *testing.T) {
 	p := audit.NewPlan(a, audit.PlanOptions{})
 	src := audittest.NewMemStore()
 	version := a.Rules[0].Loaded.Version
+	drawn := time.Now().Add(-time.Minute)
+	var labelled []string
 	for _, c := range p.Cells {
 		provoke := a.Rules[0].Cases[c.Case].Kind == model.Provoke
 		fail := provoke && c.Sample == 0
@@ -151,12 +155,23 @@ func TestReports_DeleteShowsItsGrader(t *testing.T) {
 		switch {
 		case fail:
 			_, err = src.PutLabel(model.Label{Source: model.LabelBlind, Key: c.Key, Violation: true, Labeller: "ana"})
+			labelled = append(labelled, c.Key)
 		case provoke:
 			_, err = src.PutLabel(model.Label{Source: model.LabelBlind, Key: c.Key, Labeller: "ana"})
+			labelled = append(labelled, c.Key)
 		}
 		if err != nil {
 			t.Fatal(err)
 		}
+	}
+	// The labels are declared a random sample of the provoking answers,
+	// as if drawn elsewhere (labels in no design count nowhere).
+	tally, err := evidence.NewTally(p, grade.NewPredicates(a), src)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if _, _, err := labels.DeclareRandom(src, p, tally, labels.SampleOptions{Name: "hand", Line: 2, Kinds: []model.Kind{model.Provoke}}, labelled, drawn); err != nil {
+		t.Fatal(err)
 	}
 	res := resultsOf(t, a, p, src)
 	v := res.Rules[0].Verdict

@@ -27,6 +27,7 @@ func TestGrid_CorrectedRow(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
+	drawCensus(t, f, tally)
 	for i, c := range f.plan.Calls {
 		if c.Meta.RuleLine != 23 || c.Meta.Kind != model.Provoke {
 			continue

@@ -93,16 +93,16 @@ func (a *App) header() [3]string {
 	}
 	if l == nil {
 		out[1] = a.storedLine()
-		switch note := c.res.StaleLabelsNote(); {
-		case note != "" && gridLine:
+		switch notes := c.res.LabelNotes(); {
+		case len(notes) > 0 && gridLine:
 			// Labels that count nowhere change what every screen's
 			// verdict rests on: on a short grid they take the stored
 			// line's place.
-			out[1] = st.Warn.Render(truncateText(note, c.width))
-		case note != "":
+			out[1] = st.Warn.Render(truncateText(strings.Join(notes, "; "), c.width))
+		case len(notes) > 0:
 			// Before the legend: labels that count nowhere change what
 			// every screen's verdict rests on.
-			out[2] = st.Warn.Render(truncateText(note, c.width))
+			out[2] = st.Warn.Render(truncateText(strings.Join(notes, "; "), c.width))
 		case (a.screen == screenGrid || a.screen == screenCell) && !gridLine:
 			out[2] = st.Muted.Render(legend()) // the symbols are the grid's
 		}

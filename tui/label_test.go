@@ -4,10 +4,12 @@ import (
 	"fmt"
 	"strings"
 	"testing"
+	"time"
 
 	tea "charm.land/bubbletea/v2"
 	"github.com/charmbracelet/x/ansi"
 
+	"github.com/auditor-dev/auditor/audit/labels"
 	"github.com/auditor-dev/auditor/model"
 	"github.com/auditor-dev/auditor/report"
 )
@@ -576,4 +578,46 @@ func TestLabel_UndoBeforeRevealStaysBlind(t *testing.T) {
 		t.Fatalf("an answer undone after its graders showed is open:\n%s", plain(a))
 	}
 	contains(t, plain(a), "Closed to blind labels")
+}
+
+// TestLabel_UndesignedShownUntilDrawn: blind labels in no declared label
+// set (imported from answers picked by hand) are no random sample: the
+// header says so at both sizes and they measure nothing; once a set drawn
+// before them holds their answers they count and the note goes.
+func TestLabel_UndesignedShownUntilDrawn(t *testing.T) {
+	t.Parallel()
+	f := newFixture(t, 2)
+	f.store(t, 0, len(f.plan.Calls))
+	clk := &clock{t: t0}
+	a := f.app(t, clk, nil)
+	var keys []string
+	for _, c := range f.plan.Calls {
+		if c.Meta.RuleLine == 23 && c.Meta.Kind == model.Provoke {
+			a.c.tally.SetLabel(model.Label{Source: model.LabelBlind, Key: c.Key, Violation: f.sim.Decide(c).Failure, Labeller: "ana", At: t0.Add(time.Minute)})
+			keys = append(keys, c.Key)
+		}
+	}
+	a.Update(labelSavedMsg{seq: 1, from: screenLabel, label: a.c.tally.Labels()[keys[0]]})
+	want := fmt.Sprintf("%d blind labels are in no declared label set, so not a random sample", len(keys))
+	for _, size := range [][2]int{{200, 60}, {80, 24}} {
+		a.Update(tea.WindowSizeMsg{Width: size[0], Height: size[1]})
+		if got := strings.Join(strings.Fields(plain(a)), " "); !strings.Contains(got, strings.Join(strings.Fields(want), " ")[:min(len(want), size[0]-4)]) {
+			t.Fatalf("at %dx%d the header does not say the labels count nowhere:\n%s", size[0], size[1], plain(a))
+		}
+	}
+	if n := len(a.c.tally.Labels()); n != 0 {
+		t.Fatalf("%d labels in no design count", n)
+	}
+	set, err := labels.DrawLabelSample(newLabelSource(f.src), f.plan, a.c.tally,
+		labels.SampleOptions{Name: "census", N: len(f.plan.Calls), Line: 23, Drawn: t0})
+	if err != nil {
+		t.Fatal(err)
+	}
+	a.Update(labelSetDrawnMsg{set: set})
+	if n := len(a.c.tally.Labels()); n != len(keys) {
+		t.Fatalf("%d of %d labels of a set drawn before them count", n, len(keys))
+	}
+	if strings.Contains(plain(a), "no declared label set") {
+		t.Fatalf("the note stays once the labels count:\n%s", plain(a))
+	}
 }

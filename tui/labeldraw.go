@@ -137,7 +137,8 @@ func (v *labelView) updateDraw(msg tea.Msg) tea.Cmd {
 			v.draw.busy = true
 			// The seed comes from the app's clock, as the command's comes
 			// from the time: a new set, reproducible from its stored seed.
-			opts := labels.SampleOptions{Name: drawSetName, N: n, Seed: v.c.now.UnixNano() % 1_000_000}
+			// The set is dated by the clock its labels will be dated by.
+			opts := labels.SampleOptions{Name: drawSetName, N: n, Seed: v.c.now.UnixNano() % 1_000_000, Drawn: v.c.now}
 			return drawSet(v.d.store, v.c.plan, gradedCopy(v.c), opts)
 		}
 	}

@@ -214,7 +214,7 @@ func newLabelWorldOpts(t testing.TB, f *fixture, rule, n int, open Screen, edit 
 	if err != nil {
 		t.Fatal(err)
 	}
-	set, err := labels.DrawLabelSample(src, f.plan, tally, labels.SampleOptions{Name: "sample", N: n, Seed: 7, Line: rule})
+	set, err := labels.DrawLabelSample(src, f.plan, tally, labels.SampleOptions{Name: "sample", N: n, Seed: 7, Line: rule, Drawn: t0})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -288,3 +288,18 @@ func (w *labelWorld) press(keys ...string) {
 }
 
 var errDiskFull = errors.New("disk full")
+
+// drawCensus draws, as a user would before labelling every provoking
+// answer (auditor label with --n above their count), a label set of every
+// provoking answer the tally holds, dated t0 like the tests' labels, and
+// makes it known to the tally: labels count only in a declared design.
+func drawCensus(t testing.TB, f *fixture, tally *evidence.Tally) labels.LabelSet {
+	t.Helper()
+	set, err := labels.DrawLabelSample(newLabelSource(f.src), f.plan, tally,
+		labels.SampleOptions{Name: "census", N: len(f.plan.Calls), Seed: 1, Drawn: t0})
+	if err != nil {
+		t.Fatal(err)
+	}
+	tally.AddLabelSet(set)
+	return set
+}

@@ -18,6 +18,7 @@ import (
 
 	"github.com/auditor-dev/auditor/audit"
 	"github.com/auditor-dev/auditor/audit/evidence"
+	"github.com/auditor-dev/auditor/audit/labels"
 	"github.com/auditor-dev/auditor/model"
 	"github.com/auditor-dev/auditor/report"
 )
@@ -59,7 +60,8 @@ func fixedSpend(calls *atomic.Int32) func() (audit.Spend, error) {
 
 // labelTruth labels every provoking answer of the targeted rules with the
 // simulated model's ground truth, so recall is measured.
-func labelTruth(f *fixture, tally *evidence.Tally) {
+func labelTruth(t testing.TB, f *fixture, tally *evidence.Tally) {
+	drawCensus(t, f, tally)
 	for _, c := range f.plan.Calls {
 		if c.Meta.Kind == model.Control || c.Meta.RuleLine == 12 {
 			continue
@@ -87,7 +89,7 @@ func reportWorldOf(t testing.TB, f *fixture, mods ...func(*Options)) (*fixture, 
 	if err != nil {
 		t.Fatal(err)
 	}
-	labelTruth(f, tally)
+	labelTruth(t, f, tally)
 	all := append([]func(*Options){func(o *Options) {
 		o.Tally = tally
 		o.Spend = fixedSpend(nil)
@@ -372,9 +374,19 @@ func TestReport_FollowsResults(t *testing.T) {
 		t.Fatal("the run ended; the spend still says it lags the run")
 	}
 
-	// A label measures recall: the recall line changes at once.
+	// A label of a drawn set measures recall: the recall line changes at
+	// once.
 	contains(t, line23(plain(a)), "predicate not measured: no labelled answers")
+	set, err := labels.DrawLabelSample(newLabelSource(f.src), f.plan, a.c.tally,
+		labels.SampleOptions{Name: "census", N: len(f.plan.Calls), Seed: 1, Drawn: clk.Now()})
+	if err != nil {
+		t.Fatal(err)
+	}
+	a.Update(labelSetDrawnMsg{set: set})
 	c := f.plan.Calls[0]
+	if !set.Contains(c.Key) {
+		t.Fatalf("the set lacks the answer %s the test labels", c.Key)
+	}
 	a.Update(labelSavedMsg{seq: 1, from: screenLabel, label: model.Label{Source: model.LabelBlind, Key: c.Key, Violation: true, Labeller: "ana"}})
 	if strings.Contains(line23(plain(a)), "no labelled answers") {
 		t.Fatalf("a label did not reach the report:\n%s", line23(plain(a)))

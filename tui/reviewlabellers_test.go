@@ -100,6 +100,8 @@ func newPeopleWorld(t testing.TB, labels func(f *fixture) []model.Label) (*label
 	if err != nil {
 		t.Fatal(err)
 	}
+	// The people labelled answers of a set drawn before them.
+	drawCensus(t, f, tally)
 	ps := &peopleSource{labelSource: src}
 	stored, _ := src.Status()
 	a, err := New(Options{

@@ -1,8 +1,11 @@
 package workbench
 
 import (
+	"time"
+
 	"errors"
 	"fmt"
+	"github.com/auditor-dev/auditor/audit/labels"
 	"strings"
 
 	"github.com/auditor-dev/auditor/model"
@@ -15,10 +18,28 @@ type ImportOutcome struct {
 	store.ImportResult
 	// Unknown counts records for responses the plan does not use: skipped.
 	Unknown int
+	// Declared is the label set ImportOptions.Random declared, nil
+	// without one; Outside the labelled answers outside its frame (left
+	// out of it).
+	Declared *labels.LabelSet
+	Outside  []string
 	// Mismatched are the records refused because the answer they judged
 	// is not the one stored under their key, each said for people with
 	// the file and line.
 	Mismatched []string
+}
+
+// ImportOptions say how ImportLabels treats a file's records.
+type ImportOptions struct {
+	// Overwrite applies labels that differ from their labeller's (store
+	// ImportLabels).
+	Overwrite bool
+	// Random, when set, declares the file's blind labels a simple random
+	// sample of the answers its frame covers (labels.DeclareRandom): the
+	// label set Random.Name, holding the answers labelled. Labels in no
+	// declared design count nowhere. Needs a session opened with Write
+	// access (the draw's frame is read from the tally).
+	Random *labels.SampleOptions
 }
 
 // Refused counts the records not imported.
@@ -33,7 +54,7 @@ func (o ImportOutcome) Refused() int { return o.ImportResult.Refused() + o.Unkno
 // key; a sheet row's label records the stored answer's hash. The rest are
 // imported (store.Store.ImportLabels), and a label file's label sets and
 // rule histories merged as on open.
-func (s *Session) ImportLabels(file string, rows report.LabelRows, overwrite bool) (ImportOutcome, error) {
+func (s *Session) ImportLabels(file string, rows report.LabelRows, o ImportOptions) (ImportOutcome, error) {
 	var out ImportOutcome
 	if err := s.mergeRecords(file, rows.Records); err != nil {
 		return out, err
@@ -75,12 +96,58 @@ func (s *Session) ImportLabels(file string, rows report.LabelRows, overwrite boo
 		l.AnswerSHA256 = hash
 		take = append(take, l)
 	}
-	res, err := s.Store.ImportLabels(take, overwrite)
+	now := time.Now().UTC()
+	res, err := s.Store.ImportLabels(take, o.Overwrite)
 	if err != nil {
 		return ImportOutcome{}, err
 	}
 	out.ImportResult = res
+	if o.Random != nil {
+		if out.Declared, out.Outside, err = s.declareRandom(take, *o.Random, now); err != nil {
+			return out, err
+		}
+	}
 	return out, s.SaveLabelFile()
+}
+
+// declareRandom declares the blind labels taken as a random sample: the
+// set is drawn, as declared, no later than the earliest blind label of
+// their answers was given.
+func (s *Session) declareRandom(ls []model.Label, opts labels.SampleOptions, now time.Time) (*labels.LabelSet, []string, error) {
+	if s.Tally == nil {
+		return nil, nil, fmt.Errorf("workbench: declaring a design needs the audit's tally (open it with Write access)")
+	}
+	var keys []string
+	created := now
+	for _, l := range ls {
+		if l.Undo || (l.Source != "" && l.Source != model.LabelBlind) {
+			continue
+		}
+		keys = append(keys, l.Key)
+		if !l.At.IsZero() && l.At.Before(created) {
+			created = l.At
+		}
+	}
+	if len(keys) == 0 {
+		return nil, nil, nil
+	}
+	// The answers' blind labels may be older than this import (imported
+	// before, without a design): the declared draw precedes them all.
+	book, err := s.LabelBook()
+	if err != nil {
+		return nil, nil, err
+	}
+	for _, k := range keys {
+		if l, ok := book.Truth()[k]; ok && !l.At.IsZero() && l.At.Before(created) {
+			created = l.At
+		}
+	}
+	set, outside, err := labels.DeclareRandom(s.LabelStore(), s.Plan, s.Tally, opts, keys, created)
+	if err != nil {
+		return nil, outside, err
+	}
+	s.Tally.AddLabelSet(set)
+	return &set, outside, nil
 }
 
 // sheetText is an answer as compared between a sheet and the store:

@@ -11,6 +11,7 @@ import (
 	"github.com/auditor-dev/auditor/audit"
 	"github.com/auditor-dev/auditor/audit/audittest"
 	"github.com/auditor-dev/auditor/audit/grade"
+	"github.com/auditor-dev/auditor/audit/labels"
 	"github.com/auditor-dev/auditor/model"
 	"github.com/auditor-dev/auditor/runner"
 	"github.com/auditor-dev/auditor/runner/sim"
@@ -72,6 +73,15 @@ func TestAggregate_Demo(t *testing.T) {
 		t.Fatal(err)
 	}
 	tally.SetLabel(stored)
+	if res2, err := tally.Results(); err != nil || res2.Rules[0].Quality.Labels != 0 || res2.UndesignedLabels != 1 {
+		t.Fatalf("a label in no declared set: %d counted, %d undesigned, want 0 and 1 (%v)", res2.Rules[0].Quality.Labels, res2.UndesignedLabels, err)
+	}
+	set, _, err := labels.DeclareRandom(st, p, tally, labels.SampleOptions{Name: "hand", Line: p.Audit.Rules[cell.Rule].Line,
+		Kinds: []model.Kind{p.Audit.Rules[cell.Rule].Cases[cell.Case].Kind}}, []string{cell.Key}, stored.At)
+	if err != nil {
+		t.Fatal(err)
+	}
+	tally.AddLabelSet(set)
 	res2, err := tally.Results()
 	if err != nil {
 		t.Fatal(err)

@@ -6,6 +6,7 @@ import (
 	"time"
 
 	"github.com/auditor-dev/auditor/audit/audittest"
+	"github.com/auditor-dev/auditor/audit/labels"
 	"github.com/auditor-dev/auditor/model"
 )
 
@@ -54,6 +55,12 @@ func TestTally_LabelsJudgeOneAnswer(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
+	// The labels were drawn at random elsewhere, as declared.
+	hand, _, err := labels.DeclareRandom(st, p, tally, labels.SampleOptions{Name: "hand", Kinds: model.Kinds}, keys[:4], r0.At.Add(-2*time.Hour))
+	if err != nil {
+		t.Fatal(err)
+	}
+	tally.AddLabelSet(hand)
 	got := tally.Labels()
 	for i, want := range []bool{true, false, false, true} {
 		if _, ok := got[keys[i]]; ok != want {
@@ -86,6 +93,7 @@ func TestTally_LabelsJudgeOneAnswer(t *testing.T) {
 	if tally, err = NewTally(p, fx.Preds, mem); err != nil {
 		t.Fatal(err)
 	}
+	tally.AddLabelSet(hand)
 	if n := len(tally.Labels()); n != 0 {
 		t.Fatalf("%d labels count before their answers are stored, want 0", n)
 	}

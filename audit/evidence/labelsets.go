@@ -11,6 +11,7 @@ import (
 // AddLabelSet makes a newly drawn set known to the tally (replacing a set
 // of the same name), so results can weight its labels.
 func (t *Tally) AddLabelSet(s labels.LabelSet) {
+	t.designed = nil
 	for i := range t.sets {
 		if t.sets[i].Name == s.Name {
 			t.sets[i] = s
@@ -24,9 +25,40 @@ func (t *Tally) AddLabelSet(s labels.LabelSet) {
 func (t *Tally) LabelSets() []labels.LabelSet { return slices.Clone(t.sets) }
 
 // Labels returns the truth graders are measured against: every response's
-// blind label by its first labeller (model.LabelBook). The map is the
-// tally's own: do not modify it.
-func (t *Tally) Labels() map[string]model.Label { return t.book.Truth() }
+// blind label by its first labeller (model.LabelBook) given in a declared
+// design, a label set holding its answer drawn before it was given. A label
+// in no declared design (imported from labels picked by hand) is never
+// taken for a random sample: it counts nowhere until its design is
+// declared (import-labels --design random). The map is the tally's own:
+// do not modify it.
+func (t *Tally) Labels() map[string]model.Label {
+	if t.designed == nil {
+		truth := t.book.Truth()
+		t.designed = make(map[string]model.Label, len(truth))
+		for k, l := range truth {
+			if t.inDesign(k, l) {
+				t.designed[k] = l
+			}
+		}
+	}
+	return t.designed
+}
+
+// inDesign reports whether a label was given in a declared design: a set
+// holding its answer was drawn before it (a label with no time, from
+// before labels had one, counts).
+func (t *Tally) inDesign(key string, l model.Label) bool {
+	for i := range t.sets {
+		if s := &t.sets[i]; s.Contains(key) && (l.At.IsZero() || !l.At.Before(s.Created)) {
+			return true
+		}
+	}
+	return false
+}
+
+// UndesignedLabels counts the blind labels in no declared design (see
+// Labels): they count nowhere.
+func (t *Tally) UndesignedLabels() int { return len(t.book.Truth()) - len(t.Labels()) }
 
 // SeenLabels returns the review adjudications (labels given with the
 // graders' verdicts in view), by key. They never enter recall. The map is

@@ -154,6 +154,9 @@ type Results struct {
 	// than the one stored under their key now (Tally.StaleLabels): they
 	// count nowhere, and every report says so (StaleLabelsNote).
 	StaleLabels int
+	// UndesignedLabels counts the blind labels in no declared design
+	// (Tally.Labels): they count nowhere, and every report says so.
+	UndesignedLabels int
 }
 
 // StaleLabelsNote says, for people, that labels count nowhere because the
@@ -171,6 +174,33 @@ func (r *Results) StaleLabelsNote() string {
 		n = "label"
 	}
 	return fmt.Sprintf("%d %s%s judged answers this store no longer holds: label again", r.StaleLabels, n, where)
+}
+
+// LabelNotes are the notes every report and screen shows about labels
+// that count nowhere (StaleLabelsNote, UndesignedLabelsNote), in that
+// order; empty when every label counts.
+func (r *Results) LabelNotes() []string {
+	var out []string
+	for _, n := range []string{r.StaleLabelsNote(), r.UndesignedLabelsNote()} {
+		if n != "" {
+			out = append(out, n)
+		}
+	}
+	return out
+}
+
+// UndesignedLabelsNote says, for people, that blind labels count nowhere
+// because they are in no declared design; "" when there are none.
+func (r *Results) UndesignedLabelsNote() string {
+	if r == nil || r.UndesignedLabels == 0 {
+		return ""
+	}
+	n := "blind labels are"
+	if r.UndesignedLabels == 1 {
+		n = "blind label is"
+	}
+	return fmt.Sprintf("%d %s in no declared label set, so not a random sample: they count nowhere until their design is declared "+
+		"(import-labels --design random for labels drawn at random elsewhere, or label a set drawn by auditor label)", r.UndesignedLabels, n)
 }
 
 // Tally is the in-memory state results are computed from: which calls are
@@ -192,6 +222,9 @@ type Tally struct {
 	// book resolves every label record: its Truth (first labeller's blind
 	// labels) is what graders are measured against.
 	book *model.LabelBook
+	// designed caches Labels: the truth given in a declared design; nil
+	// when labels or sets changed since.
+	designed map[string]model.Label
 	// gate keeps out of the book the label records that judged another
 	// answer than the one stored under their key (labeladmit.go).
 	gate *labelGate
@@ -362,6 +395,7 @@ func (t *Tally) Record(r model.Response, grades []model.Grade) {
 	t.recordLength(r)
 	for _, l := range t.gate.answered(r) {
 		t.book.Add(l)
+		t.designed = nil
 	}
 	if r.OK() && model.Controls(r.Text) > 0 {
 		t.controls[r.Key] = true
@@ -398,6 +432,7 @@ func (t *Tally) countControls(ri, mi int) int {
 func (t *Tally) SetLabel(l model.Label) {
 	if t.gate.labelled(l) {
 		t.book.Add(l)
+		t.designed = nil
 	}
 }
 
@@ -455,6 +490,7 @@ func (t *Tally) Results() (*Results, error) {
 	}
 	res.Ship = ship
 	res.StaleLabels = t.StaleLabels()
+	res.UndesignedLabels = t.UndesignedLabels()
 	return res, nil
 }
 

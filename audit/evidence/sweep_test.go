@@ -1,6 +1,7 @@
 package evidence
 
 import (
+	"fmt"
 	"math"
 	"os"
 	"path/filepath"
@@ -10,6 +11,7 @@ import (
 
 	"github.com/auditor-dev/auditor/audit"
 	"github.com/auditor-dev/auditor/audit/audittest"
+	"github.com/auditor-dev/auditor/audit/labels"
 	"github.com/auditor-dev/auditor/examples"
 	"github.com/auditor-dev/auditor/model"
 )
@@ -84,6 +86,9 @@ reason = "asked again for an identifier the customer had given"
 	if _, err := st.ImportLabels(labels, false); err != nil {
 		t.Fatal(err)
 	}
+	// Every provoking answer of line 15 is labelled: a census, declared as
+	// the random sample it is.
+	declareAll(t, fx, 15, labels)
 
 	res, err := aggregate(t, fx)
 	if err != nil {
@@ -203,5 +208,27 @@ func TestSweep_Changes(t *testing.T) {
 	}
 	if got := c.FlipCounts(); got != "2 fixed, 1 broken" {
 		t.Errorf("flip counts %q", got)
+	}
+}
+
+// declareAll declares the labelled answers of a line as a simple random
+// sample of its provoking answers (labels.DeclareRandom).
+func declareAll(t *testing.T, fx *audittest.Fixture, line int, ls []model.Label) {
+	t.Helper()
+	tally, err := NewTally(fx.Plan, fx.Preds, fx.Store)
+	if err != nil {
+		t.Fatal(err)
+	}
+	keys := make([]string, len(ls))
+	created := ls[0].At
+	for i, l := range ls {
+		keys[i] = l.Key
+		if l.At.Before(created) {
+			created = l.At
+		}
+	}
+	opts := labels.SampleOptions{Name: fmt.Sprintf("declared-L%d", line), Line: line}
+	if _, _, err := labels.DeclareRandom(fx.Store, fx.Plan, tally, opts, keys, created); err != nil {
+		t.Fatal(err)
 	}
 }

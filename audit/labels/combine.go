@@ -19,10 +19,10 @@ import (
 // alike in which stratum of each set they fell in. Within such a cell the
 // union of every set's labels, each answer counted once, is a uniform
 // sample of the cell, so a cell's share is estimated from its labels and
-// the cells are weighted by their sizes. Labels in no set (imported, or
-// given before sets existed) are taken as drawn uniformly from the rule's
-// answers. No blind label is dropped; a cell with answers and no label is
-// said, not filled.
+// the cells are weighted by their sizes. Labels in no declared design
+// never reach here: evidence.Tally.Labels leaves them out (a set declared
+// with DeclareRandom covers labels drawn at random elsewhere). A cell with
+// answers and no label is said, not filled.
 
 // Population is what placing answers in cells needs to know: which calls
 // are answered, and how a predicate version graded them (a stratified set

@@ -53,6 +53,12 @@ type SampleOptions struct {
 	// set is drawn, so the new labels continue the sample already taken
 	// (a uniform draw from the rest keeps the union uniform).
 	Unlabelled bool
+	// Drawn is when the draw is made, the set's Created; zero means now.
+	// A label counts only when a set holding its answer was drawn no
+	// later than it was given (evidence.Tally.Labels), so a caller that
+	// dates labels by its own clock (the app) dates its draws by the same
+	// one. It is not part of the design: Same ignores it.
+	Drawn time.Time
 }
 
 // The variants a label set can be restricted to.
@@ -355,7 +361,12 @@ func DrawLabelSample(st audit.Store, p *audit.Plan, t Graded, opts SampleOptions
 	slices.Sort(keys)
 	rng := rand.New(rand.NewPCG(uint64(opts.Seed), 0x6c6162656c736574)) // "labelset"
 
-	set := LabelSet{Name: opts.Name, Options: opts, Created: time.Now().UTC(), Population: len(keys),
+	created := opts.Drawn
+	if created.IsZero() {
+		created = time.Now()
+	}
+	opts.Drawn = time.Time{} // the set's Created; a loaded set's options have none
+	set := LabelSet{Name: opts.Name, Options: opts, Created: created.UTC(), Population: len(keys),
 		PredicateVersions: map[int]string{}, strataKeys: map[string][]string{}}
 	for _, m := range pop {
 		r := p.Audit.Rules[m.rule]
@@ -934,4 +945,58 @@ type SetRuleReport struct {
 	// Versions holds every recorded version of the predicate, measured on
 	// the same labels, oldest first.
 	Versions []PredicateVersion
+}
+
+// DeclareRandom stores, as the label set opts.Name, labels drawn at random
+// elsewhere (import-labels --design random): keys are the answers the
+// labels are of, a simple random sample, as the person who drew them
+// declares, of the answers opts' frame covers (a rule, kinds, a variant),
+// given no earlier than created. A label in no declared design counts
+// nowhere (evidence.Tally.Labels); declaring one is a statement about how
+// its answers were chosen, which auditor cannot check. Keys outside the
+// frame are left out and returned. A set of that name already stored is
+// an error wrapping ErrLabelSetExists.
+func DeclareRandom(st audit.Store, p *audit.Plan, t Graded, opts SampleOptions, keys []string, created time.Time) (LabelSet, []string, error) {
+	opts.Stratify, opts.Unlabelled = false, false
+	opts.N = max(len(keys), 1)
+	opts = opts.withDefaults()
+	if err := opts.validate(p); err != nil {
+		return LabelSet{}, nil, err
+	}
+	if _, ok, err := LoadLabelSet(st, opts.Name); err != nil {
+		return LabelSet{}, nil, err
+	} else if ok {
+		return LabelSet{}, nil, fmt.Errorf("audit: label set %q exists; name the declared set with --set: %w", opts.Name, ErrLabelSetExists)
+	}
+	pop, frame := population(p, t, opts)
+	var in, outside []string
+	seen := map[string]bool{}
+	for _, k := range keys {
+		switch _, ok := pop[k]; {
+		case seen[k]:
+		case ok:
+			in = append(in, k)
+		default:
+			outside = append(outside, k)
+		}
+		seen[k] = true
+	}
+	if len(in) == 0 {
+		return LabelSet{}, outside, fmt.Errorf("audit: label set %s: none of the %d labelled answers is in %s", opts.Name, len(keys), opts.Describe())
+	}
+	opts.N = len(in)
+	set := LabelSet{Name: opts.Name, Options: opts, Created: created.UTC(), Population: len(frame), Keys: in,
+		index: indexKeys(in), PredicateVersions: map[int]string{}, strataKeys: map[string][]string{}}
+	for _, m := range pop {
+		r := p.Audit.Rules[m.rule]
+		set.PredicateVersions[r.Line] = t.PredicateVersion(m.rule)
+	}
+	meta, err := set.meta()
+	if err != nil {
+		return LabelSet{}, nil, err
+	}
+	if err := st.PutLabelSet(set.Name, set.Keys, meta); err != nil {
+		return LabelSet{}, nil, fmt.Errorf("audit: store label set %s: %w", set.Name, err)
+	}
+	return set, outside, nil
 }

@@ -14,6 +14,7 @@ import (
 
 	"github.com/auditor-dev/auditor/audit"
 	"github.com/auditor-dev/auditor/audit/evidence"
+	"github.com/auditor-dev/auditor/audit/labels"
 	"github.com/auditor-dev/auditor/examples"
 	"github.com/auditor-dev/auditor/model"
 	"github.com/auditor-dev/auditor/report"
@@ -309,7 +310,8 @@ guarded against spreadsheet formulas.`,
 
 func newImportLabelsCmd(std Stdio) *cobra.Command {
 	var overwrite bool
-	var labeller string
+	var labeller, design, kinds, variant, setName string
+	var rule int
 	c := &cobra.Command{
 		Use:   "import-labels AUDIT FILE",
 		Short: "Merge hand labels (a label export or a filled-in blind sheet) into the audit's store",
@@ -338,7 +340,10 @@ audit does not use are reported and skipped. A label counts only for the answer
 it judged: a sheet row whose answer differs from the one stored under its key
 (a sheet written before the answers were asked again), or a record naming
 another answer's hash, is refused and named by file and line; the rest are
-imported. Afterwards the audit's label file
+imported. Labels count only in a declared design (a label set drawn by auditor
+label); labels drawn at random elsewhere are declared with --design random and
+the frame they were drawn from (--rule, --kinds, --variant), as label set --set.
+Afterwards the audit's label file
 (<audit>.labels.jsonl) is rewritten.
 
 Exit codes: 0 every record imported or already held; 4 some records were not
@@ -355,14 +360,56 @@ read (nothing imported).`,
 			if err != nil {
 				return err
 			}
-			s, err := workbench.Open(cmd.Context(), args[0], workbench.Options{Access: workbench.StoreOnly})
+			iopts := workbench.ImportOptions{Overwrite: overwrite}
+			access := workbench.StoreOnly
+			switch design {
+			case "":
+				for _, name := range []string{"rule", "kinds", "variant", "set"} {
+					if cmd.Flags().Changed(name) {
+						return &usageError{fmt.Errorf("--%s describes a declared design: give --design random", name), cmd.CommandPath()}
+					}
+				}
+			case "random":
+				o := labels.SampleOptions{Name: setName, Line: rule, Variant: variant}
+				if o.Name == "" {
+					o.Name = "declared-" + strings.TrimSuffix(filepath.Base(args[1]), filepath.Ext(args[1]))
+				}
+				for _, k := range strings.Split(kinds, ",") {
+					kind, ok := model.ParseKind(strings.TrimSpace(k))
+					if !ok {
+						return &usageError{fmt.Errorf("--kinds: unknown kind %q (want provoke, pressure or control)", k), cmd.CommandPath()}
+					}
+					o.Kinds = append(o.Kinds, kind)
+				}
+				switch variant {
+				case "", labels.VariantDeleted, labels.VariantBaseline:
+				default:
+					return &usageError{fmt.Errorf("--variant %q: want deleted or baseline (empty: both)", variant), cmd.CommandPath()}
+				}
+				iopts.Random, access = &o, workbench.Write
+			default:
+				return &usageError{fmt.Errorf("--design %q: the only design to declare is random", design), cmd.CommandPath()}
+			}
+			s, err := workbench.Open(cmd.Context(), args[0], workbench.Options{Access: access})
 			if err != nil {
 				return err
 			}
 			defer s.Close()
-			res, err := s.ImportLabels(args[1], rows, overwrite)
+			res, err := s.ImportLabels(args[1], rows, iopts)
 			if err != nil {
 				return err
+			}
+			if d := res.Declared; d != nil {
+				rule, kinds := d.Options.Scope()
+				frame := rule + ", " + kinds
+				if d.Options.Variant != "" {
+					frame += ", " + d.Options.Variant + " variant"
+				}
+				fmt.Fprintf(std.Out, "declared label set %s: %d labelled answers, a simple random sample of the %d answers of %s\n",
+					d.Name, len(d.Keys), d.Population, frame)
+			}
+			if n := len(res.Outside); n > 0 {
+				fmt.Fprintf(std.Err, "%d labelled %s outside the declared frame: in no design, counted nowhere\n", n, plural(n, "answer is", "answers are"))
 			}
 			unknown := res.Unknown
 			fmt.Fprintf(std.Out, "labels: %d added, %d unchanged, %d overwritten, %d conflicts, %d for responses this audit does not use (skipped)",
@@ -406,6 +453,11 @@ read (nothing imported).`,
 		},
 	}
 	c.Flags().BoolVar(&overwrite, "overwrite", false, "replace existing labels that differ (the old value stays in the history)")
+	c.Flags().StringVar(&design, "design", "", "declare how the labelled answers were chosen: random (a simple random sample of the frame --rule, --kinds, --variant give); labels in no declared design count nowhere")
+	c.Flags().IntVar(&rule, "rule", 0, "with --design: the frame is this line's answers (default: every line)")
+	c.Flags().StringVar(&kinds, "kinds", "provoke,pressure", "with --design: the frame's case kinds, comma-separated")
+	c.Flags().StringVar(&variant, "variant", "", "with --design: the frame's variant, deleted or baseline (default: both)")
+	c.Flags().StringVar(&setName, "set", "", "with --design: the declared label set's name (default: declared-<file>)")
 	c.Flags().StringVar(&labeller, "labeller", "", "who labelled the rows that name no labeller (a sheet's empty labeller column)")
 	return c
 }

@@ -58,7 +58,7 @@ func labelledDemo(t *testing.T, samples int) string {
 			second++
 		}
 	}
-	importLabels(t, audit, labels.String())
+	importLabels(t, audit, labels.String(), "--design", "random", "--rule", "15")
 	return audit
 }
 
@@ -71,13 +71,13 @@ func writeLabel(t *testing.T, b *strings.Builder, key, text string, violation bo
 	b.Write(append(l, '\n'))
 }
 
-func importLabels(t *testing.T, audit, labels string) {
+func importLabels(t *testing.T, audit, labels string, flags ...string) {
 	t.Helper()
 	file := filepath.Join(filepath.Dir(audit), "labels-import.jsonl")
 	if err := os.WriteFile(file, []byte(labels), 0o644); err != nil {
 		t.Fatal(err)
 	}
-	mustRun(t, 0, "import-labels", audit, file)
+	mustRun(t, 0, append([]string{"import-labels", audit, file}, flags...)...)
 }
 
 // nineLineSweep runs audittest.NineLineSweep against the simulated model
@@ -98,7 +98,7 @@ func nineLineSweep(t *testing.T) string {
 		violation := strings.Contains(rec.Text, "no caveats") || strings.Contains(rec.Text, "bend the rules")
 		writeLabel(t, &labels, rec.Key, rec.Text, violation, "ana", "2026-12-01T09:00:00Z")
 	}
-	importLabels(t, audit, labels.String())
+	importLabels(t, audit, labels.String(), "--design", "random")
 	return audit
 }
 
@@ -189,7 +189,7 @@ func TestHTMLReport_HostileAnswers(t *testing.T) {
 			labels.Write(append(l, '\n'))
 		}
 	}
-	importLabels(t, path, labels.String())
+	importLabels(t, path, labels.String(), "--design", "random", "--kinds", "provoke,pressure,control")
 	page := string(renderHTML(t, path, keepDir(t), "hostile.html"))
 
 	if n := strings.Count(page, "<script"); n != 1 {

@@ -4,6 +4,7 @@ import (
 	"bytes"
 	"encoding/csv"
 	"encoding/json"
+	"fmt"
 	"os"
 	"path/filepath"
 	"strings"
@@ -123,4 +124,40 @@ func TestLabelFile_FullDisk(t *testing.T) {
 	if err != nil || !strings.Contains(string(data), `"record":"label_set","name":"sample"`) {
 		t.Errorf("after the disk has room: %v\n%s", err, data)
 	}
+}
+
+// TestImportLabels_DesignDeclared: labels picked by hand are no random
+// sample: imported without a declared design they count nowhere, and every
+// report says so; declared (--design random with the frame they were drawn
+// from), they count, and the quiet line's labels route gives DELETE.
+func TestImportLabels_DesignDeclared(t *testing.T) {
+	t.Parallel()
+	dir := t.TempDir()
+	auditPath := quietAudit(t, dir, 16)
+	var b strings.Builder
+	for _, r := range exportResponses(t, auditPath) {
+		if r.RuleLine == idleRuleLine && r.Variant == "-L8" && r.Kind != "control" {
+			fmt.Fprintf(&b, `{"key":%q,"violation":false,"labeller":"r","note":""}`+"\n", r.Key)
+		}
+	}
+	file := filepath.Join(dir, "quiet.jsonl")
+	writeFile(t, file, b.String())
+	mustRun(t, exitOK, "import-labels", auditPath, file)
+	got := reports(t, auditPath)
+	if v, reason := quietVerdict(t, got["json"]); v == "DELETE" {
+		t.Errorf("labels in no design: line 8 DELETE (%s)", reason)
+	}
+	for f, out := range got {
+		if !strings.Contains(out, "96 blind labels are in no declared label set, so not a random sample: they count nowhere") {
+			t.Errorf("report --format %s does not say the labels count nowhere", f)
+		}
+	}
+	r := mustRun(t, exitOK, "import-labels", auditPath, file, "--design", "random", "--rule", "8", "--variant", "deleted", "--set", "hand")
+	if !strings.Contains(r.out, "declared label set hand: 96 labelled answers, a simple random sample of the 96 answers of line 8, provoke, pressure, deleted variant") {
+		t.Errorf("declaring the design:\n%s", r)
+	}
+	if v, reason := quietVerdict(t, mustRun(t, exitOK, "report", auditPath, "--format", "json").out); v != "DELETE" {
+		t.Errorf("declared: line 8 %s (%s), want DELETE", v, reason)
+	}
+	mustRun(t, exitBadInput, "import-labels", auditPath, file, "--rule", "8")
 }

@@ -87,7 +87,7 @@ func TestQuietLine_DeletedByLabels(t *testing.T) {
 	}
 	in := filepath.Join(dir, "clean.jsonl")
 	writeFiles(t, dir, map[string]string{"clean.jsonl": labels.String()})
-	mustRun(t, 0, "import-labels", path, in)
+	mustRun(t, 0, "import-labels", path, in, "--design", "random", "--rule", "8", "--variant", "deleted")
 
 	after := quiet()
 	if after["verdict"] != "DELETE" {
@@ -135,7 +135,7 @@ func TestLabels_ImportedThenStratifiedAllCount(t *testing.T) {
 		n++
 	}
 	writeFiles(t, dir, map[string]string{"truth.jsonl": labels.String()})
-	mustRun(t, 0, "import-labels", path, filepath.Join(dir, "truth.jsonl"))
+	mustRun(t, 0, "import-labels", path, filepath.Join(dir, "truth.jsonl"), "--design", "random")
 	graderLabels := func() (labels, positives int) {
 		t.Helper()
 		var doc struct {
@@ -203,7 +203,7 @@ func TestLabels_StratifiedDrawKeepsRandomLabels(t *testing.T) {
 		t.Fatalf("%d of %d labelled answers flagged: the strata would not differ", flagged, n)
 	}
 	writeFiles(t, dir, map[string]string{"clean.jsonl": labels.String()})
-	mustRun(t, 0, "import-labels", path, filepath.Join(dir, "clean.jsonl"))
+	mustRun(t, 0, "import-labels", path, filepath.Join(dir, "clean.jsonl"), "--design", "random", "--rule", "8", "--variant", "deleted")
 	line8 := func() (string, string) {
 		t.Helper()
 		var doc struct {

@@ -320,7 +320,7 @@ func labelQuiet(t *testing.T, auditPath string) {
 	}
 	file := filepath.Join(filepath.Dir(auditPath), "quiet.jsonl")
 	writeFile(t, file, b.String())
-	mustRun(t, exitOK, "import-labels", auditPath, file)
+	mustRun(t, exitOK, "import-labels", auditPath, file, "--design", "random", "--rule", fmt.Sprint(idleRuleLine), "--variant", "deleted")
 }
 
 // --gate holds back a DELETE while a case of the line has no graded answer

@@ -7,6 +7,7 @@ import (
 	"path/filepath"
 	"strings"
 	"testing"
+	"time"
 
 	"github.com/auditor-dev/auditor/audit/audittest"
 	"github.com/auditor-dev/auditor/audit/labels"
@@ -133,7 +134,7 @@ func labelDrawn(t *testing.T, audit, prefix string) int {
 		if !ok {
 			t.Fatalf("drawn answer %s is not in the export", k)
 		}
-		writeLabel(t, &b, k, text, simViolation(text), "ana", "2026-12-04T09:00:00Z")
+		writeLabel(t, &b, k, text, simViolation(text), "ana", time.Now().UTC().Format(time.RFC3339Nano)) // labelled after the draw
 	}
 	importLabels(t, audit, b.String())
 	return len(keys)
