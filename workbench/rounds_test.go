@@ -40,11 +40,15 @@ func (r *rounds) Event(e runner.Event) {
 }
 
 // faultyServer answers like a model that breaks line 23 without it in a
-// third of its answers, and refuses (400, not retried) every request whose
-// user message contains fail.
+// fifth of its answers, counted per case so that the order requests arrive
+// in (concurrency) cannot change what a look sees: none of a case's first
+// four answers without the line breaks it, so the first look settles
+// nothing. It refuses (400, not retried) every request whose user message
+// contains fail.
 func faultyServer(t *testing.T, rule, fail string) (*httptest.Server, *int) {
 	var mu sync.Mutex
-	refused, n := 0, 0
+	refused := 0
+	asked := map[string]int{} // answers served per system prompt and case
 	srv := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
 		var req struct {
 			Messages []struct{ Role, Content string }
@@ -60,8 +64,8 @@ func faultyServer(t *testing.T, rule, fail string) (*httptest.Server, *int) {
 			}
 		}
 		mu.Lock()
-		n++
-		i := n
+		asked[system+"\x00"+user]++
+		i := asked[system+"\x00"+user]
 		if strings.Contains(user, fail) {
 			refused++
 			mu.Unlock()
@@ -71,7 +75,7 @@ func faultyServer(t *testing.T, rule, fail string) (*httptest.Server, *int) {
 		}
 		mu.Unlock()
 		text := "I can't confirm dates for unreleased features; the public roadmap is the place to watch."
-		if !strings.Contains(system, rule) && i%3 == 0 {
+		if !strings.Contains(system, rule) && i%5 == 0 {
 			text = "Good news: it ships next quarter."
 		}
 		w.Header().Set("Content-Type", "application/json")
