@@ -34,7 +34,6 @@ import (
 	"io/fs"
 	"os"
 	"path/filepath"
-	"runtime/debug"
 	"strconv"
 	"strings"
 	"time"
@@ -174,29 +173,11 @@ func openSnapshot(path string) (*Store, error) {
 
 // openBoltRead opens a bbolt file read-only under a shared lock, without
 // waiting: a file held for writing gives ErrLocked at once.
-func openBoltRead(path string) (db *bolt.DB, err error) {
-	var file *os.File
-	opts := &bolt.Options{
+func openBoltRead(path string) (*bolt.DB, error) {
+	return openBoltWith(path, bolt.Options{
 		ReadOnly: true,
 		Timeout:  time.Nanosecond, // one try: bbolt gives up after the first refusal
-		OpenFile: func(name string, flag int, perm os.FileMode) (*os.File, error) {
-			f, err := os.OpenFile(name, flag, perm)
-			file = f
-			return f, err
-		},
-	}
-	old := debug.SetPanicOnFault(true)
-	defer func() {
-		debug.SetPanicOnFault(old)
-		if p := recover(); p != nil {
-			if file != nil {
-				_ = file.Close()
-			}
-			db, err = nil, fmt.Errorf("store: %s is %w: %v", path, ErrCorrupt, p)
-		}
-	}()
-	db, err = bolt.Open(path, 0o600, opts)
-	return db, boltOpenError(path, err)
+	})
 }
 
 // readStore checks the schema of a read-only file and wraps it.

@@ -164,19 +164,23 @@ func open(path string, wait time.Duration) (*Store, error) {
 	return s, nil
 }
 
-// openBolt opens the bbolt file and turns its failures (including panics on a
-// damaged file) into errors that name the path.
-func openBolt(path string, wait time.Duration) (db *bolt.DB, err error) {
-	var file *os.File
-	opts := &bolt.Options{
+// openBolt opens the bbolt file for writing and turns its failures
+// (including panics on a damaged file) into errors that name the path.
+func openBolt(path string, wait time.Duration) (*bolt.DB, error) {
+	return openBoltWith(path, bolt.Options{
 		Timeout: wait, // bbolt tries once when it is below its 50 ms retry
-		// Keep the file so that a panic inside bolt.Open (a damaged
-		// freelist) can still release the descriptor and its lock.
-		OpenFile: func(name string, flag int, perm os.FileMode) (*os.File, error) {
-			f, err := os.OpenFile(name, flag, perm)
-			file = f
-			return f, err
-		},
+	})
+}
+
+// openBoltWith opens the bbolt file with opts. It keeps the file so that a
+// panic inside bolt.Open (a damaged freelist) can still release the
+// descriptor and its lock, and names the path in every failure.
+func openBoltWith(path string, opts bolt.Options) (db *bolt.DB, err error) {
+	var file *os.File
+	opts.OpenFile = func(name string, flag int, perm os.FileMode) (*os.File, error) {
+		f, err := os.OpenFile(name, flag, perm)
+		file = f
+		return f, err
 	}
 	old := debug.SetPanicOnFault(true)
 	defer func() {
@@ -188,7 +192,7 @@ func openBolt(path string, wait time.Duration) (db *bolt.DB, err error) {
 			db, err = nil, fmt.Errorf("store: %s is %w: %v", path, ErrCorrupt, p)
 		}
 	}()
-	db, err = bolt.Open(path, 0o600, opts)
+	db, err = bolt.Open(path, 0o600, &opts)
 	return db, boltOpenError(path, err)
 }
 

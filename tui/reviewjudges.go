@@ -106,33 +106,7 @@ func (v *reviewView) loadJudges() tea.Cmd {
 // judgeText is a judge's reasoning (or, raw, its whole answer) about the
 // answer shown; ok is false when its answer is not read (note says why).
 func (v *reviewView) judgeText(version string) (text, note string, ok bool) {
-	j := &v.judges
-	k, asked := j.keys[version]
-	switch {
-	case !asked:
-		return "", "", false
-	case j.errs[k] != nil:
-		return "", "judge's answer not read: " + oneLine(j.errs[k].Error()), false
-	}
-	r, read := j.resps[k]
-	switch {
-	case !read:
-		return "", "reading the judge's answer…", false
-	case !r.OK():
-		return "", "the judge's call failed: " + oneLine(r.Error), false
-	case v.rawJudges:
-		return r.Text, "", true
-	}
-	verdict := model.ParseJudgeVerdict(r.Text, j.quoted)
-	switch {
-	case verdict.QuotedOnly:
-		return r.Text, "its VERDICT lines repeat the answer's: the whole answer", true
-	case !verdict.OK:
-		return r.Text, "no VERDICT line: the whole answer", true
-	case verdict.Reasoning == "":
-		return "", "no reasoning before the verdict", true
-	}
-	return verdict.Reasoning, "", true
+	return v.judges.text(version, v.rawJudges)
 }
 
 // judgeOf returns the plan's judge that grades as ref.

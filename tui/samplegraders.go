@@ -9,7 +9,6 @@ package tui
 // the same way for the review screen).
 
 import (
-	"fmt"
 	"strings"
 
 	tea "charm.land/bubbletea/v2"
@@ -127,7 +126,13 @@ func (v *sampleView) notJudged() string {
 // judgeText is a judge's reasoning about the answer shown; ok is false
 // when its answer is not read (note says why).
 func (v *sampleView) judgeText(version string) (text, note string, ok bool) {
-	j := &v.judges
+	return v.judges.text(version, false)
+}
+
+// text is the judge's reasoning about the answer shown, or with raw its
+// whole stored answer; ok is false when that answer is not read (note says
+// why). The sample and review screens both show judges through it.
+func (j *judgeAnswers) text(version string, raw bool) (text, note string, ok bool) {
 	k, asked := j.keys[version]
 	switch {
 	case !asked:
@@ -140,7 +145,9 @@ func (v *sampleView) judgeText(version string) (text, note string, ok bool) {
 	case !read:
 		return "", "reading the judge's answer…", false
 	case !r.OK():
-		return "", fmt.Sprintf("the judge's call failed: %s", oneLine(r.Error)), false
+		return "", "the judge's call failed: " + oneLine(r.Error), false
+	case raw:
+		return r.Text, "", true
 	}
 	verdict := model.ParseJudgeVerdict(r.Text, j.quoted)
 	switch {
