@@ -66,31 +66,19 @@ func (g *Grader) Grade(r model.Response) ([]model.Grade, error) {
 	var grades []model.Grade
 	var first error
 	done := map[string]bool{} // predicate version: one grade per version
-	for _, ci := range g.plan.ByKey[r.Key] {
-		cell := g.plan.Cells[ci]
-		rule := g.plan.Audit.Rules[cell.Rule]
-		pred := g.preds.Of(cell.Rule)
-		if done[pred.Version] || !rule.HasPredicate() {
-			continue
-		}
-		done[pred.Version] = true
-		gr, err := g.gradeOne(cell.Rule, pred, rule.Cases[cell.Case], r.Text)
-		if err != nil {
-			if first == nil {
-				first = err
-			}
-			continue
-		}
-		grades = append(grades, gr)
-	}
 	// The joint variant's cells are graded as the lines' and suites' own.
-	var joint []int
+	cells := make([]audit.Cell, 0, len(g.plan.ByKey[r.Key]))
+	for _, ci := range g.plan.ByKey[r.Key] {
+		cells = append(cells, g.plan.Cells[ci])
+	}
 	var jointReg []int
 	if sp := g.plan.Ship; sp != nil {
-		joint, jointReg = sp.ByKey[r.Key], sp.RegressionByKey[r.Key]
+		for _, ci := range sp.ByKey[r.Key] {
+			cells = append(cells, sp.Cells[ci])
+		}
+		jointReg = sp.RegressionByKey[r.Key]
 	}
-	for _, ci := range joint {
-		cell := g.plan.Ship.Cells[ci]
+	for _, cell := range cells {
 		rule := g.plan.Audit.Rules[cell.Rule]
 		pred := g.preds.Of(cell.Rule)
 		if done[pred.Version] || !rule.HasPredicate() {
