@@ -149,3 +149,33 @@ func TestSequentialRateUpper(t *testing.T) {
 		t.Errorf("stratified: sequential [%v, %v], fixed [%v, %v]", sl, s, fl, f)
 	}
 }
+
+// The bounds at counts the verdicts quote, against values computed by an
+// independent implementation of the same mixture (weight 0.85 at q = 0,
+// the rest even over 19 alternatives; 200 bisection steps in float64),
+// so a change of the mixture or of the root search shows here.
+func TestSequential_Vectors(t *testing.T) {
+	for _, c := range []struct {
+		x, n  int
+		alpha float64
+		upper bool
+		want  float64
+	}{
+		{0, 85, 0.015, true, 0.049604},    // the quiet line's 85 labels: below 0.05
+		{0, 84, 0.015, true, 0.050179},    // one fewer: not yet
+		{9, 336, 0.015, true, 0.074608},   // a second round's counts (Clopper-Pearson 0.0530)
+		{15, 480, 0.0125, true, 0.072167}, // the nine-line fixture's 2% lines
+		{3, 100, 0.025, true, 0.135799},
+		{9, 336, 0.025, false, 0.003993},
+		{20, 100, 0.025, false, 0.088618},
+	} {
+		f := SequentialLower
+		if c.upper {
+			f = SequentialUpper
+		}
+		got, err := f(c.x, c.n, c.alpha)
+		if err != nil || math.Abs(got-c.want) > 5e-6 {
+			t.Errorf("%d of %d at %v (upper %v) = %.6f, %v; want %.6f", c.x, c.n, c.alpha, c.upper, got, err, c.want)
+		}
+	}
+}
